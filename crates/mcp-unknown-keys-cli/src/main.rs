@@ -1,0 +1,41 @@
+//! `mcp-unknown-keys`: see the arguments a model's tool calls carry that the
+//! tools never declared.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod audit_cmd;
+mod demo;
+mod example_server;
+mod proxy;
+
+/// See the arguments a model's tool calls carry that the tools never declared.
+#[derive(Parser, Debug)]
+#[command(name = "mcp-unknown-keys", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run an MCP server over stdio and stand in its place, byte-exact,
+    /// reporting undeclared keys on stderr.
+    Proxy(proxy::Args),
+    /// Replay recorded tool calls and transcripts (JSON Lines) offline.
+    Audit(audit_cmd::Args),
+    /// Run the specification's incident end to end on the example server.
+    Demo(demo::Args),
+    /// The example MCP server over stdio: small filesystem tools.
+    ExampleServer(example_server::Args),
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Proxy(args) => proxy::run(args),
+        Command::Audit(args) => audit_cmd::run(args),
+        Command::Demo(args) => demo::run(args),
+        Command::ExampleServer(args) => example_server::run(args),
+    }
+}

@@ -1,0 +1,283 @@
+//! The auditor: the one place the audit rules live.
+
+use std::collections::{HashMap, HashSet};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use serde_json::Value;
+
+use super::{Arguments, Catalog, Sink, StderrSink, Warning};
+use crate::wire::{ToolCall, id_text};
+
+/// The key every auditor tolerates, declared or not: the parameter the
+/// `Reasons` layer adds to declarations and strips from calls. A literal
+/// here, so an auditor works in a stack with no `Reasons` layer at all.
+pub const REASON_KEY: &str = "reason";
+
+/// Audits calls against the latest catalogue and says each undeclared
+/// (tool, key) pair once.
+///
+/// The provider layer, the proxy and the `audit` command all audit through an
+/// `Auditor`, so the rules are written once:
+///
+/// - a call is audited only when its tool is in the catalogue with at least
+///   one declared property and its arguments read as a JSON object;
+/// - [`REASON_KEY`] and the keys given to [`Auditor::allow`] are tolerated;
+/// - each (tool, key) pair is reported once in the auditor's life: a
+///   catalogue refresh does not forget what was said.
+///
+/// ```
+/// use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Outcome};
+/// use serde_json::json;
+///
+/// let auditor = Auditor::new().with_sink(());
+/// auditor.replace_catalog(Catalog::from_mcp_tools(&[json!({
+///     "name": "fs_read",
+///     "inputSchema": {"properties": {"path": {}, "offset": {}}},
+/// })]));
+///
+/// let call = Call::new("fs_read", Arguments::Json(r#"{"path":"a","ffset":12}"#));
+/// let Outcome::Audited { warning: Some(warning), .. } = auditor.audit(&auditor.catalog(), call) else {
+///     panic!("expected a warning");
+/// };
+/// assert_eq!(warning.unknown_keys, ["ffset"]);
+///
+/// // Said once: the same pair again raises nothing new.
+/// let again = Call::new("fs_read", Arguments::Json(r#"{"ffset":1}"#));
+/// assert!(auditor.audit(&auditor.catalog(), again).warning().is_none());
+/// ```
+pub struct Auditor {
+    catalog: RwLock<Arc<Catalog>>,
+    said: Mutex<HashMap<Box<str>, HashSet<Box<str>>>>,
+    allowed: Vec<Box<str>>,
+    sink: Arc<dyn Sink>,
+}
+
+/// One call as the auditor reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct Call<'a> {
+    /// The tool called.
+    pub tool: &'a str,
+    /// Its arguments, or `None` when they are absent or of a type that
+    /// cannot be audited.
+    pub arguments: Option<Arguments<'a>>,
+    /// Its id, as it came.
+    pub id: Option<&'a Value>,
+}
+
+impl<'a> Call<'a> {
+    /// A call without an id.
+    pub fn new(tool: &'a str, arguments: Arguments<'a>) -> Call<'a> {
+        Call {
+            tool,
+            arguments: Some(arguments),
+            id: None,
+        }
+    }
+
+    /// The same call with an id.
+    pub fn with_id(self, id: &'a Value) -> Call<'a> {
+        Call { id: Some(id), ..self }
+    }
+
+    /// Reads an OpenAI tool call; `None` for a call without a tool name.
+    pub fn from_tool_call(call: &'a ToolCall) -> Option<Call<'a>> {
+        Some(Call {
+            tool: call.name()?,
+            arguments: call.arguments().and_then(Arguments::from_value),
+            id: call.id(),
+        })
+    }
+}
+
+/// What auditing one call found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The call was not audited, for this reason.
+    Skipped(Skip),
+    /// The call was audited.
+    Audited {
+        /// Every undeclared key the call carried, sorted, without
+        /// duplicates, whether said before or not.
+        undeclared: Vec<String>,
+        /// The warning to deliver, when some of those keys are said now for
+        /// the first time.
+        warning: Option<Warning>,
+    },
+}
+
+impl Outcome {
+    /// The warning to deliver, if any.
+    pub fn warning(self) -> Option<Warning> {
+        match self {
+            Outcome::Audited { warning, .. } => warning,
+            Outcome::Skipped(_) => None,
+        }
+    }
+}
+
+/// Why a call was not audited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Skip {
+    /// The tool is not in the catalogue (or no catalogue is known yet).
+    UnlistedTool,
+    /// The tool declares no property, so every key would be undeclared.
+    DeclaresNothing,
+    /// The arguments are absent or do not read as a JSON object: the
+    /// provider's to report.
+    NotAnObject,
+}
+
+impl Default for Auditor {
+    fn default() -> Self {
+        Auditor::new()
+    }
+}
+
+impl Auditor {
+    /// An auditor with an empty catalogue and the stderr sink.
+    pub fn new() -> Auditor {
+        Auditor {
+            catalog: RwLock::new(Arc::new(Catalog::new())),
+            said: Mutex::new(HashMap::new()),
+            allowed: Vec::new(),
+            sink: Arc::new(StderrSink),
+        }
+    }
+
+    /// Sends warnings to `sink` instead of stderr.
+    pub fn with_sink(self, sink: impl Sink) -> Auditor {
+        self.with_shared_sink(Arc::new(sink))
+    }
+
+    /// Sends warnings to a sink shared with others.
+    pub fn with_shared_sink(mut self, sink: Arc<dyn Sink>) -> Auditor {
+        self.sink = sink;
+        self
+    }
+
+    /// Tolerates `key` on every tool, as [`REASON_KEY`] is: for keys a host
+    /// or middleware injects (n8n's `toolCallId`, a proxy's `_auth_token`).
+    pub fn allow(mut self, key: impl Into<String>) -> Auditor {
+        self.allowed.push(key.into().into_boxed_str());
+        self
+    }
+
+    /// Whether `key` is tolerated on every tool.
+    pub fn tolerates(&self, key: &str) -> bool {
+        key == REASON_KEY || self.allowed.iter().any(|allowed| **allowed == *key)
+    }
+
+    /// The current catalogue. Costs one reference count, whatever its size:
+    /// take it once per batch and audit the whole batch against it.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.catalog
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the catalogue wholesale, as after a successful listing.
+    /// Pairs already said stay said.
+    pub fn replace_catalog(&self, catalog: Catalog) {
+        let catalog = Arc::new(catalog);
+        // The old catalogue is dropped after the lock is released.
+        let _old = std::mem::replace(
+            &mut *self.catalog.write().unwrap_or_else(PoisonError::into_inner),
+            catalog,
+        );
+    }
+
+    /// Forgets the catalogue until the next listing: nothing is audited
+    /// meanwhile.
+    pub fn clear_catalog(&self) {
+        self.replace_catalog(Catalog::new());
+    }
+
+    /// The tools of the current catalogue, sorted: those whose calls can be
+    /// audited, and those kept as declaring nothing.
+    pub fn audited_tools(&self) -> Vec<String> {
+        self.catalog().tool_names()
+    }
+
+    /// Audits one call against `catalog`, claiming the pairs it says. The
+    /// warning is returned, not delivered: deliver it with [`Auditor::warn`].
+    pub fn audit(&self, catalog: &Catalog, call: Call<'_>) -> Outcome {
+        let Some(declared) = catalog.get(call.tool) else {
+            return Outcome::Skipped(Skip::UnlistedTool);
+        };
+        if declared.is_empty() {
+            return Outcome::Skipped(Skip::DeclaresNothing);
+        }
+        let Some(arguments) = call.arguments else {
+            return Outcome::Skipped(Skip::NotAnObject);
+        };
+        let mut undeclared = Vec::new();
+        let scanned = arguments.for_each_key(|key| {
+            if !declared.declares(key) && !self.tolerates(key) {
+                undeclared.push(key.to_owned());
+            }
+        });
+        if scanned.is_err() {
+            return Outcome::Skipped(Skip::NotAnObject);
+        }
+        if undeclared.is_empty() {
+            return Outcome::Audited {
+                undeclared,
+                warning: None,
+            };
+        }
+        undeclared.sort_unstable();
+        undeclared.dedup();
+        let unknown_keys = self.claim(call.tool, &undeclared);
+        let warning = (!unknown_keys.is_empty()).then(|| {
+            Warning::new(
+                call.tool,
+                unknown_keys,
+                declared.keys().map(str::to_owned).collect(),
+                id_text(call.id),
+            )
+        });
+        Outcome::Audited { undeclared, warning }
+    }
+
+    /// Audits a batch against one catalogue snapshot and returns its
+    /// warnings in call order. Calls without a tool name are passed over.
+    pub fn audit_batch(&self, calls: &[ToolCall]) -> Vec<Warning> {
+        let catalog = self.catalog();
+        calls
+            .iter()
+            .filter_map(Call::from_tool_call)
+            .filter_map(|call| self.audit(&catalog, call).warning())
+            .collect()
+    }
+
+    /// Delivers one warning to the sink. A sink that panics is caught and
+    /// swallowed.
+    pub fn warn(&self, warning: &Warning) {
+        let _ = catch_unwind(AssertUnwindSafe(|| self.sink.warn(warning)));
+    }
+
+    /// Marks each of `keys` as said for `tool` and returns those that were
+    /// not said before. The lock is held for the claim only.
+    fn claim(&self, tool: &str, keys: &[String]) -> Vec<String> {
+        let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
+        if !said.contains_key(tool) {
+            said.insert(tool.into(), HashSet::new());
+        }
+        let said_for_tool = said.get_mut(tool).expect("inserted above");
+        keys.iter()
+            .filter(|key| !said_for_tool.contains(key.as_str()) && said_for_tool.insert(key.as_str().into()))
+            .cloned()
+            .collect()
+    }
+}
+
+impl std::fmt::Debug for Auditor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Auditor")
+            .field("audited_tools", &self.audited_tools())
+            .field("allowed", &self.allowed)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,160 @@
+//! Reading the top-level keys of a call's arguments without building values.
+//!
+//! A model's arguments travel as a JSON string. Parsing it into a `Value`
+//! would allocate every string and number only to throw them away; this scan
+//! hands each top-level key to a callback as a borrowed `&str` (decoded when
+//! it held escapes) and skips every value with [`IgnoredAny`], so auditing
+//! costs little more than checking the string is JSON at all.
+
+use std::fmt;
+
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::{Map, Value};
+
+/// A call's arguments as the auditor reads them.
+#[derive(Clone, Copy, Debug)]
+pub enum Arguments<'a> {
+    /// JSON text: the string a model's call carries, or the raw text of an
+    /// object in a JSON-RPC request.
+    Json(&'a str),
+    /// Arguments already parsed into an object.
+    Object(&'a Map<String, Value>),
+}
+
+impl<'a> Arguments<'a> {
+    /// Reads a call's `arguments` member: a string is JSON text, an object is
+    /// used as it is, and anything else cannot be audited.
+    pub fn from_value(value: &'a Value) -> Option<Arguments<'a>> {
+        match value {
+            Value::String(text) => Some(Arguments::Json(text)),
+            Value::Object(object) => Some(Arguments::Object(object)),
+            _ => None,
+        }
+    }
+
+    /// Calls `on_key` with every top-level key, in order, duplicates
+    /// included. Fails, having perhaps called `on_key` already, when the
+    /// arguments are not a JSON object: empty or whitespace text, text that
+    /// does not parse, or JSON of another type.
+    pub fn for_each_key(self, on_key: impl FnMut(&str)) -> Result<(), NotAnObject> {
+        match self {
+            Arguments::Object(object) => {
+                object.keys().map(String::as_str).for_each(on_key);
+                Ok(())
+            }
+            Arguments::Json(text) => scan_keys(text, on_key).map_err(|_| NotAnObject),
+        }
+    }
+}
+
+/// The arguments did not read as a JSON object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NotAnObject;
+
+impl fmt::Display for NotAnObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the arguments are not a JSON object")
+    }
+}
+
+impl std::error::Error for NotAnObject {}
+
+fn scan_keys(text: &str, on_key: impl FnMut(&str)) -> serde_json::Result<()> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    deserializer.deserialize_map(TopLevelKeys { on_key })?;
+    deserializer.end()
+}
+
+/// Visits the top-level object; refuses any other JSON type.
+struct TopLevelKeys<F> {
+    on_key: F,
+}
+
+impl<'de, F: FnMut(&str)> Visitor<'de> for TopLevelKeys<F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
+        while map.next_key_seed(Key(&mut self.on_key))?.is_some() {
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(())
+    }
+}
+
+/// Hands one key to the callback as a borrowed `&str`: no `String` is built.
+struct Key<'f, F>(&'f mut F);
+
+impl<'de, F: FnMut(&str)> DeserializeSeed<'de> for Key<'_, F> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de, F: FnMut(&str)> Visitor<'de> for Key<'_, F> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<(), E> {
+        (self.0)(key);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys(text: &str) -> Result<Vec<String>, NotAnObject> {
+        let mut keys = Vec::new();
+        Arguments::Json(text).for_each_key(|k| keys.push(k.to_owned()))?;
+        Ok(keys)
+    }
+
+    #[test]
+    fn reads_top_level_keys_in_order_and_skips_nested_ones() {
+        let text = r#"{"path":"a","nested":{"inner":1,"deep":[{"x":2}]},"offset":12}"#;
+        assert_eq!(keys(text).unwrap(), ["path", "nested", "offset"]);
+    }
+
+    #[test]
+    fn decodes_escaped_keys() {
+        assert_eq!(keys(r#"{"pa\u0074h":1,"a\nb":2}"#).unwrap(), ["path", "a\nb"]);
+    }
+
+    #[test]
+    fn keeps_duplicate_keys() {
+        assert_eq!(keys(r#"{"a":1,"a":2}"#).unwrap(), ["a", "a"]);
+    }
+
+    #[test]
+    fn refuses_what_is_not_an_object() {
+        for text in [
+            "",
+            "   ",
+            "[1]",
+            "\"{}\"",
+            "12",
+            "null",
+            "{\"a\":",
+            "{} {}",
+            "{\"a\":1,}",
+        ] {
+            assert_eq!(keys(text), Err(NotAnObject), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn refuses_nesting_deeper_than_serde_json_allows_without_panicking() {
+        let deep = format!("{{\"a\":{}{}}}", "[".repeat(10_000), "]".repeat(10_000));
+        assert_eq!(keys(&deep), Err(NotAnObject));
+    }
+}

@@ -1,0 +1,23 @@
+//! The core, shared by every door: synchronous, without I/O.
+//!
+//! - [`Catalog`]: which keys each listed tool declares;
+//! - [`Arguments`]: a scan of a call's top-level keys that builds no values;
+//! - [`Auditor`]: the audit rules and the said-once memory;
+//! - [`Warning`]: what a finding says;
+//! - [`Sink`]: where warnings go ([`StderrSink`], [`TracingSink`], a closure).
+//!
+//! The [`UnknownKeys`](crate::UnknownKeys) layer, the `mcp-unknown-keys proxy`
+//! and the `mcp-unknown-keys audit` command are thin shells around an
+//! [`Auditor`].
+
+mod auditor;
+mod catalog;
+mod keys;
+mod sink;
+mod warning;
+
+pub use auditor::{Auditor, Call, Outcome, REASON_KEY, Skip};
+pub use catalog::{Catalog, Declared};
+pub use keys::{Arguments, NotAnObject};
+pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
+pub use warning::{MAX_SHOWN_CHARS, Printable, Warning};

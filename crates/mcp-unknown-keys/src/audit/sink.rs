@@ -1,0 +1,84 @@
+//! Where warnings go: stderr by default, `tracing`, or a closure of yours.
+
+use std::io::Write;
+
+use super::Warning;
+
+/// Receives each warning once. Its answer is ignored, and a sink that panics
+/// is caught and swallowed: host bookkeeping never changes what a call does.
+///
+/// Any `Fn(&Warning)` closure is a sink, which is how a host puts warnings in
+/// its own log or session record:
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use mcp_unknown_keys::audit::{Auditor, Warning};
+///
+/// let seen = Arc::new(Mutex::new(Vec::<Warning>::new()));
+/// let record = seen.clone();
+/// let auditor = Auditor::new().with_sink(move |warning: &Warning| {
+///     record.lock().unwrap().push(warning.clone());
+/// });
+/// # drop(auditor);
+/// ```
+pub trait Sink: Send + Sync + 'static {
+    /// Takes one warning.
+    fn warn(&self, warning: &Warning);
+}
+
+impl<F: Fn(&Warning) + Send + Sync + 'static> Sink for F {
+    fn warn(&self, warning: &Warning) {
+        self(warning)
+    }
+}
+
+/// Discards every warning.
+impl Sink for () {
+    fn warn(&self, _: &Warning) {}
+}
+
+/// Both sinks take every warning, the first one first.
+impl<A: Sink, B: Sink> Sink for (A, B) {
+    fn warn(&self, warning: &Warning) {
+        self.0.warn(warning);
+        self.1.warn(warning);
+    }
+}
+
+/// The default: one line on stderr per warning,
+///
+/// `mcp-unknown-keys: fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path`
+///
+/// Right for a script; a host with a log should pass its own sink.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StderrSink;
+
+impl Sink for StderrSink {
+    fn warn(&self, warning: &Warning) {
+        // A closed stderr is no reason to fail a tool call: ignore the error.
+        let _ = writeln!(std::io::stderr().lock(), "mcp-unknown-keys: {warning}");
+    }
+}
+
+/// Emits each warning as a `tracing` event at WARN level, with target
+/// `mcp_unknown_keys` and the fields `tool`, `id`, `unknown_keys` and
+/// `declared_keys`. A library never installs a subscriber: the host's
+/// subscriber decides where the events go (`RUST_LOG=mcp_unknown_keys=warn`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TracingSink;
+
+/// The `tracing` target of [`TracingSink`]'s events.
+pub const TRACING_TARGET: &str = "mcp_unknown_keys";
+
+impl Sink for TracingSink {
+    fn warn(&self, warning: &Warning) {
+        tracing::warn!(
+            target: TRACING_TARGET,
+            tool = %warning.tool,
+            id = %warning.id,
+            unknown_keys = ?warning.unknown_keys,
+            declared_keys = ?warning.declared_keys,
+            "tool called with undeclared argument(s)"
+        );
+    }
+}

@@ -1,0 +1,165 @@
+//! The warning a call with undeclared keys raises.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// A tool was called with keys it never declared.
+///
+/// Serialised, it is the JSON line the proxy logs and `audit` prints:
+///
+/// ```json
+/// {"tool":"fs_read","unknown_keys":["ffset","the rest"],"declared_keys":["offset","path"],"id":"call_1"}
+/// ```
+///
+/// Fields may be added in later versions; none will be renamed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Warning {
+    /// The tool name as the catalogue published it.
+    pub tool: String,
+    /// The undeclared keys reported now for the first time, sorted by code
+    /// point, without duplicates.
+    pub unknown_keys: Vec<String>,
+    /// Every property the tool's declaration published, sorted by code point.
+    pub declared_keys: Vec<String>,
+    /// The call's id as text, or `""` when it had none.
+    pub id: String,
+}
+
+impl Warning {
+    /// Builds a warning; keys are sorted and deduplicated here.
+    pub fn new(
+        tool: impl Into<String>,
+        mut unknown_keys: Vec<String>,
+        mut declared_keys: Vec<String>,
+        id: impl Into<String>,
+    ) -> Warning {
+        unknown_keys.sort_unstable();
+        unknown_keys.dedup();
+        declared_keys.sort_unstable();
+        declared_keys.dedup();
+        Warning {
+            tool: tool.into(),
+            unknown_keys,
+            declared_keys,
+            id: id.into(),
+        }
+    }
+
+    /// The warning as one JSON line, without the newline.
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).expect("a warning is plain strings")
+    }
+}
+
+/// The warning as one human-readable line:
+///
+/// `fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path`
+///
+/// Keys are model-written text: control characters are escaped and very long
+/// keys are cut, so a key cannot forge a log line or flood a terminal.
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} was called with undeclared argument(s) ",
+            Printable(&self.tool)
+        )?;
+        write_list(f, &self.unknown_keys)?;
+        f.write_str("; it declares ")?;
+        if self.declared_keys.is_empty() {
+            f.write_str("none")
+        } else {
+            write_list(f, &self.declared_keys)
+        }
+    }
+}
+
+fn write_list(f: &mut fmt::Formatter<'_>, keys: &[String]) -> fmt::Result {
+    for (i, key) in keys.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{}", Printable(key))?;
+    }
+    Ok(())
+}
+
+/// The most characters of one key shown in a human-readable line.
+pub const MAX_SHOWN_CHARS: usize = 64;
+
+/// Shows model-written text safely in one line: control characters escaped
+/// (`\n`, `\u{1b}`), and cut after [`MAX_SHOWN_CHARS`] characters with `…`.
+///
+/// ```
+/// use mcp_unknown_keys::audit::Printable;
+///
+/// assert_eq!(Printable("a\nb\u{1b}").to_string(), r"a\nb\u{1b}");
+/// assert_eq!(Printable(&"x".repeat(100)).to_string().chars().count(), 65);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Printable<'a>(pub &'a str);
+
+impl fmt::Display for Printable<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (shown, c) in self.0.chars().enumerate() {
+            if shown == MAX_SHOWN_CHARS {
+                return f.write_str("…");
+            }
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn warning(unknown: &[&str], declared: &[&str]) -> Warning {
+        Warning::new(
+            "fs_read",
+            unknown.iter().map(|k| k.to_string()).collect(),
+            declared.iter().map(|k| k.to_string()).collect(),
+            "call_1",
+        )
+    }
+
+    #[test]
+    fn the_line_names_the_tool_the_keys_and_what_it_declares() {
+        let line = warning(&["the rest", "ffset"], &["path", "offset"]).to_string();
+        assert_eq!(
+            line,
+            "fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path"
+        );
+    }
+
+    #[test]
+    fn the_line_says_none_when_nothing_is_declared() {
+        assert!(warning(&["x"], &[]).to_string().ends_with("it declares none"));
+    }
+
+    #[test]
+    fn the_line_escapes_control_characters_and_cuts_long_keys() {
+        let long = "k".repeat(1000);
+        let line = warning(&["evil\nfs_read was fine", "\u{1b}[31m", &long], &["path"]).to_string();
+        assert!(!line.contains('\n') && !line.contains('\u{1b}'));
+        assert!(line.contains(r"evil\nfs_read was fine"));
+        assert!(line.contains(&format!("{}…", "k".repeat(MAX_SHOWN_CHARS))));
+        assert!(!line.contains(&"k".repeat(MAX_SHOWN_CHARS + 1)));
+    }
+
+    #[test]
+    fn the_json_line_has_the_four_fields() {
+        let line = warning(&["ffset"], &["path", "offset"]).to_json_line();
+        assert_eq!(
+            line,
+            r#"{"tool":"fs_read","unknown_keys":["ffset"],"declared_keys":["offset","path"],"id":"call_1"}"#
+        );
+    }
+}

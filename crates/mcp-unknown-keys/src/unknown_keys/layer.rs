@@ -1,0 +1,73 @@
+use std::sync::Arc;
+
+use tower_layer::Layer;
+
+use super::UnknownKeys;
+use crate::audit::{Auditor, Sink, StderrSink};
+
+/// Wraps providers in [`UnknownKeys`], as a [`tower_layer::Layer`].
+///
+/// Each provider it wraps gets an auditor of its own, so "said once" holds
+/// per stack, not across stacks.
+///
+/// ```
+/// use mcp_unknown_keys::{UnknownKeysLayer, audit::Warning};
+///
+/// let layer = UnknownKeysLayer::new()
+///     .on_warn(|warning: &Warning| eprintln!("{warning}"))
+///     .allow("toolCallId");
+/// # drop(layer);
+/// ```
+#[derive(Clone)]
+pub struct UnknownKeysLayer {
+    sink: Arc<dyn Sink>,
+    allowed: Vec<String>,
+}
+
+impl UnknownKeysLayer {
+    /// A layer whose warnings go to stderr.
+    pub fn new() -> UnknownKeysLayer {
+        UnknownKeysLayer {
+            sink: Arc::new(StderrSink),
+            allowed: Vec::new(),
+        }
+    }
+
+    /// Sends warnings to `sink` (a closure, [`TracingSink`](crate::audit::TracingSink), ...).
+    pub fn on_warn(mut self, sink: impl Sink) -> UnknownKeysLayer {
+        self.sink = Arc::new(sink);
+        self
+    }
+
+    /// Tolerates `key` on every tool, beside `reason`.
+    pub fn allow(mut self, key: impl Into<String>) -> UnknownKeysLayer {
+        self.allowed.push(key.into());
+        self
+    }
+}
+
+impl Default for UnknownKeysLayer {
+    fn default() -> Self {
+        UnknownKeysLayer::new()
+    }
+}
+
+impl<P> Layer<P> for UnknownKeysLayer {
+    type Service = UnknownKeys<P>;
+
+    fn layer(&self, inner: P) -> UnknownKeys<P> {
+        let auditor = self.allowed.iter().fold(
+            Auditor::new().with_shared_sink(self.sink.clone()),
+            |auditor, key| auditor.allow(key.as_str()),
+        );
+        UnknownKeys::with_auditor(inner, auditor)
+    }
+}
+
+impl std::fmt::Debug for UnknownKeysLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UnknownKeysLayer")
+            .field("allowed", &self.allowed)
+            .finish_non_exhaustive()
+    }
+}
