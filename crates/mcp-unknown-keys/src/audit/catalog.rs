@@ -1,6 +1,7 @@
 //! The catalogue: which top-level keys each listed tool declares.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde_json::Value;
 
@@ -32,13 +33,92 @@ use crate::wire::ToolDeclaration;
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Catalog {
-    tools: HashMap<Box<str>, Declared>,
+    tools: HashMap<Box<str>, Declared, BuildHasherDefault<NameHasher>>,
 }
+
+/// A small, fast hasher for tool names, read eight bytes at a time.
+///
+/// The catalogue is looked up once per audited call, so SipHash's
+/// flood-resistance would cost more than the whole key check. Its keys are
+/// the names a server published, not text a model chose, and a lookup of a
+/// model-written name costs one probe whatever the name.
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
+        }
+        for &byte in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(SEED);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Up to this many declared keys, [`Declared::declares`] scans linearly.
+const LINEAR_SEARCH_MAX: usize = 16;
 
 /// The property names one tool declared, sorted by code point.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Declared {
     keys: Box<[Box<str>]>,
+    /// The fingerprint of each key, in the same order.
+    prints: Box<[Fingerprint]>,
+}
+
+/// A key's length with its first and last eight bytes (overlapping, or
+/// fewer, for short keys). Two keys of at most 16 bytes are equal exactly
+/// when their fingerprints are; longer keys need a comparison as well.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fingerprint {
+    len: usize,
+    head: u64,
+    tail: u64,
+}
+
+impl Fingerprint {
+    #[inline]
+    fn of(bytes: &[u8]) -> Fingerprint {
+        let len = bytes.len();
+        let (head, tail) = if len >= 8 {
+            (u64::from_le_bytes(first(bytes)), u64::from_le_bytes(last(bytes)))
+        } else if len >= 4 {
+            (
+                u64::from(u32::from_le_bytes(first(bytes))),
+                u64::from(u32::from_le_bytes(last(bytes))),
+            )
+        } else if len > 0 {
+            let spread = [bytes[0], bytes[len / 2], bytes[len - 1], 0];
+            (u64::from(u32::from_le_bytes(spread)), 0)
+        } else {
+            (0, 0)
+        };
+        Fingerprint { len, head, tail }
+    }
+
+    /// Whether the fingerprint holds every byte of its key.
+    #[inline]
+    fn is_whole(&self) -> bool {
+        self.len <= 16
+    }
+}
+
+#[inline]
+fn first<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    bytes[..N].try_into().expect("N bytes")
+}
+
+#[inline]
+fn last<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    bytes[bytes.len() - N..].try_into().expect("N bytes")
 }
 
 impl Declared {
@@ -53,14 +133,33 @@ impl Declared {
         };
         keys.sort_unstable();
         keys.dedup();
-        Some(Declared { keys: keys.into() })
+        let prints = keys.iter().map(|key| Fingerprint::of(key.as_bytes())).collect();
+        Some(Declared {
+            keys: keys.into(),
+            prints,
+        })
     }
 
     /// Whether `key` is a declared property.
+    #[inline]
     pub fn declares(&self, key: &str) -> bool {
-        self.keys
-            .binary_search_by(|declared| (**declared).cmp(key))
-            .is_ok()
+        // This is the hot path of every audit. Most tools declare a handful
+        // of short properties: comparing fingerprints (length, first and last
+        // eight bytes) settles nearly every key in a few integer compares,
+        // where a search of string comparisons calls `memcmp` again and again.
+        if self.keys.len() <= LINEAR_SEARCH_MAX {
+            let print = Fingerprint::of(key.as_bytes());
+            for (i, declared_print) in self.prints.iter().enumerate() {
+                if *declared_print == print && (print.is_whole() || *self.keys[i] == *key) {
+                    return true;
+                }
+            }
+            false
+        } else {
+            self.keys
+                .binary_search_by(|declared| (**declared).cmp(key))
+                .is_ok()
+        }
     }
 
     /// Whether the tool declared no property at all. Such a tool is never
@@ -148,5 +247,66 @@ impl Catalog {
     /// The tools kept, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Declared)> {
         self.tools.iter().map(|(name, declared)| (&**name, declared))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn declared(keys: &[&str]) -> Declared {
+        let properties: serde_json::Map<String, Value> =
+            keys.iter().map(|k| (k.to_string(), json!({}))).collect();
+        Declared::from_schema(&json!({"properties": properties})).unwrap()
+    }
+
+    #[test]
+    fn declares_exactly_the_declared_keys_at_every_length() {
+        let keys = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcd",
+            "abcde",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefghijklmnop",
+            "abcdefghijklmnopq",
+            "abcdefgh_middle_differs_ijklmnop",
+            "ünïcødé",
+        ];
+        let set = declared(&keys);
+        for key in keys {
+            assert!(set.declares(key), "{key:?}");
+        }
+        let near = [
+            "b",
+            "ac",
+            "abd",
+            "abce",
+            "abcdf",
+            "abcdefh",
+            "abcdefgi",
+            "abcdefghj",
+            "abcdefghijklmnoq",
+            "abcdefghijklmnopr",
+            "abcdefgh_middle_DIFFERS_ijklmnop",
+            "ünïcødè",
+            "abcdefghijklmnop ",
+        ];
+        for key in near {
+            assert!(!set.declares(key), "{key:?}");
+        }
+    }
+
+    #[test]
+    fn a_large_declaration_is_searched_too() {
+        let keys: Vec<String> = (0..100).map(|i| format!("property_{i}")).collect();
+        let set = declared(&keys.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(keys.iter().all(|k| set.declares(k)));
+        assert!(!set.declares("property_100"));
     }
 }
