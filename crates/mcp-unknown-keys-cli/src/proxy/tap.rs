@@ -1,0 +1,461 @@
+//! The tap: reads the JSON-RPC messages the relay shows it, learns the
+//! catalogue from `tools/list` responses and audits `tools/call` requests.
+//!
+//! The tap never changes what flows: it reads copies of complete lines, and
+//! a line it cannot read (not UTF-8, not JSON, a batch array, a method it
+//! does not know) is simply passed over. The audit rules are the core's
+//! [`Auditor`]'s; this module only finds the calls and the listings.
+//!
+//! Most server lines are tool results that cannot be a listing. They are
+//! recognised without parsing: a server line is parsed only when it
+//! mentions the id of a pending `tools/list` request, or when it is short
+//! and mentions `list_changed`.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Outcome};
+use memchr::memmem;
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::relay::LineTap;
+
+/// The longest line the tap reads at all. A longer line is forwarded but
+/// neither audited nor learned from; this bounds the memory a line that
+/// spans many reads can take.
+pub const MAX_TAPPED_LINE: usize = 64 * 1024 * 1024;
+
+/// The longest server line read as a possible `list_changed` notification
+/// (the real one is under a hundred bytes): longer lines need no look.
+const MAX_NOTIFICATION_LINE: usize = 4 * 1024;
+
+/// The most `tools/list` requests awaited at once; the oldest is forgotten
+/// beyond it (a server may never answer a request).
+const MAX_PENDING_LISTINGS: usize = 64;
+
+/// Shared by both directions of one proxy.
+pub struct Tap {
+    auditor: Auditor,
+    listings: Mutex<Listings>,
+    /// How many `tools/list` requests await a response, readable without
+    /// the lock on every server line.
+    pending: AtomicUsize,
+    counts: Mutex<HashMap<String, HashMap<String, u64>>>,
+}
+
+/// How often calls to one tool carried one undeclared key.
+// Read by the summary printed on exit (a later change) and by the tests.
+#[cfg_attr(not(test), allow(dead_code))]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyCount {
+    /// The tool called.
+    pub tool: String,
+    /// The undeclared key.
+    pub key: String,
+    /// How many audited calls carried it.
+    pub calls: u64,
+}
+
+#[derive(Default)]
+struct Listings {
+    /// `tools/list` requests awaiting their response, oldest first.
+    pending: VecDeque<(Id, Page)>,
+    /// The catalogue of a paginated listing, until its last page arrives.
+    assembling: Option<Catalog>,
+}
+
+/// Which page of a listing a request asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Page {
+    /// No cursor: a new listing starts.
+    First,
+    /// A cursor: a further page of the listing being assembled.
+    Next,
+}
+
+/// A JSON-RPC id, compared as JSON values compare: a string by its decoded
+/// text, a number by its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Id {
+    Text(String),
+    Number(String),
+}
+
+impl Tap {
+    /// A tap that audits through `auditor`.
+    pub fn new(auditor: Auditor) -> Tap {
+        Tap {
+            auditor,
+            listings: Mutex::new(Listings::default()),
+            pending: AtomicUsize::new(0),
+            counts: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The client-to-server direction's view of the tap.
+    pub fn client(&self) -> ClientLines<'_> {
+        ClientLines(self)
+    }
+
+    /// The server-to-client direction's view of the tap.
+    pub fn server(&self) -> ServerLines<'_> {
+        ServerLines(self)
+    }
+
+    #[cfg_attr(not(test), allow(dead_code))]
+    /// Per (tool, key), how many audited calls carried that undeclared key,
+    /// sorted by tool then key: every call, not only the first one said.
+    pub fn undeclared_counts(&self) -> Vec<KeyCount> {
+        let counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut list: Vec<KeyCount> = counts
+            .iter()
+            .flat_map(|(tool, keys)| {
+                keys.iter().map(move |(key, calls)| KeyCount {
+                    tool: tool.clone(),
+                    key: key.clone(),
+                    calls: *calls,
+                })
+            })
+            .collect();
+        list.sort_unstable_by(|a, b| (&a.tool, &a.key).cmp(&(&b.tool, &b.key)));
+        list
+    }
+
+    /// The tools of the catalogue currently audited against.
+    #[cfg(test)]
+    fn audited_tools(&self) -> Vec<String> {
+        self.auditor.audited_tools()
+    }
+
+    fn listings(&self) -> std::sync::MutexGuard<'_, Listings> {
+        self.listings.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A client asks for a listing: remember its id until the response.
+    fn expect_listing(&self, id: Id, page: Page) {
+        let mut listings = self.listings();
+        listings.pending.retain(|(pending, _)| *pending != id);
+        if listings.pending.len() == MAX_PENDING_LISTINGS {
+            listings.pending.pop_front();
+        }
+        listings.pending.push_back((id, page));
+        self.pending.store(listings.pending.len(), Ordering::Release);
+    }
+
+    /// A client cancelled a request: a listing it was may never be answered.
+    fn forget_request(&self, id: &Id) {
+        let mut listings = self.listings();
+        listings.pending.retain(|(pending, _)| pending != id);
+        self.pending.store(listings.pending.len(), Ordering::Release);
+    }
+
+    /// Whether `line` has an `"id"` member whose value is a pending
+    /// listing's id: a cheap look before any parse.
+    fn mentions_pending_id(&self, line: &[u8]) -> bool {
+        let listings = self.listings();
+        memmem::find_iter(line, b"\"id\"").any(|at| {
+            id_after_key(&line[at + 4..]).is_some_and(|id| listings.pending.iter().any(|(p, _)| *p == id))
+        })
+    }
+
+    /// A server answered: if it answers a pending listing, learn from it.
+    fn on_response(&self, id: Id, message: &Envelope<'_>) {
+        let mut listings = self.listings();
+        let Some(index) = listings.pending.iter().position(|(pending, _)| *pending == id) else {
+            return;
+        };
+        let (_, page) = listings.pending.remove(index).expect("found above");
+        self.pending.store(listings.pending.len(), Ordering::Release);
+        let page_result = message
+            .result
+            .and_then(|result| serde_json::from_str::<ListResult>(result.get()).ok());
+        let Some(result) = page_result else {
+            // An error, or a result that is not a listing: the previous
+            // catalogue stays, and a listing being assembled is abandoned.
+            listings.assembling = None;
+            return;
+        };
+        match (page, listings.assembling.as_mut()) {
+            (Page::First, _) => listings.assembling = Some(Catalog::from_mcp_tools(&result.tools)),
+            (Page::Next, Some(catalog)) => catalog.extend_mcp_tools(&result.tools),
+            // A further page of a listing that was abandoned: nothing to add to.
+            (Page::Next, None) => return,
+        }
+        if result.next_cursor.is_none() {
+            let catalog = listings.assembling.take().expect("assembled above");
+            drop(listings);
+            self.auditor.replace_catalog(catalog);
+        }
+    }
+
+    /// The server's tools changed: nothing is audited until the next listing.
+    fn on_list_changed(&self) {
+        self.listings().assembling = None;
+        self.auditor.clear_catalog();
+    }
+
+    /// Audits one `tools/call` request and delivers its warning, if any.
+    fn on_call(&self, id: Option<&RawValue>, params: Option<&RawValue>) {
+        let Some(params) = params.and_then(|p| serde_json::from_str::<CallParams>(p.get()).ok()) else {
+            return;
+        };
+        let id: Option<Value> = id.and_then(|id| serde_json::from_str(id.get()).ok());
+        let call = Call {
+            tool: &params.name,
+            arguments: params.arguments.map(|raw| Arguments::Json(raw.get())),
+            id: id.as_ref(),
+        };
+        let catalog = self.auditor.catalog();
+        if let Outcome::Audited { undeclared, warning } = self.auditor.audit(&catalog, call) {
+            self.count(&params.name, &undeclared);
+            if let Some(warning) = warning {
+                self.auditor.warn(&warning);
+            }
+        }
+    }
+
+    fn count(&self, tool: &str, undeclared: &[String]) {
+        if undeclared.is_empty() {
+            return;
+        }
+        let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        let keys = match counts.get_mut(tool) {
+            Some(keys) => keys,
+            None => counts.entry(tool.to_owned()).or_default(),
+        };
+        for key in undeclared {
+            match keys.get_mut(key.as_str()) {
+                Some(calls) => *calls += 1,
+                None => {
+                    keys.insert(key.clone(), 1);
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Debug for Tap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tap")
+            .field("auditor", &self.auditor)
+            .field("pending_listings", &self.pending.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Lines from the client: `tools/list` requests are noted before they reach
+/// the server (so their responses are recognised), `tools/call` requests
+/// are audited once forwarded (so the audit never delays them).
+#[derive(Clone, Copy, Debug)]
+pub struct ClientLines<'a>(&'a Tap);
+
+impl LineTap for ClientLines<'_> {
+    fn keep_limit(&self) -> usize {
+        MAX_TAPPED_LINE
+    }
+
+    fn before_forward(&self, line: &[u8]) -> bool {
+        // `tools/…` may be written `tools\/…`: look for the words.
+        if !contains(line, b"tools") {
+            return contains(line, b"cancelled");
+        }
+        if !contains(line, b"list") {
+            return true;
+        }
+        let Some(message) = Envelope::parse(line) else {
+            return false;
+        };
+        match message.method.as_deref() {
+            Some("tools/list") => {
+                if let Some(id) = message.id.and_then(Id::from_raw) {
+                    self.0.expect_listing(id, ListParams::page(message.params));
+                }
+                false
+            }
+            Some("tools/call" | "notifications/cancelled") => true,
+            _ => false,
+        }
+    }
+
+    fn after_forward(&self, line: &[u8]) {
+        let Some(message) = Envelope::parse(line) else {
+            return;
+        };
+        match message.method.as_deref() {
+            Some("tools/call") if message.id.is_some() => self.0.on_call(message.id, message.params),
+            Some("notifications/cancelled") => {
+                if let Some(id) = message.params.and_then(CancelledParams::request_id) {
+                    self.0.forget_request(&id);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Lines from the server: responses to pending `tools/list` requests and
+/// `notifications/tools/list_changed`, both read before they reach the
+/// client, so a call the client sends next is audited against them.
+#[derive(Clone, Copy, Debug)]
+pub struct ServerLines<'a>(&'a Tap);
+
+impl LineTap for ServerLines<'_> {
+    fn keep_limit(&self) -> usize {
+        if self.0.pending.load(Ordering::Acquire) > 0 {
+            MAX_TAPPED_LINE
+        } else {
+            MAX_NOTIFICATION_LINE
+        }
+    }
+
+    fn before_forward(&self, line: &[u8]) -> bool {
+        if line.len() <= MAX_NOTIFICATION_LINE && contains(line, b"list_changed") {
+            if let Some(message) = Envelope::parse(line) {
+                if message.method.as_deref() == Some("notifications/tools/list_changed") {
+                    self.0.on_list_changed();
+                }
+            }
+            return false;
+        }
+        if self.0.pending.load(Ordering::Acquire) == 0 || !self.0.mentions_pending_id(line) {
+            return false;
+        }
+        if let Some(message) = Envelope::parse(line) {
+            // A message with a method is a request or notification of the
+            // server's own, whose ids are the server's, not the client's.
+            if message.method.is_none() {
+                if let Some(id) = message.id.and_then(Id::from_raw) {
+                    self.0.on_response(id, &message);
+                }
+            }
+        }
+        false
+    }
+
+    fn after_forward(&self, _line: &[u8]) {}
+}
+
+fn contains(line: &[u8], word: &[u8]) -> bool {
+    memmem::find(line, word).is_some()
+}
+
+/// The members of a JSON-RPC message the tap reads, borrowed from the line.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+}
+
+impl<'a> Envelope<'a> {
+    /// Reads one JSON-RPC message; `None` for anything else, a batch array
+    /// included.
+    fn parse(line: &'a [u8]) -> Option<Envelope<'a>> {
+        let text = std::str::from_utf8(line).ok()?;
+        if !text.trim_start().starts_with('{') {
+            return None;
+        }
+        serde_json::from_str(text).ok()
+    }
+}
+
+#[derive(Deserialize)]
+struct ListParams {
+    #[serde(default)]
+    cursor: Option<IgnoredAny>,
+}
+
+impl ListParams {
+    fn page(params: Option<&RawValue>) -> Page {
+        let cursor = params
+            .and_then(|p| serde_json::from_str::<ListParams>(p.get()).ok())
+            .and_then(|p| p.cursor);
+        if cursor.is_some() { Page::Next } else { Page::First }
+    }
+}
+
+#[derive(Deserialize)]
+struct ListResult {
+    tools: Vec<Value>,
+    #[serde(default, rename = "nextCursor")]
+    next_cursor: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct CallParams<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct CancelledParams<'a> {
+    #[serde(borrow, rename = "requestId")]
+    request_id: &'a RawValue,
+}
+
+impl CancelledParams<'_> {
+    fn request_id(params: &RawValue) -> Option<Id> {
+        let params: CancelledParams = serde_json::from_str(params.get()).ok()?;
+        Id::from_raw(params.request_id)
+    }
+}
+
+impl Id {
+    fn from_raw(raw: &RawValue) -> Option<Id> {
+        serde_json::from_str(raw.get()).ok()
+    }
+}
+
+/// Reads `: <id>` after an `"id"` key: a string or a number; `None` for
+/// anything else, without reading further than its first byte.
+fn id_after_key(rest: &[u8]) -> Option<Id> {
+    let rest = rest.trim_ascii_start().strip_prefix(b":")?;
+    Id::deserialize(&mut serde_json::Deserializer::from_slice(rest)).ok()
+}
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Id, D::Error> {
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+struct IdVisitor;
+
+impl Visitor<'_> for IdVisitor {
+    type Value = Id;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC id: a string or a number")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Id, E> {
+        Ok(Id::Text(text.to_owned()))
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Id, E> {
+        Ok(Id::Number(n.to_string()))
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Id, E> {
+        Ok(Id::Number(n.to_string()))
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<Id, E> {
+        Ok(Id::Number(
+            serde_json::Number::from_f64(n).map_or_else(String::new, |n| n.to_string()),
+        ))
+    }
+}
