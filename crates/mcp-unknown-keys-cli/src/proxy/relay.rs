@@ -18,7 +18,8 @@ const KEEP_CAPACITY: usize = 1024 * 1024;
 
 /// What one direction of the relay shows its lines to.
 pub trait LineTap {
-    /// The longest line worth showing, decided when a line starts. A longer
+    /// The longest line worth showing, asked when a line's first bytes
+    /// arrive (not earlier: what the tap expects may change meanwhile). A longer
     /// line is forwarded without being shown, so a line that spans reads is
     /// copied aside only up to this length.
     fn keep_limit(&self) -> usize;
@@ -47,7 +48,7 @@ pub enum Stopped {
 /// A last line without a newline is forwarded and shown too.
 pub fn relay(mut from: impl Read, mut to: impl Write, tap: &impl LineTap) -> Result<(), Stopped> {
     let mut buf = vec![0u8; CHUNK];
-    let mut lines = Lines::new(tap.keep_limit());
+    let mut lines = Lines::new();
     loop {
         let n = match from.read(&mut buf) {
             Ok(0) => break,
@@ -86,7 +87,7 @@ struct Lines {
     partial: Vec<u8>,
     /// The current line is longer than `limit`: it is not shown.
     too_long: bool,
-    /// The keep limit of the current line.
+    /// The keep limit of the current line, asked when its first bytes came.
     limit: usize,
     /// Lines of the current chunk the tap wants after forwarding.
     deferred: Vec<Range<usize>>,
@@ -95,11 +96,11 @@ struct Lines {
 }
 
 impl Lines {
-    fn new(limit: usize) -> Lines {
+    fn new() -> Lines {
         Lines {
             partial: Vec::new(),
             too_long: false,
-            limit,
+            limit: 0,
             deferred: Vec::new(),
             held: Vec::new(),
         }
@@ -112,7 +113,7 @@ impl Lines {
             let piece = &chunk[start..end];
             if !self.too_long {
                 if self.partial.is_empty() {
-                    if piece.len() <= self.limit && tap.before_forward(piece) {
+                    if piece.len() <= tap.keep_limit() && tap.before_forward(piece) {
                         self.deferred.push(start..end);
                     }
                 } else if self.partial.len() + piece.len() <= self.limit {
@@ -122,10 +123,10 @@ impl Lines {
                     }
                 }
             }
-            self.start_line(tap);
+            self.start_line();
             start = end + 1;
         }
-        self.keep(&chunk[start..]);
+        self.keep(&chunk[start..], tap);
     }
 
     /// Shows the lines deferred while `chunk` was forwarded.
@@ -146,15 +147,17 @@ impl Lines {
         }
     }
 
-    fn start_line(&mut self, tap: &impl LineTap) {
+    fn start_line(&mut self) {
         release(&mut self.partial);
         self.too_long = false;
-        self.limit = tap.keep_limit();
     }
 
-    fn keep(&mut self, tail: &[u8]) {
+    fn keep(&mut self, tail: &[u8], tap: &impl LineTap) {
         if self.too_long || tail.is_empty() {
             return;
+        }
+        if self.partial.is_empty() {
+            self.limit = tap.keep_limit();
         }
         if self.partial.len() + tail.len() <= self.limit {
             self.partial.extend_from_slice(tail);
