@@ -95,7 +95,7 @@ fn proxy(args: Args) -> Result<ExitStatus, Failure> {
     let tap = Arc::new(Tap::new(auditor(&args)?));
     let blocked =
         Blocked::block().map_err(|e| failure(format!("cannot set up signal forwarding: {e}"), 1))?;
-    let mut child = spawn(&args.command)?;
+    let mut child = spawn(&args.command, &blocked)?;
     blocked.forward_to(child.id());
 
     let (events, event) = mpsc::channel();
@@ -162,9 +162,11 @@ impl Sink for Warnings {
     }
 }
 
-fn spawn(command: &[OsString]) -> Result<Child, Failure> {
+fn spawn(command: &[OsString], blocked: &Blocked) -> Result<Child, Failure> {
     let (program, args) = command.split_first().expect("clap requires COMMAND");
-    Command::new(program)
+    let mut server = Command::new(program);
+    blocked.unblock_in(&mut server);
+    server
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -4,6 +4,8 @@
 
 use std::io;
 use std::mem::MaybeUninit;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
 use std::thread;
 
 /// The signals forwarded to the server.
@@ -17,8 +19,8 @@ pub struct Blocked {
 
 impl Blocked {
     /// Blocks the forwarded signals in this thread and every thread it
-    /// starts afterwards: call it before starting any. A child process does
-    /// not inherit the mask (std resets it when spawning).
+    /// starts afterwards: call it before starting any. A child process would
+    /// inherit the mask: spawn the server with [`Blocked::unblock_in`].
     pub fn block() -> io::Result<Blocked> {
         // SAFETY: the set is initialised by sigemptyset before any other
         // use, and the calls only read and write it.
@@ -34,6 +36,23 @@ impl Blocked {
                 return Err(io::Error::from_raw_os_error(error));
             }
             Ok(Blocked { set })
+        }
+    }
+
+    /// Unblocks the forwarded signals in the process `command` starts, so
+    /// that the server can be stopped by them.
+    pub fn unblock_in(&self, command: &mut Command) {
+        let set = self.set;
+        // SAFETY: the closure runs between fork and exec and only calls
+        // pthread_sigmask, which is async-signal-safe, on a copied set.
+        unsafe {
+            command.pre_exec(move || {
+                let error = libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+                if error != 0 {
+                    return Err(io::Error::from_raw_os_error(error));
+                }
+                Ok(())
+            });
         }
     }
 

@@ -144,8 +144,19 @@ impl Session {
 }
 
 impl Drop for Session {
+    /// Stops a proxy still running with SIGTERM, which it forwards, so that
+    /// its server does not outlive the test.
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        if let Ok(None) = self.child.try_wait() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &self.child.id().to_string()])
+                .status();
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(10));
+            }
+            let _ = self.child.kill();
+        }
         let _ = self.child.wait();
     }
 }
