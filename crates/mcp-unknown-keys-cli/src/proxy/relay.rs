@@ -241,25 +241,15 @@ mod tests {
         for step in [1, 2, 3, 7, 64, 100_000] {
             let (out, tap) = run(input, step, 1000);
             assert_eq!(out, input);
-            let before: Vec<&[u8]> = tap
-                .before
-                .borrow()
-                .iter()
-                .map(|l| &l[..])
-                .collect::<Vec<_>>()
-                .clone();
-            assert_eq!(
-                before,
-                [
-                    &b"list"[..],
-                    b"call one",
-                    b"\xff\xfe not utf-8\r",
-                    b"",
-                    b"call two",
-                    b"partial"
-                ],
-                "step {step}"
-            );
+            let expected: [&[u8]; 6] = [
+                b"list",
+                b"call one",
+                b"\xff\xfe not utf-8\r",
+                b"",
+                b"call two",
+                b"partial",
+            ];
+            assert_eq!(*tap.before.borrow(), expected, "step {step}");
             assert_eq!(*tap.after.borrow(), [b"call one".to_vec(), b"call two".to_vec()]);
         }
     }

@@ -316,10 +316,10 @@ impl LineTap for ServerLines<'_> {
 
     fn before_forward(&self, line: &[u8]) -> bool {
         if line.len() <= MAX_NOTIFICATION_LINE && contains(line, b"list_changed") {
-            if let Some(message) = Envelope::parse(line) {
-                if message.method.as_deref() == Some("notifications/tools/list_changed") {
-                    self.0.on_list_changed();
-                }
+            if Envelope::parse(line)
+                .is_some_and(|message| message.method.as_deref() == Some("notifications/tools/list_changed"))
+            {
+                self.0.on_list_changed();
             }
             return false;
         }
@@ -329,10 +329,10 @@ impl LineTap for ServerLines<'_> {
         if let Some(message) = Envelope::parse(line) {
             // A message with a method is a request or notification of the
             // server's own, whose ids are the server's, not the client's.
-            if message.method.is_none() {
-                if let Some(id) = message.id.and_then(Id::from_raw) {
-                    self.0.on_response(id, &message);
-                }
+            if message.method.is_none()
+                && let Some(id) = message.id.and_then(Id::from_raw)
+            {
+                self.0.on_response(id, &message);
             }
         }
         false
@@ -457,5 +457,150 @@ impl Visitor<'_> for IdVisitor {
         Ok(Id::Number(
             serde_json::Number::from_f64(n).map_or_else(String::new, |n| n.to_string()),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    use mcp_unknown_keys::audit::Warning;
+
+    fn tap() -> (Tap, Arc<Mutex<Vec<Warning>>>) {
+        let said = Arc::new(Mutex::new(Vec::new()));
+        let record = said.clone();
+        let auditor = Auditor::new().with_sink(move |w: &Warning| record.lock().unwrap().push(w.clone()));
+        (Tap::new(auditor), said)
+    }
+
+    /// Shows a client line as the relay would.
+    fn from_client(tap: &Tap, line: &str) {
+        if tap.client().before_forward(line.as_bytes()) {
+            tap.client().after_forward(line.as_bytes());
+        }
+    }
+
+    fn from_server(tap: &Tap, line: &str) {
+        assert!(!tap.server().before_forward(line.as_bytes()));
+    }
+
+    fn listed(tap: &Tap) {
+        from_client(tap, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        from_server(
+            tap,
+            r#"{"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "fs_read", "inputSchema": {"properties": {"path": {}}}}]}}"#,
+        );
+        assert_eq!(tap.audited_tools(), ["fs_read"]);
+    }
+
+    #[test]
+    fn every_call_carrying_an_undeclared_key_is_counted_though_said_once() {
+        let (tap, said) = tap();
+        listed(&tap);
+        for id in 2..5 {
+            from_client(
+                &tap,
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"fs_read","arguments":{{"path":"a","ffset":1,"x":{id}}}}}}}"#
+                ),
+            );
+        }
+        from_client(
+            &tap,
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fs_read","arguments":{"path":"a","x":1}}}"#,
+        );
+        assert_eq!(said.lock().unwrap().len(), 1);
+        let counts: Vec<(String, String, u64)> = tap
+            .undeclared_counts()
+            .into_iter()
+            .map(|c| (c.tool, c.key, c.calls))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("fs_read".into(), "ffset".into(), 3),
+                ("fs_read".into(), "x".into(), 4)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_numeric_id_becomes_its_decimal_digits_and_a_string_id_stays_as_is() {
+        let (tap, said) = tap();
+        listed(&tap);
+        from_client(
+            &tap,
+            r#"{"jsonrpc":"2.0","id":12345678901,"method":"tools/call","params":{"name":"fs_read","arguments":{"a":1}}}"#,
+        );
+        from_client(
+            &tap,
+            r#"{"jsonrpc":"2.0","id":"call \"7\"","method":"tools/call","params":{"name":"fs_read","arguments":{"b":1}}}"#,
+        );
+        let ids: Vec<String> = said.lock().unwrap().iter().map(|w| w.id.clone()).collect();
+        assert_eq!(ids, ["12345678901", "call \"7\""]);
+    }
+
+    #[test]
+    fn escaped_method_names_and_ids_are_read_as_json_reads_them() {
+        let (tap, said) = tap();
+        from_client(&tap, r#"{"jsonrpc":"2.0","id":"l\u0031","method":"tools\/list"}"#);
+        from_server(
+            &tap,
+            r#"{"result":{"tools":[{"name":"t","inputSchema":{"properties":{"a":{}}}}]},"jsonrpc":"2.0","id":"l1"}"#,
+        );
+        from_client(
+            &tap,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools\/call","params":{"name":"t","arguments":{"b":1}}}"#,
+        );
+        assert_eq!(said.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_cancelled_listing_is_no_longer_awaited() {
+        let (tap, _) = tap();
+        from_client(&tap, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        assert_eq!(tap.server().keep_limit(), MAX_TAPPED_LINE);
+        from_client(
+            &tap,
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+        );
+        assert_eq!(tap.server().keep_limit(), MAX_NOTIFICATION_LINE);
+    }
+
+    #[test]
+    fn unanswered_listings_are_forgotten_beyond_a_bound() {
+        let (tap, _) = tap();
+        for id in 0..1000 {
+            from_client(
+                &tap,
+                &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#),
+            );
+        }
+        assert_eq!(tap.pending.load(Ordering::Relaxed), MAX_PENDING_LISTINGS);
+    }
+
+    #[test]
+    fn nothing_read_from_a_line_panics() {
+        let (tap, _) = tap();
+        listed(&tap);
+        for line in [
+            "",
+            "{",
+            "[]",
+            "null",
+            r#"{"id":{"nested":1},"method":"tools/call","params":[]}"#,
+            r#"{"id":1,"method":"tools/call","params":{"name":5}}"#,
+            r#"{"id":1,"method":"tools/call","params":{"name":"fs_read","arguments":null}}"#,
+            r#"{"id":1,"method":"tools/call","params":{"name":"fs_read","arguments":"{\"k\":1}"}}"#,
+            r#"{"id":1,"id":2,"method":"tools/list"}"#,
+            r#"{"id":1,"result":{"tools":"no"}}"#,
+            r#"{"id":1e400,"result":{}}"#,
+            "\"id\":",
+            "\"id\"",
+        ] {
+            from_client(&tap, line);
+            from_server(&tap, line);
+        }
     }
 }
