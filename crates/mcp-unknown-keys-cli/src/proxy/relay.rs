@@ -163,7 +163,7 @@ impl Lines {
             self.partial.extend_from_slice(tail);
         } else {
             self.too_long = true;
-            self.partial = Vec::new();
+            release(&mut self.partial);
         }
     }
 }

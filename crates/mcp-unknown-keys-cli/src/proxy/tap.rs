@@ -15,7 +15,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{LazyLock, Mutex, PoisonError};
 
 use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Outcome};
 use memchr::memmem;
@@ -32,8 +32,9 @@ use super::relay::LineTap;
 pub const MAX_TAPPED_LINE: usize = 64 * 1024 * 1024;
 
 /// The longest server line read as a possible `list_changed` notification
-/// (the real one is under a hundred bytes): longer lines need no look.
-const MAX_NOTIFICATION_LINE: usize = 4 * 1024;
+/// (the real one is under a hundred bytes): longer lines, tool results
+/// among them, need no look.
+const MAX_NOTIFICATION_LINE: usize = 1024;
 
 /// The most `tools/list` requests awaited at once; the oldest is forgotten
 /// beyond it (a server may never answer a request).
@@ -159,7 +160,7 @@ impl Tap {
     /// listing's id: a cheap look before any parse.
     fn mentions_pending_id(&self, line: &[u8]) -> bool {
         let listings = self.listings();
-        memmem::find_iter(line, b"\"id\"").any(|at| {
+        ID_KEY.find_iter(line).any(|at| {
             id_after_key(&line[at + 4..]).is_some_and(|id| listings.pending.iter().any(|(p, _)| *p == id))
         })
     }
@@ -262,10 +263,10 @@ impl LineTap for ClientLines<'_> {
 
     fn before_forward(&self, line: &[u8]) -> bool {
         // `tools/…` may be written `tools\/…`: look for the words.
-        if !contains(line, b"tools") {
-            return contains(line, b"cancelled");
+        if !has(&TOOLS, line) {
+            return has(&CANCELLED, line);
         }
-        if !contains(line, b"list") {
+        if !has(&LIST, line) {
             return true;
         }
         let Some(message) = Envelope::parse(line) else {
@@ -315,7 +316,7 @@ impl LineTap for ServerLines<'_> {
     }
 
     fn before_forward(&self, line: &[u8]) -> bool {
-        if line.len() <= MAX_NOTIFICATION_LINE && contains(line, b"list_changed") {
+        if line.len() <= MAX_NOTIFICATION_LINE && has(&LIST_CHANGED, line) {
             if Envelope::parse(line)
                 .is_some_and(|message| message.method.as_deref() == Some("notifications/tools/list_changed"))
             {
@@ -341,8 +342,18 @@ impl LineTap for ServerLines<'_> {
     fn after_forward(&self, _line: &[u8]) {}
 }
 
-fn contains(line: &[u8], word: &[u8]) -> bool {
-    memmem::find(line, word).is_some()
+/// A word the tap looks for before parsing anything. Its searcher is built
+/// once: building one per line would cost more than the search.
+type Word = LazyLock<memmem::Finder<'static>>;
+
+static TOOLS: Word = LazyLock::new(|| memmem::Finder::new("tools"));
+static LIST: Word = LazyLock::new(|| memmem::Finder::new("list"));
+static CANCELLED: Word = LazyLock::new(|| memmem::Finder::new("cancelled"));
+static LIST_CHANGED: Word = LazyLock::new(|| memmem::Finder::new("list_changed"));
+static ID_KEY: Word = LazyLock::new(|| memmem::Finder::new("\"id\""));
+
+fn has(word: &Word, line: &[u8]) -> bool {
+    word.find(line).is_some()
 }
 
 /// The members of a JSON-RPC message the tap reads, borrowed from the line.
