@@ -33,6 +33,17 @@ fn a_server_that_exits_mid_session_has_its_output_forwarded_and_its_status_retur
 }
 
 #[test]
+fn a_process_the_server_left_behind_does_not_keep_the_proxy_alive() {
+    // The background sleep inherits the server's stdout, so that pipe never
+    // ends while it lives; the proxy stops waiting once the output is idle.
+    let mut s = Session::start(&[], &["sh", "-c", "sleep 60 & echo $!; exit 4"]);
+    let leftover = String::from_utf8(s.recv()).unwrap().trim().to_owned();
+    let status = wait_with_patience(&mut s.child);
+    Command::new("kill").arg(&leftover).status().unwrap();
+    assert_eq!(status.code(), Some(4));
+}
+
+#[test]
 fn a_server_killed_by_a_signal_gives_128_plus_the_signal() {
     let mut s = Session::start(&[], &["sh", "-c", "echo before; kill -SEGV $$"]);
     assert_eq!(s.recv(), b"before\n");

@@ -202,19 +202,19 @@ impl Tap {
     }
 
     /// Audits one `tools/call` request and delivers its warning, if any.
-    fn on_call(&self, id: Option<&RawValue>, params: Option<&RawValue>) {
-        let Some(params) = params.and_then(|p| serde_json::from_str::<CallParams>(p.get()).ok()) else {
+    fn on_call(&self, id: Option<&RawValue>, params: &Params<'_>) {
+        let Some(tool) = params.name.as_deref() else {
             return;
         };
         let id: Option<Value> = id.and_then(|id| serde_json::from_str(id.get()).ok());
         let call = Call {
-            tool: &params.name,
+            tool,
             arguments: params.arguments.map(|raw| Arguments::Json(raw.get())),
             id: id.as_ref(),
         };
         let catalog = self.auditor.catalog();
         if let Outcome::Audited { undeclared, warning } = self.auditor.audit(&catalog, call) {
-            self.count(&params.name, &undeclared);
+            self.count(tool, &undeclared);
             if let Some(warning) = warning {
                 self.auditor.warn(&warning);
             }
@@ -275,7 +275,11 @@ impl LineTap for ClientLines<'_> {
         match message.method.as_deref() {
             Some("tools/list") => {
                 if let Some(id) = message.id.and_then(Id::from_raw) {
-                    self.0.expect_listing(id, ListParams::page(message.params));
+                    let page = match message.params {
+                        Some(Params { cursor: Some(_), .. }) => Page::Next,
+                        _ => Page::First,
+                    };
+                    self.0.expect_listing(id, page);
                 }
                 false
             }
@@ -289,9 +293,14 @@ impl LineTap for ClientLines<'_> {
             return;
         };
         match message.method.as_deref() {
-            Some("tools/call") if message.id.is_some() => self.0.on_call(message.id, message.params),
+            Some("tools/call") => {
+                if let Some(params) = &message.params {
+                    self.0.on_call(message.id, params);
+                }
+            }
             Some("notifications/cancelled") => {
-                if let Some(id) = message.params.and_then(CancelledParams::request_id) {
+                let request = message.params.as_ref().and_then(|p| p.request_id);
+                if let Some(id) = request.and_then(Id::from_raw) {
                     self.0.forget_request(&id);
                 }
             }
@@ -364,7 +373,7 @@ struct Envelope<'a> {
     #[serde(borrow, default)]
     method: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    params: Option<&'a RawValue>,
+    params: Option<Params<'a>>,
     #[serde(borrow, default)]
     result: Option<&'a RawValue>,
 }
@@ -381,19 +390,22 @@ impl<'a> Envelope<'a> {
     }
 }
 
+/// The members of `params` the tap reads, of any method: one pass over a
+/// line reads all it needs.
 #[derive(Deserialize)]
-struct ListParams {
+struct Params<'a> {
+    /// `tools/call`: the tool called.
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    /// `tools/call`: its arguments, as raw JSON text.
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    /// `tools/list`: present on any page but the first.
     #[serde(default)]
     cursor: Option<IgnoredAny>,
-}
-
-impl ListParams {
-    fn page(params: Option<&RawValue>) -> Page {
-        let cursor = params
-            .and_then(|p| serde_json::from_str::<ListParams>(p.get()).ok())
-            .and_then(|p| p.cursor);
-        if cursor.is_some() { Page::Next } else { Page::First }
-    }
+    /// `notifications/cancelled`: the request given up.
+    #[serde(borrow, default, rename = "requestId")]
+    request_id: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -401,27 +413,6 @@ struct ListResult {
     tools: Vec<Value>,
     #[serde(default, rename = "nextCursor")]
     next_cursor: Option<IgnoredAny>,
-}
-
-#[derive(Deserialize)]
-struct CallParams<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct CancelledParams<'a> {
-    #[serde(borrow, rename = "requestId")]
-    request_id: &'a RawValue,
-}
-
-impl CancelledParams<'_> {
-    fn request_id(params: &RawValue) -> Option<Id> {
-        let params: CancelledParams = serde_json::from_str(params.get()).ok()?;
-        Id::from_raw(params.request_id)
-    }
 }
 
 impl Id {
