@@ -325,12 +325,12 @@ impl LineTap for ServerLines<'_> {
     }
 
     fn before_forward(&self, line: &[u8]) -> bool {
-        if line.len() <= MAX_NOTIFICATION_LINE && has(&LIST_CHANGED, line) {
-            if Envelope::parse(line)
+        if line.len() <= MAX_NOTIFICATION_LINE
+            && has(&LIST_CHANGED, line)
+            && Envelope::parse(line)
                 .is_some_and(|message| message.method.as_deref() == Some("notifications/tools/list_changed"))
-            {
-                self.0.on_list_changed();
-            }
+        {
+            self.0.on_list_changed();
             return false;
         }
         if self.0.pending.load(Ordering::Acquire) == 0 || !self.0.mentions_pending_id(line) {
@@ -556,6 +556,17 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":2,"method":"tools\/call","params":{"name":"t","arguments":{"b":1}}}"#,
         );
         assert_eq!(said.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_short_listing_that_mentions_list_changed_is_still_a_listing() {
+        let (tap, _) = tap();
+        from_client(&tap, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        from_server(
+            &tap,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"watch","description":"sends list_changed","inputSchema":{"properties":{"a":{}}}}]}}"#,
+        );
+        assert_eq!(tap.audited_tools(), ["watch"]);
     }
 
     #[test]
