@@ -29,6 +29,7 @@ fn drive(server: &[&str], call: Value) -> Run {
         "command": binary(),
         "args": args,
         "stderr": stderr,
+        "log": log,
         "call": call,
         "repeat": 2,
     });
