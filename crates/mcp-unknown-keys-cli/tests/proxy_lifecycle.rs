@@ -55,14 +55,10 @@ fn a_server_killed_by_a_signal_gives_128_plus_the_signal() {
 fn when_the_client_disconnects_the_server_sees_end_of_input_and_the_proxy_exits_with_it() {
     let mut s = Session::start(&[], &["sh", "-c", "cat >/dev/null; echo bye; exit 5"]);
     s.send("anything");
-    let started = Instant::now();
     let finished = s.finish();
+    // Its own status, not 143: it exited on its own, without being terminated.
     assert_eq!(finished.status.code(), Some(5));
     assert_eq!(finished.stdout, b"bye\n");
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "no grace period was needed"
-    );
 }
 
 #[test]

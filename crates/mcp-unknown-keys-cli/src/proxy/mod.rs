@@ -98,10 +98,12 @@ fn proxy(args: Args) -> Result<ExitStatus, Failure> {
     let mut child = spawn(&args.command, &blocked)?;
     blocked.forward_to(child.id());
 
+    // Both relays share the tap; this function keeps it too, so that what
+    // it counted (`Tap::undeclared_counts`) is still here once they end.
     let (events, event) = mpsc::channel();
     let progress = Arc::new(AtomicU64::new(0));
     start_client_to_server(&mut child, tap.clone(), events.clone())?;
-    start_server_to_client(&mut child, tap, events.clone(), progress.clone())?;
+    start_server_to_client(&mut child, tap.clone(), events.clone(), progress.clone())?;
     let pid = child.id();
     thread::spawn(move || {
         let _ = events.send(Event::ServerExited(child.wait()));
