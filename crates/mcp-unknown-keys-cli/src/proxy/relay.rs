@@ -9,6 +9,7 @@
 
 use std::io::{ErrorKind, Read, Write};
 use std::ops::Range;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 /// How much one read takes at most.
 const CHUNK: usize = 64 * 1024;
@@ -113,12 +114,12 @@ impl Lines {
             let piece = &chunk[start..end];
             if !self.too_long {
                 if self.partial.is_empty() {
-                    if piece.len() <= tap.keep_limit() && tap.before_forward(piece) {
+                    if piece.len() <= tap.keep_limit() && shielded(|| tap.before_forward(piece)) {
                         self.deferred.push(start..end);
                     }
                 } else if self.partial.len() + piece.len() <= self.limit {
                     self.partial.extend_from_slice(piece);
-                    if tap.before_forward(&self.partial) {
+                    if shielded(|| tap.before_forward(&self.partial)) {
                         std::mem::swap(&mut self.partial, &mut self.held);
                     }
                 }
@@ -132,18 +133,18 @@ impl Lines {
     /// Shows the lines deferred while `chunk` was forwarded.
     fn after_forward(&mut self, chunk: &[u8], tap: &impl LineTap) {
         if !self.held.is_empty() {
-            tap.after_forward(&self.held);
+            shielded(|| tap.after_forward(&self.held));
             release(&mut self.held);
         }
         for range in self.deferred.drain(..) {
-            tap.after_forward(&chunk[range]);
+            shielded(|| tap.after_forward(&chunk[range]));
         }
     }
 
     /// Shows a last line that no newline ended.
     fn finish(&mut self, tap: &impl LineTap) {
-        if !self.too_long && !self.partial.is_empty() && tap.before_forward(&self.partial) {
-            tap.after_forward(&self.partial);
+        if !self.too_long && !self.partial.is_empty() && shielded(|| tap.before_forward(&self.partial)) {
+            shielded(|| tap.after_forward(&self.partial));
         }
     }
 
@@ -166,6 +167,12 @@ impl Lines {
             release(&mut self.partial);
         }
     }
+}
+
+/// Runs a tap. Should a tap ever panic, the line is simply not tapped: the
+/// bytes keep flowing (the relay's own state is untouched by a tap).
+fn shielded<T: Default>(show: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(show)).unwrap_or_default()
 }
 
 /// Empties a buffer, giving back the memory of an unusually long line.
@@ -252,6 +259,45 @@ mod tests {
             assert_eq!(*tap.before.borrow(), expected, "step {step}");
             assert_eq!(*tap.after.borrow(), [b"call one".to_vec(), b"call two".to_vec()]);
         }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_stream_at_any_read_size_passes_unchanged_and_shows_each_line_that_fits(
+            input in proptest::collection::vec(proptest::sample::select(vec![b'\n', b'a', b'{', 0xff]), 0..400),
+            step in 1usize..70,
+            limit in 0usize..40,
+        ) {
+            let (out, tap) = run(&input, step, limit);
+            proptest::prop_assert_eq!(&out, &input);
+            let mut segments: Vec<&[u8]> = input.split(|b| *b == b'\n').collect();
+            if segments.last().is_some_and(|last| last.is_empty()) {
+                segments.pop(); // nothing after the last newline
+            }
+            let expected: Vec<Vec<u8>> = segments.iter().filter(|s| s.len() <= limit).map(|s| s.to_vec()).collect();
+            proptest::prop_assert_eq!(&*tap.before.borrow(), &expected);
+        }
+    }
+
+    #[test]
+    fn a_tap_that_panics_loses_its_line_not_the_stream() {
+        struct Panics;
+        impl LineTap for Panics {
+            fn keep_limit(&self) -> usize {
+                usize::MAX
+            }
+            fn before_forward(&self, line: &[u8]) -> bool {
+                assert!(line != b"boom", "a tap bug");
+                true
+            }
+            fn after_forward(&self, _: &[u8]) {
+                panic!("another tap bug");
+            }
+        }
+        let input = b"one\nboom\ntwo\nthree";
+        let mut out = Vec::new();
+        relay(Trickle { data: input, step: 3 }, &mut out, &Panics).unwrap();
+        assert_eq!(out, input);
     }
 
     #[test]

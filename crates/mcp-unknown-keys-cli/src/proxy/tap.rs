@@ -593,6 +593,30 @@ mod tests {
         assert_eq!(tap.pending.load(Ordering::Relaxed), MAX_PENDING_LISTINGS);
     }
 
+    use proptest::strategy::Strategy;
+
+    proptest::proptest! {
+        #[test]
+        fn no_jumble_of_json_rpc_fragments_panics(
+            lines in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(vec![
+                    "{", "}", "[", "]", ",", ":", "\"id\"", "1", "\"1\"", "-2.5e3", "null", "\"method\"",
+                    "\"tools/list\"", "\"tools/call\"", "\"notifications/tools/list_changed\"",
+                    "\"notifications/cancelled\"", "\"params\"", "\"name\"", "\"fs_read\"", "\"arguments\"",
+                    "\"result\"", "\"tools\"", "\"inputSchema\"", "\"properties\"", "\"nextCursor\"",
+                    "\"cursor\"", "\"requestId\"", "\"error\"", " ", "\\", "\"\\u00e9\"", "\u{e9}",
+                ]), 0..40).prop_map(|parts| parts.concat()),
+                0..30,
+            )
+        ) {
+            let (tap, _) = tap();
+            for line in &lines {
+                from_client(&tap, line);
+                tap.server().before_forward(line.as_bytes());
+            }
+        }
+    }
+
     #[test]
     fn nothing_read_from_a_line_panics() {
         let (tap, _) = tap();
