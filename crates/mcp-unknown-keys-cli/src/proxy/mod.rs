@@ -9,6 +9,17 @@
 //! - [`tap`] reads those lines and audits through the core's `Auditor`;
 //! - this module wires the command line, the child process, signals and the
 //!   exit status.
+//!
+//! The life of a session: when the client closes stdin, the server's stdin
+//! is closed and the server has [`EXIT_GRACE`] to exit, then gets SIGTERM,
+//! then SIGKILL. When the server exits, what it wrote is forwarded and the
+//! proxy exits with its status (128+N for signal N). SIGINT and SIGTERM
+//! sent to the proxy go to the server.
+//!
+//! Limits, each chosen so the relay never waits on the tap: a line over
+//! [`tap::MAX_TAPPED_LINE`] is forwarded but not read; a server line is read
+//! only when it may answer a pending `tools/list` or is a short
+//! `list_changed` notification. Unix only (signals, exit statuses).
 
 mod relay;
 mod signals;
