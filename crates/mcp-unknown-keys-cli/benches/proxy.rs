@@ -65,7 +65,7 @@ fn serve(answer: bool) {
         if input.read_until(b'\n', &mut line).unwrap() == 0 {
             return;
         }
-        let listing = memchr_find(&line, b"tools/list");
+        let listing = contains(&line, b"tools/list");
         if !listing && !answer {
             continue;
         }
@@ -81,7 +81,7 @@ fn serve(answer: bool) {
     }
 }
 
-fn memchr_find(haystack: &[u8], needle: &[u8]) -> bool {
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
