@@ -1,0 +1,84 @@
+//! SIGINT and SIGTERM go to the server: the proxy stands in for it, so a
+//! host that asks the "server" to stop asks the real one, and the proxy then
+//! exits with the server's status.
+
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::thread;
+
+/// The signals forwarded to the server.
+const FORWARDED: [libc::c_int; 2] = [libc::SIGINT, libc::SIGTERM];
+
+/// The forwarded signals, blocked in the proxy so that they wait for
+/// [`Blocked::forward_to`] instead of ending it.
+pub struct Blocked {
+    set: libc::sigset_t,
+}
+
+impl Blocked {
+    /// Blocks the forwarded signals in this thread and every thread it
+    /// starts afterwards: call it before starting any. A child process would
+    /// inherit the mask: spawn the server with [`Blocked::unblock_in`].
+    pub fn block() -> io::Result<Blocked> {
+        // SAFETY: the set is initialised by sigemptyset before any other
+        // use, and the calls only read and write it.
+        unsafe {
+            let mut set = MaybeUninit::<libc::sigset_t>::uninit();
+            libc::sigemptyset(set.as_mut_ptr());
+            let mut set = set.assume_init();
+            for signal in FORWARDED {
+                libc::sigaddset(&mut set, signal);
+            }
+            let error = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            if error != 0 {
+                return Err(io::Error::from_raw_os_error(error));
+            }
+            Ok(Blocked { set })
+        }
+    }
+
+    /// Unblocks the forwarded signals in the process `command` starts, so
+    /// that the server can be stopped by them.
+    pub fn unblock_in(&self, command: &mut Command) {
+        let set = self.set;
+        // SAFETY: the closure runs between fork and exec and only calls
+        // pthread_sigmask, which is async-signal-safe, on a copied set.
+        unsafe {
+            command.pre_exec(move || {
+                let error = libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+                if error != 0 {
+                    return Err(io::Error::from_raw_os_error(error));
+                }
+                Ok(())
+            });
+        }
+    }
+
+    /// Sends every forwarded signal the proxy receives from now on to `pid`,
+    /// from a thread of its own.
+    pub fn forward_to(self, pid: u32) {
+        let pid = pid as libc::pid_t;
+        thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                loop {
+                    let mut signal: libc::c_int = 0;
+                    // SAFETY: `set` is a valid, initialised signal set.
+                    if unsafe { libc::sigwait(&self.set, &mut signal) } != 0 {
+                        return;
+                    }
+                    // SAFETY: kill has no memory-safety preconditions.
+                    unsafe { libc::kill(pid, signal) };
+                }
+            })
+            .expect("the signal thread starts");
+    }
+}
+
+/// Sends `signal` to `pid`.
+pub fn send(pid: u32, signal: libc::c_int) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(pid as libc::pid_t, signal) };
+}

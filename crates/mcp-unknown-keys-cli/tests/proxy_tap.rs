@@ -1,0 +1,212 @@
+//! What the proxy learns and audits, message by message.
+//!
+//! The server here is `cat`: it echoes every line, so the test plays both
+//! sides. A line the test sends reaches the proxy from the client, and its
+//! echo reaches the proxy from the server; a `tools/list` response the test
+//! writes is, on its way back, the server's answer. Once a line's echo is
+//! read, the proxy has seen it in both directions.
+
+mod support;
+
+use support::{Finished, Session, call, list_request, list_response, summary};
+
+fn cat(options: &[&str]) -> Session {
+    Session::start(options, &["cat"])
+}
+
+fn says(tool: &str, keys: &[&str], id: &str) -> (String, Vec<String>, String) {
+    (
+        tool.into(),
+        keys.iter().map(|k| k.to_string()).collect(),
+        id.into(),
+    )
+}
+
+fn done(s: Session) -> Finished {
+    let finished = s.finish();
+    assert!(finished.status.success(), "{}", finished.stderr);
+    finished
+}
+
+const FS_READ: &[(&str, &[&str])] = &[("fs_read", &["path", "offset"])];
+
+#[test]
+fn a_call_is_audited_against_the_listing_and_each_pair_is_said_once() {
+    let mut s = cat(&[]);
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", FS_READ, None));
+    s.echo(&call("2", "fs_read", r#"{"path":"a","ffset":12,"the rest":"…"}"#));
+    s.echo(&call("3", "fs_read", r#"{"path":"a","ffset":13}"#));
+    s.echo(&call("4", "fs_read", r#"{"path":"a","offset":1,"reason":"why"}"#));
+    let finished = done(s);
+    assert_eq!(
+        summary(&finished.warnings),
+        [says("fs_read", &["ffset", "the rest"], "2")]
+    );
+    assert_eq!(
+        finished.warnings[0]["declared_keys"],
+        serde_json::json!(["offset", "path"])
+    );
+    assert_eq!(
+        finished.warning_lines(),
+        [
+            "mcp-unknown-keys: fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path"
+        ]
+    );
+}
+
+#[test]
+fn a_call_before_any_listing_is_not_audited() {
+    let mut s = cat(&[]);
+    s.echo(&call(r#""early""#, "fs_read", r#"{"path":"a","ffset":1}"#));
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", FS_READ, None));
+    s.echo(&call(r#""late""#, "fs_read", r#"{"path":"a","ffset":1}"#));
+    assert_eq!(summary(&done(s).warnings), [says("fs_read", &["ffset"], "late")]);
+}
+
+#[test]
+fn ids_are_strings_or_numbers_and_responses_may_come_in_any_order() {
+    let mut s = cat(&[]);
+    // Two listings in flight; a call and a server request in between.
+    s.echo(&list_request(r#""list-a""#, None));
+    s.echo(&list_request("7", None));
+    s.echo(&call("8", "early", r#"{"x":1}"#));
+    // A request from the server reusing a pending id is not a response.
+    s.echo(r#"{"jsonrpc":"2.0","id":7,"method":"roots/list","params":{"tools":[]}}"#);
+    s.echo(&list_response("7", &[("first", &["a"])], None));
+    s.echo(&call("9", "first", r#"{"a":1,"b":2}"#));
+    s.echo(&list_response(r#""list-a""#, &[("second", &["a"])], None));
+    s.echo(&call(r#""call-x""#, "second", r#"{"a":1,"c":2}"#));
+    s.echo(&call("10", "first", r#"{"a":1,"d":2}"#));
+    let finished = done(s);
+    assert_eq!(
+        summary(&finished.warnings),
+        [says("first", &["b"], "9"), says("second", &["c"], "call-x")]
+    );
+}
+
+#[test]
+fn a_paginated_listing_is_merged_and_replaces_the_catalogue_on_its_last_page() {
+    let mut s = cat(&[]);
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", &[("a", &["x"])], Some("page-2")));
+    // Not the last page yet: no catalogue.
+    s.echo(&call("2", "a", r#"{"k1":1}"#));
+    s.echo(&list_request("3", Some("page-2")));
+    s.echo(&list_response("3", &[("b", &["y"])], None));
+    s.echo(&call("4", "a", r#"{"k2":1}"#));
+    s.echo(&call("5", "b", r#"{"k3":1}"#));
+    // A new listing: the old catalogue holds until its last page.
+    s.echo(&list_request("6", None));
+    s.echo(&list_response("6", &[("b", &["y"])], Some("next")));
+    s.echo(&call("7", "a", r#"{"k4":1}"#));
+    s.echo(&list_request("8", Some("next")));
+    s.echo(&list_response("8", &[("c", &["z"])], None));
+    s.echo(&call("9", "a", r#"{"k5":1}"#));
+    s.echo(&call("10", "c", r#"{"k6":1}"#));
+    assert_eq!(
+        summary(&done(s).warnings),
+        [
+            says("a", &["k2"], "4"),
+            says("b", &["k3"], "5"),
+            says("a", &["k4"], "7"),
+            says("c", &["k6"], "10"),
+        ]
+    );
+}
+
+#[test]
+fn list_changed_drops_the_catalogue_until_the_next_listing() {
+    let mut s = cat(&[]);
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", FS_READ, None));
+    s.echo(&call("2", "fs_read", r#"{"k1":1}"#));
+    s.echo(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
+    s.echo(&call("3", "fs_read", r#"{"k2":1}"#));
+    s.echo(&list_request("4", None));
+    s.echo(&list_response("4", FS_READ, None));
+    s.echo(&call("5", "fs_read", r#"{"k3":1}"#));
+    assert_eq!(
+        summary(&done(s).warnings),
+        [says("fs_read", &["k1"], "2"), says("fs_read", &["k3"], "5")]
+    );
+}
+
+#[test]
+fn a_failed_listing_keeps_the_previous_catalogue() {
+    let mut s = cat(&[]);
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", FS_READ, None));
+    s.echo(&list_request("2", None));
+    s.echo(r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"boom"}}"#);
+    s.echo(&call("3", "fs_read", r#"{"k1":1}"#));
+    assert_eq!(summary(&done(s).warnings), [says("fs_read", &["k1"], "3")]);
+}
+
+#[test]
+fn lines_the_tap_cannot_read_pass_untouched_and_do_not_disturb_it() {
+    let mut s = cat(&[]);
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", FS_READ, None));
+    let unreadable: [&[u8]; 7] = [
+        b"\xff\xfe{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}\n",
+        b"this is not JSON at all, tools/call\n",
+        b"[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"fs_read\",\"arguments\":{\"batch\":1}}}]\n",
+        b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/frobnicate\",\"params\":{\"name\":\"fs_read\",\"arguments\":{\"k\":1}}}\n",
+        b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"fs_read\",\"arguments\":\"not an object\"}}\n",
+        b"\r\n",
+        b"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/call\",\"params\":{\"name\":\"fs_read\",\"arguments\":{\"path\":\"\xc3\xa9\",\"k\xff\":1}}}\n",
+    ];
+    for line in unreadable {
+        s.send_bytes(line);
+        assert_eq!(s.recv(), line);
+    }
+    s.echo(&call("7", "fs_read", r#"{"path":"a","after":1}"#));
+    assert_eq!(summary(&done(s).warnings), [says("fs_read", &["after"], "7")]);
+}
+
+#[test]
+fn a_ten_mib_call_passes_unchanged_and_is_audited() {
+    let mut s = cat(&[]);
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", FS_READ, None));
+    let big = call(
+        "2",
+        "fs_read",
+        &format!(r#"{{"path":"{}","huge":true}}"#, "x".repeat(10 << 20)),
+    );
+    s.echo(&big);
+    assert_eq!(summary(&done(s).warnings), [says("fs_read", &["huge"], "2")]);
+}
+
+#[test]
+fn allowed_keys_are_tolerated_and_quiet_silences_stderr_but_not_the_log() {
+    let mut s = cat(&["--allow", "toolCallId", "--allow", "_auth", "--quiet"]);
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", FS_READ, None));
+    s.echo(&call(
+        "2",
+        "fs_read",
+        r#"{"path":"a","toolCallId":"x","_auth":1,"ffset":2}"#,
+    ));
+    let finished = done(s);
+    assert_eq!(summary(&finished.warnings), [says("fs_read", &["ffset"], "2")]);
+    assert!(finished.warning_lines().is_empty(), "{}", finished.stderr);
+}
+
+#[test]
+fn warnings_name_keys_never_values() {
+    let mut s = cat(&[]);
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", FS_READ, None));
+    s.echo(&call(
+        "2",
+        "fs_read",
+        r#"{"path":"SECRET-PATH","token":"SECRET-VALUE"}"#,
+    ));
+    let finished = done(s);
+    let log = &finished.log;
+    assert!(log.contains("token") && !log.contains("SECRET"), "{log}");
+    assert!(finished.stderr.contains("token") && !finished.stderr.contains("SECRET"));
+}

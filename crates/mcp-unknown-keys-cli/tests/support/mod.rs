@@ -1,0 +1,275 @@
+//! Shared by the proxy's integration tests: start the proxy, talk to it
+//! line by line, read its warnings.
+
+#![allow(dead_code)] // each test file uses a part
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// How long a test waits for any one answer before failing.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+/// The `mcp-unknown-keys` binary under test.
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_mcp-unknown-keys")
+}
+
+/// A third-party test prerequisite, installed by `scripts/test-deps`.
+pub fn prerequisite(var: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| {
+        panic!("{var} is not set: run scripts/test, which installs it (or eval \"$(scripts/test-deps)\")")
+    })
+}
+
+/// `mcp-unknown-keys proxy OPTIONS -- SERVER...` with piped stdio.
+pub fn proxy_command(options: &[&str], server: &[&str]) -> Command {
+    let mut command = Command::new(binary());
+    command
+        .arg("proxy")
+        .args(options)
+        .arg("--")
+        .args(server)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    command
+}
+
+/// A running proxy, spoken to line by line.
+pub struct Session {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<Vec<u8>>,
+    stderr: Option<thread::JoinHandle<String>>,
+    pub log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Session {
+    /// Starts `proxy --log LOG OPTIONS -- SERVER...`.
+    pub fn start(options: &[&str], server: &[&str]) -> Session {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("warnings.jsonl");
+        let mut all = vec!["--log", log.to_str().unwrap()];
+        all.extend_from_slice(options);
+        let mut child = proxy_command(&all, server).spawn().expect("the proxy starts");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().unwrap();
+        let mut stderr = child.stderr.take().unwrap();
+        let (send, lines) = mpsc::channel();
+        thread::spawn(move || {
+            let mut stdout = BufReader::new(stdout);
+            loop {
+                let mut line = Vec::new();
+                match stdout.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        if send.send(line).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        let stderr = thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        Session {
+            child,
+            stdin,
+            lines,
+            stderr: Some(stderr),
+            log,
+            _dir: dir,
+        }
+    }
+
+    /// Sends raw bytes as they are.
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        self.stdin.as_mut().expect("stdin open").write_all(bytes).unwrap();
+    }
+
+    /// Sends one line (a newline is added).
+    pub fn send(&mut self, line: &str) {
+        let mut bytes = line.as_bytes().to_vec();
+        bytes.push(b'\n');
+        self.send_bytes(&bytes);
+    }
+
+    /// The next line the proxy wrote to stdout, newline included.
+    pub fn recv(&mut self) -> Vec<u8> {
+        self.lines
+            .recv_timeout(PATIENCE)
+            .expect("the proxy forwards a line in time")
+    }
+
+    /// Sends a line to an echoing server and checks it comes back unchanged:
+    /// the proxy has seen it in both directions once this returns.
+    pub fn echo(&mut self, line: &str) {
+        self.send(line);
+        let back = self.recv();
+        assert_eq!(String::from_utf8_lossy(&back), format!("{line}\n"));
+    }
+
+    /// Closes stdin and waits for the proxy to exit.
+    pub fn finish(mut self) -> Finished {
+        drop(self.stdin.take());
+        let status = wait_with_patience(&mut self.child);
+        let stderr = self.stderr.take().unwrap().join().unwrap();
+        let mut stdout = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(PATIENCE) {
+            stdout.extend(line);
+        }
+        Finished {
+            status,
+            stderr,
+            stdout,
+            warnings: read_warnings(&self.log),
+            log: std::fs::read_to_string(&self.log).unwrap_or_default(),
+        }
+    }
+
+    /// The warnings logged so far.
+    pub fn warnings(&self) -> Vec<Value> {
+        read_warnings(&self.log)
+    }
+}
+
+impl Drop for Session {
+    /// Stops a proxy still running with SIGTERM, which it forwards, so that
+    /// its server does not outlive the test.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &self.child.id().to_string()])
+                .status();
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(10));
+            }
+            let _ = self.child.kill();
+        }
+        let _ = self.child.wait();
+    }
+}
+
+/// How a session ended.
+pub struct Finished {
+    /// The proxy's exit status.
+    pub status: ExitStatus,
+    /// Everything the proxy (and the server) wrote to stderr.
+    pub stderr: String,
+    /// What the proxy wrote to stdout after the last line read.
+    pub stdout: Vec<u8>,
+    /// Every warning logged.
+    pub warnings: Vec<Value>,
+    /// The log as written.
+    pub log: String,
+}
+
+impl Finished {
+    /// The stderr lines that are warnings.
+    pub fn warning_lines(&self) -> Vec<&str> {
+        self.stderr
+            .lines()
+            .filter(|l| l.starts_with("mcp-unknown-keys: "))
+            .collect()
+    }
+}
+
+/// Waits for a child to exit, killing it and failing after [`PATIENCE`].
+pub fn wait_with_patience(child: &mut Child) -> ExitStatus {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the process did not exit in time");
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Reads a warnings log: one JSON object per line, each checked to carry
+/// the four fields with the right types.
+pub fn read_warnings(log: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .map(|line| {
+            let warning: Value = serde_json::from_str(line).expect("each log line is JSON");
+            assert!(warning["tool"].is_string(), "{line}");
+            assert!(warning["unknown_keys"].is_array(), "{line}");
+            assert!(warning["declared_keys"].is_array(), "{line}");
+            assert!(warning["id"].is_string(), "{line}");
+            warning
+        })
+        .collect()
+}
+
+/// The (tool, unknown keys, id) of each warning, for compact assertions.
+pub fn summary(warnings: &[Value]) -> Vec<(String, Vec<String>, String)> {
+    warnings
+        .iter()
+        .map(|w| {
+            let keys = w["unknown_keys"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k.as_str().unwrap().to_owned())
+                .collect();
+            (
+                w["tool"].as_str().unwrap().to_owned(),
+                keys,
+                w["id"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A `tools/list` request.
+pub fn list_request(id: &str, cursor: Option<&str>) -> String {
+    match cursor {
+        None => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#),
+        Some(cursor) => {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{"cursor":"{cursor}"}}}}"#)
+        }
+    }
+}
+
+/// A `tools/list` response listing `tools` (name, declared keys), written as
+/// the TypeScript SDK writes it (`result` first, `id` last).
+pub fn list_response(id: &str, tools: &[(&str, &[&str])], next_cursor: Option<&str>) -> String {
+    let tools: Vec<Value> = tools
+        .iter()
+        .map(|(name, keys)| {
+            let properties: serde_json::Map<String, Value> = keys
+                .iter()
+                .map(|k| (k.to_string(), serde_json::json!({"type": "string"})))
+                .collect();
+            serde_json::json!({"name": name, "inputSchema": {"type": "object", "properties": properties}})
+        })
+        .collect();
+    let mut result = serde_json::json!({ "tools": tools });
+    if let Some(cursor) = next_cursor {
+        result["nextCursor"] = cursor.into();
+    }
+    format!(r#"{{"result":{result},"jsonrpc":"2.0","id":{id}}}"#)
+}
+
+/// A `tools/call` request.
+pub fn call(id: &str, tool: &str, arguments: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+    )
+}
