@@ -1,0 +1,111 @@
+//! Throughput of `mcp-unknown-keys audit` on a generated Claude Code
+//! transcript of a few hundred MB, against a plain read of the same file:
+//! a line-counting loop (the same buffered `read_until` the audit reads
+//! with) and `wc -l`. Each figure is the best of a few runs; the ratios are
+//! the figures to quote (see BENCHMARKS.md).
+//!
+//! `cargo bench -p mcp-unknown-keys-cli --bench audit_throughput`;
+//! `AUDIT_BENCH_MB` sets the transcript's size (default 300).
+
+#[path = "../tests/support/transcript.rs"]
+mod transcript;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 3;
+
+fn main() {
+    let megabytes: u64 = std::env::var("AUDIT_BENCH_MB")
+        .ok()
+        .and_then(|mb| mb.parse().ok())
+        .unwrap_or(300);
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("audit-bench-transcript.jsonl");
+    let written = generate(&path, megabytes << 20);
+    let bytes = written.bytes as f64;
+    println!(
+        "transcript: {:.0} MB, {} lines, {} calls ({} with an undeclared key)",
+        bytes / 1e6,
+        written.lines,
+        written.calls,
+        written.undeclared
+    );
+
+    let count_loop = best(|| count_lines(&path));
+    let wc = best(|| run(Command::new("wc").arg("-l").arg(&path)));
+    let audit_jsonl = best(|| {
+        run(Command::new(env!("CARGO_BIN_EXE_mcp-unknown-keys"))
+            .arg("audit")
+            .arg(&path))
+    });
+    let audit_text = best(|| {
+        run(Command::new(env!("CARGO_BIN_EXE_mcp-unknown-keys"))
+            .args(["audit", "--format", "text"])
+            .arg(&path))
+    });
+
+    let rate = |time: Duration| bytes / time.as_secs_f64() / 1e6;
+    println!("{:<32} {:>10} {:>12}", "", "MB/s", "time vs loop");
+    for (name, time) in [
+        ("line-counting loop", count_loop),
+        ("wc -l", wc),
+        ("audit --format jsonl", audit_jsonl),
+        ("audit --format text", audit_text),
+    ] {
+        println!(
+            "{name:<32} {:>10.0} {:>11.2}x",
+            rate(time),
+            time.as_secs_f64() / count_loop.as_secs_f64()
+        );
+    }
+    println!(
+        "audit (jsonl) runs at {:.2}x the line-counting loop's rate and {:.2}x wc -l's",
+        count_loop.as_secs_f64() / audit_jsonl.as_secs_f64(),
+        wc.as_secs_f64() / audit_jsonl.as_secs_f64()
+    );
+    let _ = std::fs::remove_file(&path);
+}
+
+fn generate(path: &Path, min_bytes: u64) -> transcript::Written {
+    let mut out = BufWriter::new(File::create(path).expect("create the transcript"));
+    let written = transcript::write_transcript(&mut out, min_bytes).expect("write the transcript");
+    out.flush().expect("write the transcript");
+    written
+}
+
+fn best(mut measure: impl FnMut()) -> Duration {
+    (0..RUNS)
+        .map(|_| {
+            let start = Instant::now();
+            measure();
+            start.elapsed()
+        })
+        .min()
+        .expect("RUNS > 0")
+}
+
+fn count_lines(path: &Path) {
+    let mut reader = BufReader::with_capacity(256 << 10, File::open(path).expect("open"));
+    let mut line = Vec::with_capacity(64 << 10);
+    let mut lines = 0u64;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).expect("read") == 0 {
+            break;
+        }
+        lines += 1;
+    }
+    std::hint::black_box(lines);
+}
+
+fn run(command: &mut Command) {
+    let status = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .status()
+        .expect("run");
+    assert!(status.success(), "{command:?} failed: {status}");
+}
