@@ -1,0 +1,3 @@
+//! Helpers shared by the integration tests and the benchmark.
+
+pub mod transcript;
