@@ -132,8 +132,15 @@ struct Entry<'a> {
 impl Entry<'_> {
     /// Hands what this entry, whose text is `raw`, carries to `to`; `false`
     /// when it carries nothing the audit knows. `outer` is whether it is a
-    /// whole line, whose
-    /// `message` or `payload` may wrap the entry that matters.
+    /// whole line, whose `message` or `payload` may wrap the entry that
+    /// matters.
+    ///
+    /// The first member that decides wins, in this order: a logged warning
+    /// (`tool` and `unknown_keys`), a catalogue (`tools`), a JSON-RPC
+    /// response (`result`) or request (`method`), a chat message
+    /// (`tool_calls`), an OpenAI call (`function`), a Codex item
+    /// (`type: function_call`), an assistant message's `content` blocks, and
+    /// last the `message` or `payload` a transcript line wraps them in.
     fn dispatch(&self, raw: &str, to: &mut impl Handler, outer: bool) -> bool {
         if self.unknown_keys.is_some() && self.tool.is_some() {
             return Entry::logged_warning(raw, to);
@@ -181,7 +188,7 @@ impl Entry<'_> {
     fn request(&self, method: &str, to: &mut impl Handler) -> bool {
         match method {
             "tools/call" => {
-                let Some(params) = self.params.and_then(|p| parse::<Params>(p)) else {
+                let Some(params) = self.params.and_then(parse::<Params>) else {
                     return false;
                 };
                 let Some(name) = params.name.and_then(text) else {

@@ -53,7 +53,7 @@ pub fn write_transcript(out: &mut impl Write, min_bytes: u64) -> io::Result<Writ
         emit(out, &line, &mut written)?;
 
         line.clear();
-        let undeclared = turn % UNDECLARED_EVERY == 0;
+        let undeclared = turn.is_multiple_of(UNDECLARED_EVERY);
         assistant_tool_use(&mut line, turn, undeclared);
         emit(out, &line, &mut written)?;
         written.calls += 1;
