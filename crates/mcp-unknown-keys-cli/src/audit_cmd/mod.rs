@@ -10,6 +10,22 @@
 //! raised (`--format jsonl`), or counts everything for a readable report
 //! (`--format text`, [`report`]).
 //!
+//! Decisions a recording leaves open, made here:
+//!
+//! - **Paginated listings.** A `tools/list` response (`result.tools`)
+//!   replaces the catalogue, unless the previous listing was a page with a
+//!   `nextCursor`: it then extends it, as a further page of the same listing.
+//!   A response with an `error` keeps the catalogue; the list-changed
+//!   notification drops it until the next listing, as in the proxy.
+//! - **The proxy's `--log`.** A logged warning is said again through the
+//!   auditor, against the declaration it records: a pair repeated across
+//!   logs (one proxy run after another) is said once, `--allow` applies, and
+//!   the text report counts each logged warning as one call carrying its
+//!   keys (the log holds first occurrences only).
+//! - **Lines.** Blank lines are passed over uncounted; a line that is not
+//!   JSON (or not UTF-8) is counted as unreadable and named on stderr (the
+//!   first few); JSON of no known shape is counted as skipped.
+//!
 //! Memory holds one line, the catalogue and the distinct (tool, key) pairs:
 //! never the input.
 
@@ -74,19 +90,24 @@ pub fn run(args: Args) -> ExitCode {
             eprintln!("mcp-unknown-keys audit: {message}");
             ExitCode::from(2)
         }
-        // The reader of stdout went away (`| head`): nothing more to say.
-        Err(Failure::Closed) => ExitCode::SUCCESS,
+        // The reader of stdout went away (`| head`): nothing more to say,
+        // but a gate still learns whether a warning was raised.
+        Err(Failure::Closed { warned }) if warned && args.fail_on_warning => ExitCode::from(1),
+        Err(Failure::Closed { .. }) => ExitCode::SUCCESS,
     }
 }
 
 enum Failure {
+    /// A usage error, or a catalogue or input that cannot be read: the
+    /// message says which and why.
     Usage(String),
-    Closed,
+    /// Stdout was closed by its reader.
+    Closed { warned: bool },
 }
 
-fn output_error(error: io::Error) -> Failure {
+fn output_error(error: io::Error, warned: bool) -> Failure {
     if error.kind() == io::ErrorKind::BrokenPipe {
-        Failure::Closed
+        Failure::Closed { warned }
     } else {
         Failure::Usage(format!("cannot write the output: {error}"))
     }
@@ -120,7 +141,7 @@ fn audit(args: &Args) -> Result<u64, Failure> {
         let mut out = io::stdout().lock();
         report::write_text(&replay.tally, &mut out)
             .and_then(|()| out.flush())
-            .map_err(output_error)?;
+            .map_err(|e| output_error(e, replay.tally.warnings > 0))?;
     }
     Ok(replay.tally.warnings)
 }
@@ -152,7 +173,7 @@ fn replay_input<W: Write>(input: Input, replay: &mut Replay<W>) -> Result<(), Fa
     });
     read.map_err(|e| Failure::Usage(format!("cannot read the input {name}: {e}")))?;
     match replay.take_write_error() {
-        Some(error) => Err(output_error(error)),
+        Some(error) => Err(output_error(error, replay.tally.warnings > 0)),
         None => Ok(()),
     }
 }
