@@ -290,7 +290,7 @@ fn other_lines_are_skipped_and_unreadable_lines_named_on_stderr() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("mixed.jsonl");
     let text = format!(
-        "{}\nnot JSON at all\n{{\"role\":\"user\",\"content\":\"hi\"}}\n\n42\n{{\"truncated\":\n{}\n",
+        "{}\nnot JSON at all\n{{\"role\":\"user\",\"content\":\"hi\"}}\n\n42\n{{\"truncated\":\n{{\"type\":\"system\",\"message\":\"compacted\"}}\n{}\n",
         mcp_catalogue(),
         openai_call("c", "fs_read", json!(r#"{"ffset":1}"#)),
     );
@@ -309,7 +309,7 @@ fn other_lines_are_skipped_and_unreadable_lines_named_on_stderr() {
         run.stderr
     );
     assert_eq!(total(&run.stdout, "unreadable lines"), 2);
-    assert_eq!(total(&run.stdout, "lines of no known shape"), 2);
+    assert_eq!(total(&run.stdout, "lines of no known shape"), 3);
     assert_eq!(total(&run.stdout, "calls read"), 1);
     assert_eq!(total(&run.stdout, "warnings raised"), 1);
 }
@@ -543,6 +543,13 @@ fn the_proxy_log_audits_again_into_the_same_warnings() {
     let report = audit(&["--format", "text", &log, &log], "");
     assert_eq!(finding(&report.stdout, "ffset"), (2, "4".to_owned()));
     assert_eq!(total(&report.stdout, "warnings re-read from a log"), 8);
+
+    // Fields a later proxy adds are ignored, whatever their type.
+    let later = r#"{"tool":"fs_read","unknown_keys":["ffset"],"declared_keys":["path"],"id":"1","message":"x","hints":[{"cause":"typo"}]}"#;
+    assert_eq!(
+        warnings(&audit(&[], &format!("{later}\n"))),
+        [said("fs_read", &["ffset"], &["path"], "1")]
+    );
 
     // An allowed key is tolerated in a logged warning too.
     let allowed = audit(&["--allow", "recursive", &log], "");

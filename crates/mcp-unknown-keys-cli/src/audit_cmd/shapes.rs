@@ -9,10 +9,13 @@
 //! `Cow` that borrows from the line when it holds no escape.
 
 use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
 
 use mcp_unknown_keys::audit::{Arguments, Call, Warning};
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -113,11 +116,11 @@ struct Entry<'a> {
     #[serde(borrow)]
     role: Option<&'a RawValue>,
     #[serde(borrow)]
-    message: Option<&'a RawValue>,
+    message: Option<Nested<'a>>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
     #[serde(borrow)]
-    payload: Option<&'a RawValue>,
+    payload: Option<Nested<'a>>,
     #[serde(borrow)]
     name: Option<&'a RawValue>,
     #[serde(borrow)]
@@ -166,15 +169,15 @@ impl Entry<'_> {
             Some("function_call") => return self.codex_call(to),
             Some("user") if outer => return false,
             Some("response_item") if outer => {
-                return self.payload.is_some_and(|payload| nested(payload, to));
+                return self.payload.as_ref().is_some_and(|payload| payload.dispatch(to));
             }
             _ => {}
         }
         if let Some(content) = self.content.filter(|_| self.is_assistant()) {
             return read_tool_use_blocks(content, to);
         }
-        if outer && let Some(message) = self.message {
-            return nested(message, to);
+        if outer && let Some(message) = &self.message {
+            return message.dispatch(to);
         }
         false
     }
@@ -230,9 +233,66 @@ impl Entry<'_> {
 }
 
 /// An entry one level down: a Claude Code line's `message`, a Codex
-/// rollout line's `payload`.
-fn nested(raw: &RawValue, to: &mut impl Handler) -> bool {
-    parse::<Entry>(raw).is_some_and(|entry| entry.dispatch(raw.get(), to, false))
+/// rollout line's `payload`. It is read in the same pass as the line, so a
+/// transcript line is scanned once; a member that is not an object is
+/// passed over, not an error.
+struct Nested<'a>(Option<Box<Entry<'a>>>);
+
+impl Nested<'_> {
+    fn dispatch(&self, to: &mut impl Handler) -> bool {
+        // Its own text is not kept: a nested entry is never a logged warning.
+        self.0.as_ref().is_some_and(|entry| entry.dispatch("", to, false))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Nested<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(NestedVisitor(PhantomData))
+    }
+}
+
+struct NestedVisitor<'a>(PhantomData<Entry<'a>>);
+
+impl<'de: 'a, 'a> Visitor<'de> for NestedVisitor<'a> {
+    type Value = Nested<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Nested<'a>, A::Error> {
+        let entry = Entry::deserialize(MapAccessDeserializer::new(map))?;
+        Ok(Nested(Some(Box::new(entry))))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Nested<'a>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Nested(None))
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Nested<'a>, E> {
+        Ok(Nested(None))
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Nested<'a>, E> {
+        Ok(Nested(None))
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Nested<'a>, E> {
+        Ok(Nested(None))
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Nested<'a>, E> {
+        Ok(Nested(None))
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Nested<'a>, E> {
+        Ok(Nested(None))
+    }
+
+    fn visit_unit<E>(self) -> Result<Nested<'a>, E> {
+        Ok(Nested(None))
+    }
 }
 
 /// A JSON-RPC response: a `tools/list` result (or a page of one) is a
