@@ -443,3 +443,34 @@ fn is_array(raw: &RawValue) -> bool {
 fn parse<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
     serde_json::from_str(raw.get()).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(json: &str) -> &RawValue {
+        serde_json::from_str(json).expect("JSON")
+    }
+
+    #[test]
+    fn a_string_without_escapes_is_borrowed_from_the_line() {
+        assert!(matches!(text(raw(r#""fs_read""#)), Some(Cow::Borrowed("fs_read"))));
+        let escaped = text(raw(r#""{\"path\":\"a\"}""#));
+        assert!(matches!(&escaped, Some(Cow::Owned(_))));
+        assert_eq!(escaped.as_deref(), Some(r#"{"path":"a"}"#));
+        assert_eq!(text(raw("12")), None);
+    }
+
+    #[test]
+    fn a_wrapper_member_that_is_not_an_object_is_passed_over() {
+        for line in [
+            r#"{"type":"system","message":"compacted"}"#,
+            r#"{"type":"response_item","payload":[1,{"a":2}]}"#,
+            r#"{"message":null,"payload":true}"#,
+        ] {
+            let entry: Entry = serde_json::from_str(line).expect(line);
+            assert!(entry.message.as_ref().is_none_or(|m| m.0.is_none()), "{line}");
+            assert!(entry.payload.as_ref().is_none_or(|p| p.0.is_none()), "{line}");
+        }
+    }
+}
