@@ -454,7 +454,10 @@ mod tests {
 
     #[test]
     fn a_string_without_escapes_is_borrowed_from_the_line() {
-        assert!(matches!(text(raw(r#""fs_read""#)), Some(Cow::Borrowed("fs_read"))));
+        assert!(matches!(
+            text(raw(r#""fs_read""#)),
+            Some(Cow::Borrowed("fs_read"))
+        ));
         let escaped = text(raw(r#""{\"path\":\"a\"}""#));
         assert!(matches!(&escaped, Some(Cow::Owned(_))));
         assert_eq!(escaped.as_deref(), Some(r#"{"path":"a"}"#));
