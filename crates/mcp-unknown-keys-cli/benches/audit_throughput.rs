@@ -19,6 +19,9 @@ use std::time::{Duration, Instant};
 
 const RUNS: usize = 5;
 
+/// A named thing to time.
+type Measure<'a> = (&'static str, Box<dyn Fn() + 'a>);
+
 fn main() {
     let megabytes: u64 = std::env::var("AUDIT_BENCH_MB")
         .ok()
@@ -36,7 +39,7 @@ fn main() {
     );
 
     let bin = env!("CARGO_BIN_EXE_mcp-unknown-keys");
-    let mut measures: Vec<(&str, Box<dyn Fn()>)> = vec![
+    let mut measures: Vec<Measure> = vec![
         ("line-counting loop", Box::new(|| count_lines(&path))),
         ("wc -l", Box::new(|| run(Command::new("wc").arg("-l").arg(&path)))),
         (
@@ -53,7 +56,7 @@ fn main() {
         ),
     ];
     let times = best_interleaved(&mut measures);
-    let [count_loop, wc, json_floor, audit_jsonl, audit_text] = times[..] else {
+    let [count_loop, wc, json_floor, audit_jsonl, _] = times[..] else {
         unreachable!("five measures")
     };
 
@@ -92,7 +95,7 @@ fn generate(path: &Path, min_bytes: u64) -> transcript::Written {
 /// The best time of each measure over `RUNS` rounds, the measures taking
 /// turns within a round so that a burst of load on a shared machine hits
 /// them alike.
-fn best_interleaved(measures: &mut [(&str, Box<dyn Fn() + '_>)]) -> Vec<Duration> {
+fn best_interleaved(measures: &mut [Measure<'_>]) -> Vec<Duration> {
     let mut best = vec![Duration::MAX; measures.len()];
     for _ in 0..RUNS {
         for ((_, measure), best) in measures.iter().zip(&mut best) {
