@@ -1,7 +1,9 @@
-//! Shared by the proxy's integration tests: start the proxy, talk to it
-//! line by line, read its warnings.
+//! Shared by the integration tests: start the proxy, talk to it line by
+//! line, read its warnings; generate transcripts for `audit`.
 
 #![allow(dead_code)] // each test file uses a part
+
+pub mod transcript;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,149 @@
+//! Throughput of `mcp-unknown-keys audit` on a generated Claude Code
+//! transcript of a few hundred MB, against a plain read of the same file:
+//! a line-counting loop (the same buffered `read_until` the audit reads
+//! with) and `wc -l`. Each figure is the best of a few runs; the ratios are
+//! the figures to quote (see BENCHMARKS.md).
+//!
+//! `cargo bench -p mcp-unknown-keys-cli --bench audit_throughput`;
+//! `AUDIT_BENCH_MB` sets the transcript's size (default 300);
+//! `AUDIT_BENCH_KEEP=1` keeps the file afterwards, to profile against.
+
+#[path = "../tests/support/transcript.rs"]
+mod transcript;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const RUNS: usize = 5;
+
+/// A named thing to time.
+type Measure<'a> = (&'static str, Box<dyn Fn() + 'a>);
+
+fn main() {
+    let megabytes: u64 = std::env::var("AUDIT_BENCH_MB")
+        .ok()
+        .and_then(|mb| mb.parse().ok())
+        .unwrap_or(300);
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("audit-bench-transcript.jsonl");
+    let written = generate(&path, megabytes << 20);
+    let bytes = written.bytes as f64;
+    println!(
+        "transcript: {:.0} MB, {} lines, {} calls ({} with an undeclared key)",
+        bytes / 1e6,
+        written.lines,
+        written.calls,
+        written.undeclared
+    );
+
+    let bin = env!("CARGO_BIN_EXE_mcp-unknown-keys");
+    let mut measures: Vec<Measure> = vec![
+        ("line-counting loop", Box::new(|| count_lines(&path))),
+        ("wc -l", Box::new(|| run(Command::new("wc").arg("-l").arg(&path)))),
+        (
+            "read + validate each line (floor)",
+            Box::new(|| validate_lines(&path)),
+        ),
+        (
+            "audit --format jsonl",
+            Box::new(|| run(Command::new(bin).arg("audit").arg(&path))),
+        ),
+        (
+            "audit --format text",
+            Box::new(|| run(Command::new(bin).args(["audit", "--format", "text"]).arg(&path))),
+        ),
+    ];
+    let times = best_interleaved(&mut measures);
+    let [count_loop, wc, json_floor, audit_jsonl, _] = times[..] else {
+        unreachable!("five measures")
+    };
+
+    let rate = |time: Duration| bytes / time.as_secs_f64() / 1e6;
+    println!("{:<36} {:>10} {:>12}", "", "MB/s", "time vs loop");
+    for ((name, _), &time) in measures.iter().zip(&times) {
+        println!(
+            "{name:<36} {:>10.0} {:>11.2}x",
+            rate(time),
+            time.as_secs_f64() / count_loop.as_secs_f64()
+        );
+    }
+    println!(
+        "audit (jsonl) runs at {:.2}x the line-counting loop's rate and {:.2}x wc -l's",
+        count_loop.as_secs_f64() / audit_jsonl.as_secs_f64(),
+        wc.as_secs_f64() / audit_jsonl.as_secs_f64()
+    );
+    println!(
+        "audit (jsonl) takes {:.2}x the time of reading and validating each line with serde_json",
+        audit_jsonl.as_secs_f64() / json_floor.as_secs_f64()
+    );
+    if std::env::var_os("AUDIT_BENCH_KEEP").is_some() {
+        println!("kept for profiling: {}", path.display());
+    } else {
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+fn generate(path: &Path, min_bytes: u64) -> transcript::Written {
+    let mut out = BufWriter::new(File::create(path).expect("create the transcript"));
+    let written = transcript::write_transcript(&mut out, min_bytes).expect("write the transcript");
+    out.flush().expect("write the transcript");
+    written
+}
+
+/// The best time of each measure over `RUNS` rounds, the measures taking
+/// turns within a round so that a burst of load on a shared machine hits
+/// them alike.
+fn best_interleaved(measures: &mut [Measure<'_>]) -> Vec<Duration> {
+    let mut best = vec![Duration::MAX; measures.len()];
+    for _ in 0..RUNS {
+        for ((_, measure), best) in measures.iter().zip(&mut best) {
+            let start = Instant::now();
+            measure();
+            *best = (*best).min(start.elapsed());
+        }
+    }
+    best
+}
+
+fn count_lines(path: &Path) {
+    let mut reader = BufReader::with_capacity(256 << 10, File::open(path).expect("open"));
+    let mut line = Vec::with_capacity(64 << 10);
+    let mut lines = 0u64;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).expect("read") == 0 {
+            break;
+        }
+        lines += 1;
+    }
+    std::hint::black_box(lines);
+}
+
+/// The floor: each line read as the audit reads it and checked to be JSON
+/// with `IgnoredAny`, which builds nothing. No audit can know a line's shape
+/// for less.
+fn validate_lines(path: &Path) {
+    let mut reader = BufReader::with_capacity(256 << 10, File::open(path).expect("open"));
+    let mut line = Vec::with_capacity(64 << 10);
+    let mut valid = 0u64;
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).expect("read") == 0 {
+            break;
+        }
+        let text = std::str::from_utf8(&line).expect("UTF-8");
+        valid += u64::from(serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok());
+    }
+    std::hint::black_box(valid);
+}
+
+fn run(command: &mut Command) {
+    let status = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .status()
+        .expect("run");
+    assert!(status.success(), "{command:?} failed: {status}");
+}

@@ -1,0 +1,227 @@
+//! What the audit counted, and the readable report made of it.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use mcp_unknown_keys::audit::{Catalog, Printable, Skip, Warning};
+
+/// Everything the audit counts. Its size grows with the distinct (tool, key)
+/// pairs and the tools listed, never with the number of lines read.
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Non-blank lines read.
+    pub lines: u64,
+    /// Lines that were not JSON.
+    pub unreadable_lines: u64,
+    /// JSON lines of no shape the audit knows.
+    pub skipped_lines: u64,
+    /// Catalogues read (`--tools`, listings and pages in the input).
+    pub catalogues: u64,
+    /// Calls found in the input.
+    pub calls: u64,
+    /// Calls audited against their tool's declaration.
+    pub audited: u64,
+    /// Calls not audited: tool not in the catalogue (or none known yet).
+    pub skipped_unlisted: u64,
+    /// Calls not audited: the tool declares nothing.
+    pub skipped_declares_nothing: u64,
+    /// Calls not audited: arguments absent or not a JSON object.
+    pub skipped_not_an_object: u64,
+    /// Warnings re-read from a proxy's `--log`.
+    pub logged_warnings: u64,
+    /// Warnings raised (each pair said once).
+    pub warnings: u64,
+    /// Per tool, its undeclared keys.
+    pub tools: BTreeMap<String, ToolFindings>,
+    /// Tools listed as declaring nothing, with how many calls to them were
+    /// therefore never audited.
+    pub declares_nothing: BTreeMap<String, u64>,
+}
+
+/// The undeclared keys seen on one tool.
+#[derive(Debug, Default)]
+pub struct ToolFindings {
+    /// What the tool declared, as the latest warning about it said.
+    pub declared_keys: Vec<String>,
+    /// Per undeclared key, the calls that carried it.
+    pub keys: BTreeMap<String, KeyCount>,
+}
+
+/// How often one undeclared key was carried.
+#[derive(Debug)]
+pub struct KeyCount {
+    /// Calls that carried the key (every occurrence, not just the first).
+    pub calls: u64,
+    /// The id of the first call that carried it (`""` when it had none).
+    pub first_id: String,
+}
+
+impl Tally {
+    /// Counts a call that was not audited, and why.
+    pub fn skipped(&mut self, tool: &str, skip: Skip) {
+        match skip {
+            Skip::UnlistedTool => self.skipped_unlisted += 1,
+            Skip::NotAnObject => self.skipped_not_an_object += 1,
+            Skip::DeclaresNothing => {
+                self.skipped_declares_nothing += 1;
+                if let Some(calls) = self.declares_nothing.get_mut(tool) {
+                    *calls += 1;
+                }
+            }
+        }
+    }
+
+    /// Counts one call's undeclared keys (all of them, said before or not).
+    pub fn carried(&mut self, tool: &str, undeclared: &[String], id: impl FnOnce() -> String) {
+        if undeclared.is_empty() {
+            return;
+        }
+        let findings = match self.tools.get_mut(tool) {
+            Some(findings) => findings,
+            None => self.tools.entry(tool.to_owned()).or_default(),
+        };
+        let mut id = Some(id);
+        for key in undeclared {
+            match findings.keys.get_mut(key.as_str()) {
+                Some(count) => count.calls += 1,
+                None => {
+                    let first_id = id.take().map(|id| id()).unwrap_or_default();
+                    findings.keys.insert(key.clone(), KeyCount { calls: 1, first_id });
+                }
+            }
+        }
+    }
+
+    /// Counts a warning raised, and remembers what its tool declares.
+    pub fn warned(&mut self, warning: &Warning) {
+        self.warnings += 1;
+        if let Some(findings) = self.tools.get_mut(&warning.tool) {
+            findings.declared_keys.clone_from(&warning.declared_keys);
+        }
+    }
+
+    /// Notes the tools of a new catalogue that declare nothing.
+    pub fn listed(&mut self, catalog: &Catalog) {
+        self.catalogues += 1;
+        for (tool, declared) in catalog.iter() {
+            if declared.is_empty() && !self.declares_nothing.contains_key(tool) {
+                self.declares_nothing.insert(tool.to_owned(), 0);
+            }
+        }
+    }
+}
+
+/// One row of the report: an undeclared key on a tool.
+///
+/// The report is a list of findings, written in sections; a grouping by
+/// cause (once warnings carry one) is one more section over the same rows.
+struct Finding<'a> {
+    tool: &'a str,
+    key: &'a str,
+    count: &'a KeyCount,
+}
+
+fn findings(tally: &Tally) -> Vec<Finding<'_>> {
+    tally
+        .tools
+        .iter()
+        .flat_map(|(tool, findings)| {
+            findings
+                .keys
+                .iter()
+                .map(move |(key, count)| Finding { tool, key, count })
+        })
+        .collect()
+}
+
+/// Writes the readable report: the findings per tool, then the totals.
+pub fn write_text(tally: &Tally, out: &mut impl Write) -> io::Result<()> {
+    let findings = findings(tally);
+    write_findings_by_tool(tally, &findings, out)?;
+    write_totals(tally, out)
+}
+
+fn write_findings_by_tool(tally: &Tally, findings: &[Finding<'_>], out: &mut impl Write) -> io::Result<()> {
+    if findings.is_empty() {
+        return writeln!(out, "No undeclared keys.\n");
+    }
+    writeln!(
+        out,
+        "Undeclared keys: {} on {} tool(s)\n",
+        findings.len(),
+        tally.tools.len()
+    )?;
+    let mut current = None;
+    for finding in findings {
+        if current != Some(finding.tool) {
+            current = Some(finding.tool);
+            let declared = &tally.tools[finding.tool].declared_keys;
+            writeln!(out, "{}  (declares {})", Printable(finding.tool), list(declared))?;
+        }
+        writeln!(
+            out,
+            "  {:<24} {:>8} {:<5}  first call {}",
+            Printable(finding.key).to_string(),
+            finding.count.calls,
+            plural(finding.count.calls, "call", "calls"),
+            shown_id(&finding.count.first_id),
+        )?;
+    }
+    writeln!(out)
+}
+
+fn write_totals(tally: &Tally, out: &mut impl Write) -> io::Result<()> {
+    let rows = [
+        ("lines read", tally.lines),
+        ("unreadable lines", tally.unreadable_lines),
+        ("lines of no known shape", tally.skipped_lines),
+        ("catalogues read", tally.catalogues),
+        ("calls read", tally.calls),
+        ("calls audited", tally.audited),
+        ("calls skipped", tally.calls - tally.audited),
+        ("  tool not listed", tally.skipped_unlisted),
+        ("  tool declares nothing", tally.skipped_declares_nothing),
+        ("  arguments not an object", tally.skipped_not_an_object),
+        ("warnings re-read from a log", tally.logged_warnings),
+        ("warnings raised", tally.warnings),
+    ];
+    writeln!(out, "Totals")?;
+    for (label, count) in rows {
+        writeln!(out, "  {label:<30} {count:>10}")?;
+    }
+    if !tally.declares_nothing.is_empty() {
+        writeln!(out, "\nTools never audited because they declare nothing")?;
+        for (tool, calls) in &tally.declares_nothing {
+            writeln!(
+                out,
+                "  {:<30} {:>10} {}",
+                Printable(tool).to_string(),
+                calls,
+                plural(*calls, "call", "calls")
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn list(keys: &[String]) -> String {
+    if keys.is_empty() {
+        return "none".to_owned();
+    }
+    keys.iter()
+        .map(|k| Printable(k).to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn shown_id(id: &str) -> String {
+    if id.is_empty() {
+        "(no id)".to_owned()
+    } else {
+        Printable(id).to_string()
+    }
+}
+
+fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
+}
