@@ -77,10 +77,15 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod policy;
 mod provider;
+pub mod reasons;
+mod settle;
 mod unknown_keys;
 mod wire;
 
+
 pub use provider::{BoxError, BoxFuture, DynProvider, Provider};
+pub use reasons::{Reasons, ReasonsLayer};
 pub use unknown_keys::{UnknownKeys, UnknownKeysLayer};
 pub use wire::{ToolCall, ToolDeclaration, ToolResult, id_text};
