@@ -84,7 +84,7 @@ mod settle;
 mod unknown_keys;
 mod wire;
 
-
+pub use policy::{Policy, PolicyLayer};
 pub use provider::{BoxError, BoxFuture, DynProvider, Provider};
 pub use reasons::{Reasons, ReasonsLayer};
 pub use unknown_keys::{UnknownKeys, UnknownKeysLayer};

@@ -15,9 +15,11 @@ pub(crate) fn settle(ids: &[String], outcome: Result<Vec<ToolResult>, BoxError>)
             .collect(),
         Ok(mut results) => {
             let answered = results.len().min(ids.len());
-            results.extend(ids[answered..].iter().map(|id| {
-                ToolResult::error(id.as_str(), "The tool provider gave no result for this call.")
-            }));
+            results.extend(
+                ids[answered..].iter().map(|id| {
+                    ToolResult::error(id.as_str(), "The tool provider gave no result for this call.")
+                }),
+            );
             results
         }
     }

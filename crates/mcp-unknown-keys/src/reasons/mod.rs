@@ -161,7 +161,10 @@ impl<P> Reasons<P> {
     }
 
     fn snapshot(&self) -> Arc<HashSet<String>> {
-        self.augmented.read().unwrap_or_else(PoisonError::into_inner).clone()
+        self.augmented
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     fn remember(&self, augmented: HashSet<String>) {

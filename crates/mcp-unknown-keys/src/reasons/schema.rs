@@ -42,7 +42,10 @@ pub(super) fn augment(declaration: &mut ToolDeclaration, description: &str) -> A
 }
 
 fn readable_schema(declaration: &mut ToolDeclaration) -> Option<&mut Map<String, Value>> {
-    let schema = declaration.function_mut()?.get_mut("parameters")?.as_object_mut()?;
+    let schema = declaration
+        .function_mut()?
+        .get_mut("parameters")?
+        .as_object_mut()?;
     let object_typed = schema.get("type").is_none_or(|kind| kind == "object");
     let properties_readable = schema.get("properties").is_none_or(Value::is_object);
     (object_typed && properties_readable).then_some(schema)
