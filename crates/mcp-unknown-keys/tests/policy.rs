@@ -198,7 +198,7 @@ async fn a_deny_rule_says_which_rule_refused() {
 
 #[tokio::test]
 async fn default_rules_allow_the_read_only_tools_and_ask_about_the_rest() {
-    let (layer, asked) = answering(Policy::<Toolkit>::default_rules(), Answer::DenyOnce);
+    let (layer, asked) = answering(Policy::default_rules(), Answer::DenyOnce);
     let (policy, _) = policy(layer);
 
     assert!(runs(&policy, "fs_read", r#"{"path":"a"}"#).await);

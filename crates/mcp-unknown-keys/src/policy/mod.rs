@@ -111,13 +111,7 @@ enum Verdict {
     Refuse(String),
 }
 
-impl<P> Policy<P> {
-    /// Wraps `inner` with this configuration, no grants, and no one to ask:
-    /// every call the rules would ask about is refused.
-    pub fn new(inner: P, config: PolicyConfig) -> Policy<P> {
-        PolicyLayer::from_config(config).wrap(inner)
-    }
-
+impl Policy<()> {
     /// A [`PolicyLayer`] with these rules, for `tower::ServiceBuilder`.
     pub fn layer(rules: Vec<Rule>) -> PolicyLayer {
         PolicyLayer::new(rules)
@@ -127,6 +121,14 @@ impl<P> Policy<P> {
     /// [`default_rules`].
     pub fn default_rules() -> Vec<Rule> {
         default_rules()
+    }
+}
+
+impl<P> Policy<P> {
+    /// Wraps `inner` with this configuration, no grants, and no one to ask:
+    /// every call the rules would ask about is refused.
+    pub fn new(inner: P, config: PolicyConfig) -> Policy<P> {
+        PolicyLayer::from_config(config).wrap(inner)
     }
 
     /// The grants remembered so far, those it was given first. Hand them to

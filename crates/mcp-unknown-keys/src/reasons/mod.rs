@@ -131,15 +131,17 @@ pub struct Reasons<P> {
     augmented: RwLock<Arc<HashSet<String>>>,
 }
 
+impl Reasons<()> {
+    /// A [`ReasonsLayer`] for `tower::ServiceBuilder`.
+    pub fn layer() -> ReasonsLayer {
+        ReasonsLayer::new()
+    }
+}
+
 impl<P> Reasons<P> {
     /// Wraps `inner` with the default description and no callback.
     pub fn new(inner: P) -> Reasons<P> {
         ReasonsLayer::new().wrap(inner)
-    }
-
-    /// A [`ReasonsLayer`] for `tower::ServiceBuilder`.
-    pub fn layer() -> ReasonsLayer {
-        ReasonsLayer::new()
     }
 
     /// The tools whose calls lose their `reason`: those the latest
