@@ -96,7 +96,7 @@ fn unknown_rule_keys_are_construction_errors() {
 
 #[test]
 fn directories_that_cannot_be_placed_lexically_are_construction_errors() {
-    for bad in ["", "src/../secrets", "..", "a\\b", "a\0b"] {
+    for bad in ["", "src/../secrets", "..", "a\\b", "a\0b", "file:///srv"] {
         assert!(Dir::new(bad).is_err(), "{bad:?} was accepted");
     }
     assert!(
@@ -439,7 +439,7 @@ async fn the_question_carries_the_call_the_rule_the_paths_and_a_suggested_grant(
     );
     assert_eq!(
         question.suggested_grant,
-        Rule::allow("fs_write").unwrap().under("notes/2026").unwrap()
+        Some(Rule::allow("fs_write").unwrap().under("notes/2026").unwrap())
     );
     assert_eq!(
         question.to_string(),
@@ -447,6 +447,47 @@ async fn the_question_carries_the_call_the_rule_the_paths_and_a_suggested_grant(
     );
     // The call asked about is forwarded as it came, reason included.
     assert_eq!(common::arguments_text(&received.calls()[0]), arguments);
+}
+
+#[tokio::test]
+async fn the_suggested_grant_is_as_narrow_as_the_paths_allow() {
+    let (layer, asked) = answering(Vec::new(), Answer::DenyOnce);
+    let (policy, _) = policy(layer);
+    for arguments in [
+        r#"{"from":"notes/a/x.md","to":"notes/b/y.md"}"#,
+        r#"{"path":"../x"}"#,
+        r#"{"path":"notes/x"#,
+        r#"{"prompt":"p"}"#,
+        r#"{"path":"/etc/passwd"}"#,
+    ] {
+        runs(&policy, "fs_write", arguments).await;
+    }
+    let under: Vec<Option<String>> = asked
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            q.suggested_grant
+                .as_ref()
+                .unwrap()
+                .under
+                .as_ref()
+                .map(|d| d.as_str().to_owned())
+        })
+        .collect();
+    let expected = [Some("notes"), Some("."), Some("."), None, Some("/etc")];
+    assert_eq!(under, expected.map(|d| d.map(str::to_owned)));
+}
+
+#[tokio::test]
+async fn a_tool_name_that_is_not_a_pattern_is_never_remembered_as_one() {
+    let (layer, asked) = answering(Vec::new(), Answer::AlwaysAllow(None));
+    let (policy, _) = policy(layer);
+    assert!(runs(&policy, "fs_*", "{}").await, "the call itself was allowed");
+    assert_eq!(asked.lock().unwrap()[0].suggested_grant, None);
+    assert!(policy.grants().is_empty(), "no grant for every fs_ tool");
+    assert!(runs(&policy, "fs_write", "{}").await);
+    assert_eq!(asked.lock().unwrap().len(), 2);
 }
 
 #[tokio::test]

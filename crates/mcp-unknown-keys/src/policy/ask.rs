@@ -34,9 +34,12 @@ pub struct Question {
     /// The path arguments of the call.
     pub paths: Vec<PathArgument>,
     /// A grant that would cover calls like this one: this tool, under the
-    /// directory holding its paths. Answer [`Answer::AlwaysAllow`]`(None)`
-    /// to remember it.
-    pub suggested_grant: Rule,
+    /// directory holding its paths (the tool's root when a path could not be
+    /// placed; no directory when the call names no path). Answer
+    /// [`Answer::AlwaysAllow`]`(None)` to remember it. `None` when the tool's
+    /// name cannot be written as a pattern (it holds `*`, `?`, brackets or
+    /// braces): an `Always` answer without a rule then remembers nothing.
+    pub suggested_grant: Option<Rule>,
 }
 
 /// One path argument of a call, as the policy placed it.

@@ -137,7 +137,7 @@ impl Compiled {
 
     /// The rules' verdict on a call, and the first rule that gave it (`None`
     /// when no rule matched, which means ask).
-    pub(super) fn verdict(&self, tool: &str, paths: &CallPaths) -> (Decision, Option<&Rule>) {
+    pub(super) fn verdict(&self, tool: &str, paths: &CallPaths<'_>) -> (Decision, Option<&Rule>) {
         strongest(&self.rules, tool, paths, self.root(tool))
     }
 
@@ -154,7 +154,7 @@ impl Compiled {
 pub(super) fn strongest<'r>(
     rules: &'r [Rule],
     tool: &str,
-    paths: &CallPaths,
+    paths: &CallPaths<'_>,
     root: Option<&Lexical>,
 ) -> (Decision, Option<&'r Rule>) {
     let mut strongest: Option<&Rule> = None;
@@ -171,7 +171,7 @@ pub(super) fn strongest<'r>(
 
 /// Whether `rule` is about this call. With `under`, unknown fails closed:
 /// it keeps an allow rule from matching and makes an ask or deny rule match.
-fn matches(rule: &Rule, tool: &str, paths: &CallPaths, root: Option<&Lexical>) -> bool {
+fn matches(rule: &Rule, tool: &str, paths: &CallPaths<'_>, root: Option<&Lexical>) -> bool {
     if !rule.tool.matches(tool) {
         return false;
     }

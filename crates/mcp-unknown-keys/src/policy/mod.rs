@@ -41,7 +41,8 @@ use crate::wire::{ToolCall, ToolDeclaration, ToolResult};
 ///   panics). The allowed calls are forwarded as one batch, in order and as
 ///   they came; each refused call gets an `is_error` result telling the
 ///   model why, and the provider never sees it. A call without a tool name
-///   is refused.
+///   is refused. A batch with no call left to run (an empty one included)
+///   is not forwarded.
 ///
 /// It never fails a batch: an inner failure becomes one error result per
 /// allowed call, and an allowed call the inner provider left unanswered gets
@@ -168,11 +169,14 @@ impl<P> Policy<P> {
             Some(_) => return refuse(tool, "the user has denied calls like it", &paths),
             None => {}
         }
-        let suggested_grant = Rule {
-            tool: ToolPattern::new(tool).unwrap_or_else(|_| everything()),
+        // A name that reads as a prefix (`fs_*`) or is no pattern at all
+        // must not become a grant for other tools.
+        let exact = ToolPattern::new(tool).ok().filter(|_| !tool.ends_with('*'));
+        let suggested_grant = exact.map(|pattern| Rule {
+            tool: pattern,
             decision: Decision::Allow,
             under: paths.suggested_dir(root),
-        };
+        });
         let question = Question {
             tool: tool.to_owned(),
             id: call.id_text(),
@@ -183,7 +187,7 @@ impl<P> Policy<P> {
                 .map(str::to_owned),
             rule: rule.cloned(),
             paths: paths.named.iter().map(|path| path.to_argument()).collect(),
-            arguments: paths.arguments.clone(),
+            arguments: paths.arguments.clone().into_owned(),
             suggested_grant,
         };
         self.ask(question, &paths).await
@@ -191,7 +195,7 @@ impl<P> Policy<P> {
 
     /// The grants' verdict on a call the rules would ask about: deny over
     /// allow, `None` when no grant covers it.
-    fn granted(&self, tool: &str, paths: &CallPaths, root: Option<&Lexical>) -> Option<Decision> {
+    fn granted(&self, tool: &str, paths: &CallPaths<'_>, root: Option<&Lexical>) -> Option<Decision> {
         let grants = self.grants.lock().unwrap_or_else(PoisonError::into_inner);
         match strongest(&grants, tool, paths, root) {
             (decision @ (Decision::Allow | Decision::Deny), Some(_)) => Some(decision),
@@ -199,7 +203,7 @@ impl<P> Policy<P> {
         }
     }
 
-    async fn ask(&self, question: Question, paths: &CallPaths) -> Verdict {
+    async fn ask(&self, question: Question, paths: &CallPaths<'_>) -> Verdict {
         if self.asker.is_nobody() {
             return refuse(
                 &question.tool,
@@ -213,18 +217,19 @@ impl<P> Policy<P> {
             Some(Answer::AllowOnce) => Verdict::Run,
             Some(Answer::DenyOnce) => refuse(&tool, "the user declined it", paths),
             Some(Answer::AlwaysAllow(grant)) => {
-                self.remember(grant.unwrap_or(suggested), Decision::Allow);
+                self.remember(grant.or(suggested), Decision::Allow);
                 Verdict::Run
             }
             Some(Answer::AlwaysDeny(grant)) => {
-                self.remember(grant.unwrap_or(suggested), Decision::Deny);
+                self.remember(grant.or(suggested), Decision::Deny);
                 refuse(&tool, "the user declined it", paths)
             }
             None => refuse(&tool, "asking the user for approval failed", paths),
         }
     }
 
-    fn remember(&self, grant: Rule, decision: Decision) {
+    fn remember(&self, grant: Option<Rule>, decision: Decision) {
+        let Some(grant) = grant else { return };
         let grant = Rule { decision, ..grant };
         self.grants
             .lock()
@@ -235,7 +240,7 @@ impl<P> Policy<P> {
 
 /// A refusal the model can act on: what was refused, why, and when a path
 /// could not be checked, which argument and what to do about it.
-fn refuse(tool: &str, why: &str, paths: &CallPaths) -> Verdict {
+fn refuse(tool: &str, why: &str, paths: &CallPaths<'_>) -> Verdict {
     let mut message = format!("{tool} was not run: {why}.");
     if let Some((argument, unknown)) = paths.first_unknown() {
         message.push_str(&format!(
@@ -243,10 +248,6 @@ fn refuse(tool: &str, why: &str, paths: &CallPaths) -> Verdict {
         ));
     }
     Verdict::Refuse(message)
-}
-
-fn everything() -> ToolPattern {
-    ToolPattern::new("*").expect("`*` is a pattern")
 }
 
 impl<P: Provider> Provider for Policy<P> {

@@ -1,5 +1,6 @@
 //! The paths a call names, placed lexically: no filesystem access.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -147,10 +148,10 @@ pub(super) struct NamedPath {
 
 /// What a call's arguments say about paths.
 #[derive(Clone, Debug)]
-pub(super) struct CallPaths {
-    /// The call's arguments: an object when they read as one, otherwise as
-    /// they came (`null` when absent).
-    pub(super) arguments: Value,
+pub(super) struct CallPaths<'a> {
+    /// The call's arguments: an object when they read as one (borrowed when
+    /// the call carried one), otherwise as they came (`null` when absent).
+    pub(super) arguments: Cow<'a, Value>,
     /// Whether the arguments read as an object (absent and empty count as
     /// an empty one).
     pub(super) readable: bool,
@@ -166,17 +167,18 @@ pub(super) struct Placement {
     pub(super) unknown: bool,
 }
 
-impl CallPaths {
+impl<'a> CallPaths<'a> {
     /// Reads the path arguments `names` of `call`, resolving relative paths
     /// against `root`.
-    pub(super) fn read(call: &ToolCall, names: &[String], root: Option<&Lexical>) -> CallPaths {
-        let Some(object) = arguments_object(call.arguments()) else {
+    pub(super) fn read(call: &'a ToolCall, names: &[String], root: Option<&Lexical>) -> CallPaths<'a> {
+        let Some(arguments) = arguments_object(call.arguments()) else {
             return CallPaths {
-                arguments: call.arguments().cloned().unwrap_or(Value::Null),
+                arguments: call.arguments().map_or(Cow::Owned(Value::Null), Cow::Borrowed),
                 readable: false,
                 named: Vec::new(),
             };
         };
+        let object = arguments.as_object().expect("arguments_object answers objects");
         let mut named = Vec::new();
         for name in names {
             match object.get(name) {
@@ -188,7 +190,7 @@ impl CallPaths {
             }
         }
         CallPaths {
-            arguments: Value::Object(object),
+            arguments,
             readable: true,
             named,
         }
@@ -269,15 +271,16 @@ impl NamedPath {
     }
 }
 
-/// Arguments as an object: an object, absent/null/empty text as an empty
-/// one, JSON text that parses to an object; `None` for anything else.
-fn arguments_object(arguments: Option<&Value>) -> Option<Map<String, Value>> {
+/// Arguments as an object: an object (borrowed), absent/null/empty text as
+/// an empty one, JSON text that parses to an object; `None` for anything
+/// else.
+fn arguments_object(arguments: Option<&Value>) -> Option<Cow<'_, Value>> {
     match arguments {
-        None | Some(Value::Null) => Some(Map::new()),
-        Some(Value::Object(object)) => Some(object.clone()),
-        Some(Value::String(text)) if text.trim().is_empty() => Some(Map::new()),
+        None | Some(Value::Null) => Some(Cow::Owned(Value::Object(Map::new()))),
+        Some(object @ Value::Object(_)) => Some(Cow::Borrowed(object)),
+        Some(Value::String(text)) if text.trim().is_empty() => Some(Cow::Owned(Value::Object(Map::new()))),
         Some(Value::String(text)) => match serde_json::from_str(text) {
-            Ok(Value::Object(object)) => Some(object),
+            Ok(object @ Value::Object(_)) => Some(Cow::Owned(object)),
             _ => None,
         },
         Some(_) => None,

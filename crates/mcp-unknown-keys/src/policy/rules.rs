@@ -4,6 +4,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::paths::Lexical;
+
 /// What a rule (or a grant) decides about the calls it matches.
 ///
 /// Rules are evaluated all together: deny wins over ask, ask over allow, and
@@ -108,7 +110,7 @@ impl fmt::Display for ToolPattern {
 /// a `/`-separated path, absolute or relative (`.` for the root itself).
 ///
 /// Checks are lexical, so a directory that could mean two places is refused:
-/// an empty one, or one holding `..`, a NUL or a backslash.
+/// an empty one, or one holding `..`, a NUL, a backslash or `://`.
 ///
 /// ```
 /// use mcp_unknown_keys::policy::Dir;
@@ -125,22 +127,18 @@ impl Dir {
     /// Reads a directory; fails on one that lexical checks cannot place.
     pub fn new(dir: impl Into<String>) -> Result<Dir, RuleError> {
         let dir = dir.into();
-        let problem = if dir.is_empty() {
-            Some("it is empty (write `.` for the root)")
-        } else if dir.contains('\0') {
-            Some("it contains a NUL")
-        } else if dir.contains('\\') {
-            Some("it contains a backslash (separate directories with `/`)")
-        } else if dir.split('/').any(|part| part == "..") {
-            Some("it contains `..`")
-        } else {
-            None
-        };
-        match problem {
-            Some(problem) => Err(RuleError::new(format!(
-                "`{dir}` is not a usable directory: {problem}"
+        if dir.is_empty() {
+            return Err(RuleError::new(
+                "a directory cannot be empty (write `.` for the root)",
+            ));
+        }
+        // The very check a call's paths go through, so a Dir always places.
+        match Lexical::parse(&dir) {
+            Ok(_) => Ok(Dir(dir)),
+            Err(problem) => Err(RuleError::new(format!(
+                "`{}` is not a usable directory: {problem}",
+                dir.escape_debug()
             ))),
-            None => Ok(Dir(dir)),
         }
     }
 

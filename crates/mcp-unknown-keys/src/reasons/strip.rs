@@ -48,6 +48,11 @@ fn reason_text(reason: &Value) -> String {
 /// JSON text without its top-level `reason`, and the last `reason` it held
 /// (the one a parser keeping the last duplicate would have seen).
 fn strip_from_json(text: &str) -> Option<(String, String)> {
+    // Most calls carry no reason: skip the parse when the key cannot be
+    // there, written plainly or with escapes.
+    if !text.contains(REASON_PARAMETER) && !text.contains('\\') {
+        return None;
+    }
     let members = Members::parse(text)?;
     let reason = members
         .0
