@@ -337,6 +337,17 @@ async fn unreadable_arguments_leave_paths_unknown() {
         .execute_tool_calls(vec![ToolCall::new("1", "fs_read", r#"{"path":"../x"}"#)])
         .await
         .unwrap();
+    let truncated_results = policy
+        .execute_tool_calls(vec![ToolCall::new("2", "fs_read", truncated)])
+        .await
+        .unwrap();
+    assert!(
+        truncated_results[0]
+            .content
+            .ends_with("Its arguments could not be checked: they are not a JSON object."),
+        "{}",
+        truncated_results[0].content
+    );
     assert!(
         results[0]
             .content

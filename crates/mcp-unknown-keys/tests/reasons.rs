@@ -167,6 +167,20 @@ async fn string_arguments_are_reserialised_without_the_key_and_nothing_else_chan
 }
 
 #[tokio::test]
+async fn an_escaped_reason_key_is_stripped_too() {
+    let (reasons, received) = listed().await;
+    reasons
+        .execute_tool_calls(vec![ToolCall::new(
+            "1",
+            "fs_read",
+            r#"{"re\u0061son":"r","path":"a"}"#,
+        )])
+        .await
+        .unwrap();
+    assert_eq!(common::arguments_text(&received.calls()[0]), r#"{"path":"a"}"#);
+}
+
+#[tokio::test]
 async fn arguments_without_a_reason_or_not_an_object_pass_untouched() {
     let (reasons, received) = listed().await;
     let calls = vec![

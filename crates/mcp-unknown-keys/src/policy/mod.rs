@@ -23,7 +23,7 @@ pub use rules::{Decision, Dir, Rule, RuleError, ToolPattern, default_rules};
 
 use self::ask::Asker;
 use self::config::{Compiled, strongest};
-use self::paths::{CallPaths, Lexical};
+use self::paths::{CallPaths, Lexical, Unknown};
 use crate::provider::{BoxError, Provider};
 use crate::reasons::REASON_PARAMETER;
 use crate::settle::settle;
@@ -160,37 +160,21 @@ impl<P> Policy<P> {
             Decision::Allow => return Verdict::Run,
             Decision::Deny => {
                 let rule = rule.map(ToString::to_string).unwrap_or_default();
-                return refuse(tool, &format!("the permission policy denies it ({rule})"), &paths);
+                let why = format!("the permission policy denies it ({rule})");
+                return refuse(tool, &why, Some(&paths));
             }
             Decision::Ask => {}
         }
         match self.granted(tool, &paths, root) {
-            Some(Decision::Allow) => return Verdict::Run,
-            Some(_) => return refuse(tool, "the user has denied calls like it", &paths),
-            None => {}
+            Some(Decision::Allow) => Verdict::Run,
+            Some(_) => refuse(tool, "the user has denied calls like it", Some(&paths)),
+            None if self.asker.is_nobody() => refuse(
+                tool,
+                "it needs the user's approval, and no one is here to give it",
+                Some(&paths),
+            ),
+            None => self.ask(question(call, tool, rule, &paths, root)).await,
         }
-        // A name that reads as a prefix (`fs_*`) or is no pattern at all
-        // must not become a grant for other tools.
-        let exact = ToolPattern::new(tool).ok().filter(|_| !tool.ends_with('*'));
-        let suggested_grant = exact.map(|pattern| Rule {
-            tool: pattern,
-            decision: Decision::Allow,
-            under: paths.suggested_dir(root),
-        });
-        let question = Question {
-            tool: tool.to_owned(),
-            id: call.id_text(),
-            reason: paths
-                .arguments
-                .get(REASON_PARAMETER)
-                .and_then(|reason| reason.as_str())
-                .map(str::to_owned),
-            rule: rule.cloned(),
-            paths: paths.named.iter().map(|path| path.to_argument()).collect(),
-            arguments: paths.arguments.clone().into_owned(),
-            suggested_grant,
-        };
-        self.ask(question, &paths).await
     }
 
     /// The grants' verdict on a call the rules would ask about: deny over
@@ -203,28 +187,22 @@ impl<P> Policy<P> {
         }
     }
 
-    async fn ask(&self, question: Question, paths: &CallPaths<'_>) -> Verdict {
-        if self.asker.is_nobody() {
-            return refuse(
-                &question.tool,
-                "it needs the user's approval, and no one is here to give it",
-                paths,
-            );
-        }
+    /// Asks the human, and remembers what they said "always" to.
+    async fn ask(&self, question: Question) -> Verdict {
         let tool = question.tool.clone();
         let suggested = question.suggested_grant.clone();
         match self.asker.ask(question).await {
             Some(Answer::AllowOnce) => Verdict::Run,
-            Some(Answer::DenyOnce) => refuse(&tool, "the user declined it", paths),
+            Some(Answer::DenyOnce) => refuse(&tool, "the user declined it", None),
             Some(Answer::AlwaysAllow(grant)) => {
                 self.remember(grant.or(suggested), Decision::Allow);
                 Verdict::Run
             }
             Some(Answer::AlwaysDeny(grant)) => {
                 self.remember(grant.or(suggested), Decision::Deny);
-                refuse(&tool, "the user declined it", paths)
+                refuse(&tool, "the user declined it", None)
             }
-            None => refuse(&tool, "asking the user for approval failed", paths),
+            None => refuse(&tool, "asking the user for approval failed", None),
         }
     }
 
@@ -238,14 +216,51 @@ impl<P> Policy<P> {
     }
 }
 
-/// A refusal the model can act on: what was refused, why, and when a path
-/// could not be checked, which argument and what to do about it.
-fn refuse(tool: &str, why: &str, paths: &CallPaths<'_>) -> Verdict {
+/// The question about a call: what it is, the `ask` rule that matched, the
+/// paths it names, and a grant that would cover calls like it.
+fn question(
+    call: &ToolCall,
+    tool: &str,
+    rule: Option<&Rule>,
+    paths: &CallPaths<'_>,
+    root: Option<&Lexical>,
+) -> Question {
+    // A name that reads as a prefix (`fs_*`) or is no pattern at all must
+    // not become a grant for other tools.
+    let exact = ToolPattern::new(tool).ok().filter(|_| !tool.ends_with('*'));
+    let suggested_grant = exact.map(|pattern| Rule {
+        tool: pattern,
+        decision: Decision::Allow,
+        under: paths.suggested_dir(root),
+    });
+    Question {
+        tool: tool.to_owned(),
+        id: call.id_text(),
+        arguments: paths.arguments.clone().into_owned(),
+        reason: paths
+            .arguments
+            .get(REASON_PARAMETER)
+            .and_then(|reason| reason.as_str())
+            .map(str::to_owned),
+        rule: rule.cloned(),
+        paths: paths.named.iter().map(|path| path.to_argument()).collect(),
+        suggested_grant,
+    }
+}
+
+/// A refusal the model can act on: what was refused and why, and, when the
+/// rules refused a call whose paths could not be checked, which argument and
+/// what to do about it.
+fn refuse(tool: &str, why: &str, paths: Option<&CallPaths<'_>>) -> Verdict {
     let mut message = format!("{tool} was not run: {why}.");
-    if let Some((argument, unknown)) = paths.first_unknown() {
-        message.push_str(&format!(
+    match paths.and_then(CallPaths::first_unknown) {
+        Some((_, Unknown::Unreadable)) => {
+            message.push_str(" Its arguments could not be checked: they are not a JSON object.")
+        }
+        Some((argument, unknown)) => message.push_str(&format!(
             " Its `{argument}` could not be checked ({unknown}); a plain relative path may be allowed."
-        ));
+        )),
+        None => {}
     }
     Verdict::Refuse(message)
 }
