@@ -242,18 +242,23 @@ impl<'a> CallPaths<'a> {
         if self.readable && self.named.is_empty() {
             return None;
         }
+        let dir = match (self.common_parent(), root) {
+            (Some(common), Some(root)) => common.relative_to(root).unwrap_or(common),
+            (Some(common), None) => common,
+            (None, _) => Lexical::parse(".").expect("`.` is a path"),
+        };
+        Dir::new(dir.to_string()).ok()
+    }
+
+    /// The deepest directory holding every path, when every path is placed
+    /// and all are absolute or all relative.
+    fn common_parent(&self) -> Option<Lexical> {
         let mut parents = self
             .named
             .iter()
             .map(|path| path.resolved.as_ref().ok().map(Lexical::parent));
-        let first = parents.next().flatten();
-        let common = parents.try_fold(first, |common, parent| Some(common?.common_ancestor(&parent?)));
-        let dir = match (common.flatten(), root) {
-            (Some(common), Some(root)) if self.readable => common.relative_to(root).unwrap_or(common),
-            (Some(common), None) if self.readable => common,
-            _ => Lexical::parse(".").expect("`.` is a path"),
-        };
-        Dir::new(dir.to_string()).ok()
+        let first = parents.next()??;
+        parents.try_fold(first, |common, parent| common.common_ancestor(&parent?))
     }
 }
 
