@@ -121,12 +121,3 @@ pub fn arguments_text(call: &ToolCall) -> String {
         None => String::new(),
     }
 }
-
-/// Runs a future to completion on a fresh current-thread runtime.
-pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(future)
-}
