@@ -73,14 +73,28 @@
 //! [`audit::TracingSink`]; anywhere with a closure. The rules themselves live
 //! in [`audit::Auditor`], which the `mcp-unknown-keys` command line's `proxy`
 //! and `audit` share with this layer.
+//!
+//! # Its neighbours
+//!
+//! [`Reasons`] asks the model for a `reason` on every call and takes it out
+//! before the call reaches the tool; [`Policy`] allows, denies or asks a
+//! human about each call, by tool and directory. Stacked as the seed
+//! specification has it, `Policy(UnknownKeys(Reasons(registry)))`, the
+//! auditor compares the keys the model wrote with the declarations the model
+//! was shown, and sees only the calls the policy let through.
 
 #![warn(missing_docs)]
 
 pub mod audit;
+pub mod policy;
 mod provider;
+pub mod reasons;
+mod settle;
 mod unknown_keys;
 mod wire;
 
+pub use policy::{Policy, PolicyLayer};
 pub use provider::{BoxError, BoxFuture, DynProvider, Provider};
+pub use reasons::{Reasons, ReasonsLayer};
 pub use unknown_keys::{UnknownKeys, UnknownKeysLayer};
 pub use wire::{ToolCall, ToolDeclaration, ToolResult, id_text};

@@ -1,6 +1,12 @@
-//! A provider that records what reaches it, for tests of the layers above.
+//! In-process providers that record what reaches them, for the tests of
+//! the layers above: `Recorder` for `UnknownKeys`, `Toolkit` for `Reasons`,
+//! `Policy` and the whole stack.
 
 #![allow(dead_code)] // each test binary uses its own part of this
+
+mod toolkit;
+
+pub use toolkit::{Answering, Received, Toolkit, arguments_text, declaration, files};
 
 use std::sync::{Arc, Mutex};
 
@@ -17,12 +23,12 @@ pub type Listing = Result<Vec<ToolDeclaration>, String>;
 pub struct Recorder {
     pub listing: Mutex<Option<Listing>>,
     pub fail_batches: Mutex<Option<String>>,
-    pub batches: Mutex<Vec<Received>>,
+    pub batches: Mutex<Vec<Batch>>,
     pub events: Arc<Mutex<Vec<String>>>,
 }
 
 /// One batch as the provider received it.
-pub struct Received {
+pub struct Batch {
     /// The address of the batch's buffer, to check it is the caller's.
     pub buffer: usize,
     pub calls: Vec<ToolCall>,
@@ -67,7 +73,7 @@ impl Provider for Recorder {
             .iter()
             .map(|c| ToolResult::ok(c.id_text(), format!("ok:{}", c.id_text())))
             .collect();
-        self.batches.lock().unwrap().push(Received {
+        self.batches.lock().unwrap().push(Batch {
             buffer: calls.as_ptr() as usize,
             calls,
         });

@@ -1,0 +1,320 @@
+//! The `Policy` provider layer: allow, deny or ask, per tool and directory.
+//!
+//! [`Policy`] decides every call before it reaches the provider beneath:
+//! [`Rule`]s name tools (`fs_read`, `fs_*`) and, optionally, a directory the
+//! call's paths must lie under; the rules are evaluated all together, deny
+//! over ask over allow, and a call no rule matches is asked about. A human
+//! answers through an `on_ask` callback, and what they say "always" to is
+//! remembered as a grant. The model is told in an error result when a call
+//! was refused; the provider never sees it.
+
+mod ask;
+mod config;
+mod layer;
+mod paths;
+mod rules;
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+pub use ask::{Answer, PathArgument, Question};
+pub use config::PolicyConfig;
+pub use layer::PolicyLayer;
+pub use rules::{Decision, Dir, Rule, RuleError, ToolPattern, default_rules};
+
+use self::ask::Asker;
+use self::config::{Compiled, strongest};
+use self::paths::{CallPaths, Lexical, Unknown};
+use crate::provider::{BoxError, Provider};
+use crate::reasons::REASON_PARAMETER;
+use crate::settle::settle;
+use crate::wire::{ToolCall, ToolDeclaration, ToolResult};
+
+/// A provider that runs only the calls its rules, its grants or a human
+/// allow.
+///
+/// - [`tools_for_llm`](Provider::tools_for_llm) passes the listing through,
+///   less the tools a blanket `deny` rule refuses (unless
+///   [`PolicyConfig::hide_denied`] is off). A failed listing fails.
+/// - [`execute_tool_calls`](Provider::execute_tool_calls) decides each call
+///   in order: by the rules; when they say ask, by the grants; when no grant
+///   covers it, by asking `on_ask` (refused when there is no callback, or it
+///   panics). The allowed calls are forwarded as one batch, in order and as
+///   they came; each refused call gets an `is_error` result telling the
+///   model why, and the provider never sees it. A call without a tool name
+///   is refused. A batch with no call left to run (an empty one included)
+///   is not forwarded.
+///
+/// It never fails a batch: an inner failure becomes one error result per
+/// allowed call, and an allowed call the inner provider left unanswered gets
+/// an error result.
+///
+/// ```
+/// use mcp_unknown_keys::policy::{Answer, Question, Rule, default_rules};
+/// use mcp_unknown_keys::{BoxError, PolicyLayer, Provider, ToolCall, ToolDeclaration, ToolResult};
+/// use serde_json::json;
+/// use tower::ServiceBuilder;
+///
+/// /// The example server's tools, in process.
+/// struct Files;
+///
+/// impl Provider for Files {
+///     async fn tools_for_llm(&self) -> Result<Vec<ToolDeclaration>, BoxError> {
+///         let schema = json!({"type": "object", "properties": {"path": {}, "content": {}}});
+///         Ok(["fs_read", "fs_write", "shell_run"]
+///             .map(|name| ToolDeclaration::new(name, None, schema.clone()))
+///             .to_vec())
+///     }
+///
+///     async fn execute_tool_calls(&self, calls: Vec<ToolCall>) -> Result<Vec<ToolResult>, BoxError> {
+///         Ok(calls.iter().map(|call| ToolResult::ok(call.id_text(), "done")).collect())
+///     }
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let mut rules = default_rules(); // allow fs_read and fs_list
+/// rules.push(Rule::deny("shell_*")?);
+/// let stack = ServiceBuilder::new()
+///     .layer(PolicyLayer::new(rules).on_ask(|question: &Question| {
+///         // A host would prompt its user here.
+///         if question.paths.iter().all(|p| p.path.starts_with("notes/")) {
+///             Answer::AlwaysAllow(None) // remembers question.suggested_grant
+///         } else {
+///             Answer::DenyOnce
+///         }
+///     }))
+///     .service(Files);
+///
+/// // shell_run is hidden from the model: a blanket rule denies it.
+/// let tools = stack.tools_for_llm().await?;
+/// assert_eq!(tools.iter().map(|t| t.name().unwrap()).collect::<Vec<_>>(), ["fs_read", "fs_write"]);
+///
+/// let results = stack.execute_tool_calls(vec![
+///     ToolCall::new("1", "fs_read", r#"{"path": "src/main.rs"}"#),      // allowed by a rule
+///     ToolCall::new("2", "fs_write", r#"{"path": "notes/plan.md"}"#),   // asked: always allow
+///     ToolCall::new("3", "fs_write", r#"{"path": "src/main.rs"}"#),     // asked: deny once
+///     ToolCall::new("4", "shell_run", r#"{"command": "ls"}"#),          // denied by a rule
+/// ]).await?;
+/// assert_eq!(results.iter().map(|r| r.is_error).collect::<Vec<_>>(), [false, false, true, true]);
+/// assert_eq!(stack.grants(), [Rule::allow("fs_write")?.under("notes")?]);
+/// # Ok::<(), BoxError>(())
+/// # }).unwrap();
+/// ```
+pub struct Policy<P> {
+    inner: P,
+    config: Arc<Compiled>,
+    asker: Asker,
+    grants: Mutex<Vec<Rule>>,
+}
+
+/// What became of one call.
+enum Verdict {
+    Run,
+    Refuse(String),
+}
+
+impl Policy<()> {
+    /// A [`PolicyLayer`] with these rules, for `tower::ServiceBuilder`.
+    pub fn layer(rules: Vec<Rule>) -> PolicyLayer {
+        PolicyLayer::new(rules)
+    }
+
+    /// The rules for the example server's read-only tools: see
+    /// [`default_rules`].
+    pub fn default_rules() -> Vec<Rule> {
+        default_rules()
+    }
+}
+
+impl<P> Policy<P> {
+    /// Wraps `inner` with this configuration, no grants, and no one to ask:
+    /// every call the rules would ask about is refused.
+    pub fn new(inner: P, config: PolicyConfig) -> Policy<P> {
+        PolicyLayer::from_config(config).wrap(inner)
+    }
+
+    /// The grants remembered so far, those it was given first. Hand them to
+    /// a new policy with [`PolicyLayer::grants`] to carry them over.
+    pub fn grants(&self) -> Vec<Rule> {
+        self.grants.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The wrapped provider.
+    pub fn get_ref(&self) -> &P {
+        &self.inner
+    }
+
+    /// Unwraps the wrapped provider.
+    pub fn into_inner(self) -> P {
+        self.inner
+    }
+
+    /// Decides one call: rules, then grants, then the human.
+    async fn decide(&self, call: &ToolCall) -> Verdict {
+        let Some(tool) = call.name() else {
+            return Verdict::Refuse("This call was not run: it names no tool.".to_owned());
+        };
+        let root = self.config.root(tool);
+        let paths = CallPaths::read(call, self.config.path_arguments(tool), root);
+        let (decision, rule) = self.config.verdict(tool, &paths);
+        match decision {
+            Decision::Allow => return Verdict::Run,
+            Decision::Deny => {
+                let rule = rule.map(ToString::to_string).unwrap_or_default();
+                let why = format!("the permission policy denies it ({rule})");
+                return refuse(tool, &why, Some(&paths));
+            }
+            Decision::Ask => {}
+        }
+        match self.granted(tool, &paths, root) {
+            Some(Decision::Allow) => Verdict::Run,
+            Some(_) => refuse(tool, "the user has denied calls like it", Some(&paths)),
+            None if self.asker.is_nobody() => refuse(
+                tool,
+                "it needs the user's approval, and no one is here to give it",
+                Some(&paths),
+            ),
+            None => self.ask(question(call, tool, rule, &paths, root)).await,
+        }
+    }
+
+    /// The grants' verdict on a call the rules would ask about: deny over
+    /// allow, `None` when no grant covers it.
+    fn granted(&self, tool: &str, paths: &CallPaths<'_>, root: Option<&Lexical>) -> Option<Decision> {
+        let grants = self.grants.lock().unwrap_or_else(PoisonError::into_inner);
+        match strongest(&grants, tool, paths, root) {
+            (decision @ (Decision::Allow | Decision::Deny), Some(_)) => Some(decision),
+            _ => None,
+        }
+    }
+
+    /// Asks the human, and remembers what they said "always" to.
+    async fn ask(&self, question: Question) -> Verdict {
+        let tool = question.tool.clone();
+        let suggested = question.suggested_grant.clone();
+        match self.asker.ask(question).await {
+            Some(Answer::AllowOnce) => Verdict::Run,
+            Some(Answer::DenyOnce) => refuse(&tool, "the user declined it", None),
+            Some(Answer::AlwaysAllow(grant)) => {
+                self.remember(grant.or(suggested), Decision::Allow);
+                Verdict::Run
+            }
+            Some(Answer::AlwaysDeny(grant)) => {
+                self.remember(grant.or(suggested), Decision::Deny);
+                refuse(&tool, "the user declined it", None)
+            }
+            None => refuse(&tool, "asking the user for approval failed", None),
+        }
+    }
+
+    fn remember(&self, grant: Option<Rule>, decision: Decision) {
+        let Some(grant) = grant else { return };
+        let grant = Rule { decision, ..grant };
+        self.grants
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(grant);
+    }
+}
+
+/// The question about a call: what it is, the `ask` rule that matched, the
+/// paths it names, and a grant that would cover calls like it.
+fn question(
+    call: &ToolCall,
+    tool: &str,
+    rule: Option<&Rule>,
+    paths: &CallPaths<'_>,
+    root: Option<&Lexical>,
+) -> Question {
+    // A name that reads as a prefix (`fs_*`) or is no pattern at all must
+    // not become a grant for other tools.
+    let exact = ToolPattern::new(tool).ok().filter(|_| !tool.ends_with('*'));
+    let suggested_grant = exact.map(|pattern| Rule {
+        tool: pattern,
+        decision: Decision::Allow,
+        under: paths.suggested_dir(root),
+    });
+    Question {
+        tool: tool.to_owned(),
+        id: call.id_text(),
+        arguments: paths.arguments.clone().into_owned(),
+        reason: paths
+            .arguments
+            .get(REASON_PARAMETER)
+            .and_then(|reason| reason.as_str())
+            .map(str::to_owned),
+        rule: rule.cloned(),
+        paths: paths.named.iter().map(|path| path.to_argument()).collect(),
+        suggested_grant,
+    }
+}
+
+/// A refusal the model can act on: what was refused and why, and, when the
+/// rules refused a call whose paths could not be checked, which argument and
+/// what to do about it.
+fn refuse(tool: &str, why: &str, paths: Option<&CallPaths<'_>>) -> Verdict {
+    let mut message = format!("{tool} was not run: {why}.");
+    match paths.and_then(CallPaths::first_unknown) {
+        Some((_, Unknown::Unreadable)) => {
+            message.push_str(" Its arguments could not be checked: they are not a JSON object.")
+        }
+        Some((argument, unknown)) => message.push_str(&format!(
+            " Its `{argument}` could not be checked ({unknown}); a plain relative path may be allowed."
+        )),
+        None => {}
+    }
+    Verdict::Refuse(message)
+}
+
+impl<P: Provider> Provider for Policy<P> {
+    async fn tools_for_llm(&self) -> Result<Vec<ToolDeclaration>, BoxError> {
+        let mut declarations = self.inner.tools_for_llm().await?;
+        if self.config.hide_denied {
+            declarations.retain(|declaration| {
+                declaration
+                    .name()
+                    .is_none_or(|tool| !self.config.blanket_denied(tool))
+            });
+        }
+        Ok(declarations)
+    }
+
+    async fn execute_tool_calls(&self, calls: Vec<ToolCall>) -> Result<Vec<ToolResult>, BoxError> {
+        let mut refusals: Vec<Option<ToolResult>> = Vec::with_capacity(calls.len());
+        let mut allowed = Vec::with_capacity(calls.len());
+        let mut allowed_ids = Vec::with_capacity(calls.len());
+        for call in calls {
+            match self.decide(&call).await {
+                Verdict::Run => {
+                    refusals.push(None);
+                    allowed_ids.push(call.id_text());
+                    allowed.push(call);
+                }
+                Verdict::Refuse(message) => refusals.push(Some(ToolResult::error(call.id_text(), message))),
+            }
+        }
+        let mut answers = if allowed.is_empty() {
+            Vec::new()
+        } else {
+            settle(&allowed_ids, self.inner.execute_tool_calls(allowed).await)
+        }
+        .into_iter();
+        // Each refusal in its place, the answers in order around them; any
+        // answer beyond the calls stays, at the end.
+        let mut results: Vec<ToolResult> = refusals
+            .into_iter()
+            .filter_map(|refusal| refusal.or_else(|| answers.next()))
+            .collect();
+        results.extend(answers);
+        Ok(results)
+    }
+}
+
+impl<P: std::fmt::Debug> std::fmt::Debug for Policy<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Policy")
+            .field("inner", &self.inner)
+            .field("config", &self.config)
+            .field("grants", &self.grants())
+            .finish_non_exhaustive()
+    }
+}
