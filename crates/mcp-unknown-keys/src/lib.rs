@@ -77,10 +77,18 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+#[cfg(feature = "mcp")]
+mod mcp_server;
 mod provider;
+mod registry;
 mod unknown_keys;
 mod wire;
 
+#[cfg(feature = "http")]
+pub use mcp_server::HttpServer;
+#[cfg(feature = "mcp")]
+pub use mcp_server::{ConnectError, DEFAULT_TIMEOUT, McpServer, StdioServer};
 pub use provider::{BoxError, BoxFuture, DynProvider, Provider};
+pub use registry::{DEFAULT_SEPARATOR, Registry, RegistryError};
 pub use unknown_keys::{UnknownKeys, UnknownKeysLayer};
 pub use wire::{ToolCall, ToolDeclaration, ToolResult, id_text};
