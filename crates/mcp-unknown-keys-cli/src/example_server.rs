@@ -94,6 +94,10 @@ fn serve(root: &Path, with_sleep_tool: bool, page_size: Option<usize>) -> Result
         .enable_all()
         .build()
         .map_err(|error| error.to_string())?;
+    eprintln!(
+        "mcp-unknown-keys example-server: serving {} over stdio",
+        server.root.display()
+    );
     runtime.block_on(async {
         let service = server
             .serve(rmcp::transport::stdio())
@@ -280,7 +284,7 @@ impl ServerHandler for ExampleServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if !self.tools.iter().any(|tool| tool.name == request.name) {
             return Err(ErrorData::invalid_params(
@@ -295,7 +299,11 @@ impl ServerHandler for ExampleServer {
             "write" => self.write(&arguments),
             "list" => self.list(&arguments),
             "task" => task(&arguments),
-            "sleep" => sleep(&arguments).await,
+            // A client that gave up sends `notifications/cancelled`: stop then.
+            "sleep" => tokio::select! {
+                answer = sleep(&arguments) => answer,
+                () = context.ct.cancelled() => Err("cancelled by the client".to_owned()),
+            },
             _ => unreachable!("checked against the tools above"),
         };
         Ok(answer

@@ -78,6 +78,7 @@ pub struct McpServer {
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
     timeout: Duration,
     stderr: Option<StderrTail>,
+    process_id: Option<u32>,
 }
 
 impl McpServer {
@@ -123,6 +124,11 @@ impl McpServer {
         self.timeout
     }
 
+    /// The child's process id (a child process only).
+    pub fn process_id(&self) -> Option<u32> {
+        self.process_id
+    }
+
     /// The last lines the server wrote to stderr (a child process only).
     pub fn stderr_tail(&self) -> Vec<String> {
         self.stderr.as_ref().map(StderrTail::lines).unwrap_or_default()
@@ -144,6 +150,7 @@ impl McpServer {
         timeout: Duration,
         transport: T,
         stderr: Option<StderrTail>,
+        process_id: Option<u32>,
     ) -> Result<McpServer, ConnectError>
     where
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
@@ -166,6 +173,7 @@ impl McpServer {
                     service: tokio::sync::Mutex::new(Some(service)),
                     timeout,
                     stderr,
+                    process_id,
                 });
             }
             Ok(Err(error)) => error.to_string(),
@@ -488,7 +496,8 @@ impl StdioServer {
             stderr_tail: Vec::new(),
         })?;
         let stderr = stderr.map(|stderr| StderrTail::spawn(stderr, self.forward_stderr));
-        McpServer::start(self.name, self.timeout, transport, stderr).await
+        let process_id = transport.id();
+        McpServer::start(self.name, self.timeout, transport, stderr, process_id).await
     }
 }
 
@@ -520,7 +529,7 @@ impl HttpServer {
     /// Tokio runtime.
     pub async fn connect(self) -> Result<McpServer, ConnectError> {
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(self.url.as_str());
-        McpServer::start(self.name, self.timeout, transport, None).await
+        McpServer::start(self.name, self.timeout, transport, None, None).await
     }
 }
 

@@ -5,8 +5,7 @@ use std::time::Duration;
 
 use mcp_unknown_keys::audit::Warning;
 use mcp_unknown_keys::{
-    BoxError, Provider, Registry, RegistryError, ToolCall, ToolDeclaration, ToolResult,
-    UnknownKeysLayer,
+    BoxError, Provider, Registry, RegistryError, ToolCall, ToolDeclaration, ToolResult, UnknownKeysLayer,
 };
 use serde_json::{Value, json};
 use tower_layer::Layer;
@@ -157,10 +156,7 @@ fn refuses_prefixes_and_separators_outside_the_allowed_characters() {
         let refusal = registry
             .add_with_separator(Toolkit::default(), "fs", separator)
             .unwrap_err();
-        assert_eq!(
-            refusal,
-            RegistryError::InvalidSeparator(separator.to_owned())
-        );
+        assert_eq!(refusal, RegistryError::InvalidSeparator(separator.to_owned()));
     }
     assert!(registry.prefixes().is_empty());
     registry
@@ -196,7 +192,10 @@ fn refuses_a_collision_of_the_published_tag() {
         }
     );
     let message = refusal.to_string();
-    assert!(message.contains("`fs_…`") && message.contains("prefix `fs`"), "{message}");
+    assert!(
+        message.contains("`fs_…`") && message.contains("prefix `fs`"),
+        "{message}"
+    );
 
     // And the other way round.
     let registry = Registry::new();
@@ -218,11 +217,9 @@ fn routes_to_the_longest_tag_and_strips_it() {
     registry.add(short.clone(), "fs").unwrap();
     registry.add(long.clone(), "fs_x").unwrap();
 
-    let results = block_on(registry.execute_tool_calls(vec![
-        call("1", "fs_x_read", "{}"),
-        call("2", "fs_read", "{}"),
-    ]))
-    .unwrap();
+    let results =
+        block_on(registry.execute_tool_calls(vec![call("1", "fs_x_read", "{}"), call("2", "fs_read", "{}")]))
+            .unwrap();
     assert_eq!(results[0].content, "read \"{}\"");
     assert_eq!(results[1].content, "read \"{}\"");
     assert_eq!(long.batches()[0][0].name(), Some("read"));
@@ -254,10 +251,7 @@ fn passes_arguments_and_other_members_unchanged() {
     let received = &files.batches()[0];
     assert_eq!(received[0].arguments(), Some(&Value::String(text.into())));
     assert_eq!(received[0].as_value()["index"], json!(3));
-    assert_eq!(
-        received[0].as_value()["function"]["x-vendor"],
-        json!({"k": true})
-    );
+    assert_eq!(received[0].as_value()["function"]["x-vendor"], json!({"k": true}));
     assert_eq!(received[0].as_value()["type"], json!("function"));
     assert_eq!(received[1].arguments(), Some(&object));
     assert_eq!(received[2].arguments(), Some(&json!("")));
@@ -339,7 +333,11 @@ fn an_unknown_prefix_fails_only_its_call() {
     assert!(!results[0].is_error);
     assert!(results[1].is_error);
     assert_eq!(results[1].tool_call_id, "2");
-    assert!(results[1].content.contains("unknown tool `git_log`"), "{}", results[1].content);
+    assert!(
+        results[1].content.contains("unknown tool `git_log`"),
+        "{}",
+        results[1].content
+    );
     assert!(results[1].content.contains("fs_"), "{}", results[1].content);
     assert!(results[2].is_error);
     assert_eq!(files.batches()[0].len(), 1);
@@ -461,8 +459,7 @@ fn registries_nest() {
     assert_eq!(names(&tools), ["corp_jira_search"]);
 
     let arguments = r#"{"q": "bug"}"#;
-    let results =
-        block_on(outer.execute_tool_calls(vec![call("1", "corp_jira_search", arguments)])).unwrap();
+    let results = block_on(outer.execute_tool_calls(vec![call("1", "corp_jira_search", arguments)])).unwrap();
     assert!(!results[0].is_error);
     assert_eq!(jira.batches()[0][0].name(), Some("search"));
     assert_eq!(jira.batches()[0][0].arguments(), Some(&json!(arguments)));
