@@ -304,6 +304,21 @@ fn close_shuts_the_child_down() {
 }
 
 #[test]
+fn dropping_without_close_leaves_no_process_behind() {
+    let root = ScratchDir::seeded();
+    let pid = block_on(async {
+        let server = example(&root).connect().await.unwrap();
+        server.process_id().unwrap()
+        // dropped here, then the runtime goes away
+    });
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while is_running(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!is_running(pid), "the example server outlived its McpServer");
+}
+
+#[test]
 fn a_server_that_cannot_start_is_a_connect_error() {
     block_on(async {
         let missing = McpServer::stdio("/nonexistent/mcp-server").connect().await;
