@@ -53,8 +53,16 @@ fn mcp_server_time_lists_and_answers() {
             .await
             .unwrap();
         assert!(!results[0].is_error, "{}", results[0].content);
-        assert!(results[0].content.contains("Europe/Paris"), "{}", results[0].content);
-        assert!(results[1].content.contains("Asia/Tokyo"), "{}", results[1].content);
+        assert!(
+            results[0].content.contains("Europe/Paris"),
+            "{}",
+            results[0].content
+        );
+        assert!(
+            results[1].content.contains("Asia/Tokyo"),
+            "{}",
+            results[1].content
+        );
         assert!(results[2].is_error, "{}", results[2].content);
         time.close().await;
     });
@@ -94,9 +102,9 @@ fn server_filesystem_lists_and_answers() {
 fn the_full_stack_reports_undeclared_keys_and_changes_nothing() {
     let root = ScratchDir::seeded();
     block_on(async {
-        // Shared, so that they can be closed once the registry is done.
-        let time = Arc::new(time_server().await);
-        let files = Arc::new(filesystem_server(&root).await);
+        // Clones share the connection: keep one to close the server.
+        let time = time_server().await;
+        let files = filesystem_server(&root).await;
         let registry = Registry::new();
         registry.add(time.clone(), "time").unwrap();
         registry.add(files.clone(), "fs").unwrap();

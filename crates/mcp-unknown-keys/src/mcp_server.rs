@@ -55,6 +55,9 @@ const STDERR_TAIL_LINES: usize = 20;
 /// does the same in the background, and the child is killed at the latest
 /// when the async runtime goes away.
 ///
+/// Cloning is cheap and the clones share one connection: hand one to a
+/// [`Registry`](crate::Registry) and keep another to close it.
+///
 /// ```no_run
 /// use mcp_unknown_keys::{BoxError, McpServer, Provider, ToolCall};
 ///
@@ -72,10 +75,11 @@ const STDERR_TAIL_LINES: usize = 20;
 /// time.close().await;
 /// # Ok(()) }
 /// ```
+#[derive(Clone)]
 pub struct McpServer {
     name: String,
     peer: Peer<RoleClient>,
-    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>,
+    service: Arc<tokio::sync::Mutex<Option<RunningService<RoleClient, ClientConfig>>>>,
     timeout: Duration,
     stderr: Option<StderrTail>,
     process_id: Option<u32>,
@@ -134,10 +138,10 @@ impl McpServer {
         self.stderr.as_ref().map(StderrTail::lines).unwrap_or_default()
     }
 
-    /// Shuts the connection down and waits for it: a child process has its
-    /// stdin closed, and is sent `SIGTERM` and then killed if it does not
-    /// exit within a few seconds of each. Calls made afterwards answer
-    /// `is_error` results. Closing twice is harmless.
+    /// Shuts the connection down, for every clone, and waits for it: a child
+    /// process has its stdin closed, and is sent `SIGTERM` and then killed if
+    /// it does not exit within a few seconds of each. Calls made afterwards
+    /// answer `is_error` results. Closing twice is harmless.
     pub async fn close(&self) {
         let service = self.service.lock().await.take();
         if let Some(mut service) = service {
@@ -170,7 +174,7 @@ impl McpServer {
                 return Ok(McpServer {
                     name,
                     peer: service.peer().clone(),
-                    service: tokio::sync::Mutex::new(Some(service)),
+                    service: Arc::new(tokio::sync::Mutex::new(Some(service))),
                     timeout,
                     stderr,
                     process_id,
