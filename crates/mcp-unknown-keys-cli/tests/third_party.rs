@@ -144,7 +144,7 @@ fn the_full_stack_reports_undeclared_keys_and_changes_nothing() {
         assert!(results[0].content.contains("UTC"), "{}", results[0].content);
         assert!(results[1].content.starts_with("Notes"), "{}", results[1].content);
 
-        let warnings = warnings.lock().unwrap();
+        let warnings = warnings.lock().unwrap().clone();
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert_eq!(warnings[0].tool, "time_get_current_time");
         assert_eq!(warnings[0].unknown_keys, ["tz_fallback"]);

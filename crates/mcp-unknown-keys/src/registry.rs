@@ -213,14 +213,18 @@ impl Provider for Registry {
         let mut results: Vec<Option<ToolResult>> = vec![None; calls.len()];
         let mut batches: Vec<Batch> = entries.iter().map(|_| Batch::default()).collect();
 
-        for (position, call) in calls.into_iter().enumerate() {
-            match route(&entries, call) {
-                Ok((provider, call)) => {
-                    batches[provider].positions.push(position);
-                    batches[provider].ids.push(call.id_text());
-                    batches[provider].calls.push(call);
+        for (position, mut call) in calls.into_iter().enumerate() {
+            match route(&entries, &call) {
+                Ok((provider, inner_name)) => {
+                    if let Some(function) = call.function_mut() {
+                        function.insert("name".into(), Value::String(inner_name));
+                    }
+                    let batch = &mut batches[provider];
+                    batch.positions.push(position);
+                    batch.ids.push(call.id_text());
+                    batch.calls.push(call);
                 }
-                Err(refusal) => results[position] = Some(refusal),
+                Err(refusal) => results[position] = Some(ToolResult::error(call.id_text(), refusal)),
             }
         }
 
@@ -266,30 +270,18 @@ fn publish(mut declaration: ToolDeclaration, tag: &str) -> ToolDeclaration {
 }
 
 /// Finds the provider with the longest tag the call's name starts with and
-/// strips the tag; a call that cannot be routed is answered on the spot.
-fn route(entries: &[Entry], mut call: ToolCall) -> Result<(usize, ToolCall), ToolResult> {
+/// the name without that tag; or why the call cannot be routed.
+fn route(entries: &[Entry], call: &ToolCall) -> Result<(usize, String), String> {
     let Some(name) = call.name() else {
-        return Err(ToolResult::error(
-            call.id_text(),
-            "malformed tool call: it has no `function.name` string",
-        ));
+        return Err("malformed tool call: it has no `function.name` string".to_owned());
     };
-    let Some((index, entry)) = entries
+    let (index, entry) = entries
         .iter()
         .enumerate()
         .filter(|(_, entry)| name.len() > entry.tag.len() && name.starts_with(&entry.tag))
         .max_by_key(|(_, entry)| entry.tag.len())
-    else {
-        return Err(ToolResult::error(
-            call.id_text(),
-            unknown_tool_message(name, entries),
-        ));
-    };
-    let inner_name = name[entry.tag.len()..].to_owned();
-    if let Some(function) = call.function_mut() {
-        function.insert("name".into(), Value::String(inner_name));
-    }
-    Ok((index, call))
+        .ok_or_else(|| unknown_tool_message(name, entries))?;
+    Ok((index, name[entry.tag.len()..].to_owned()))
 }
 
 fn unknown_tool_message(name: &str, entries: &[Entry]) -> String {
