@@ -246,6 +246,7 @@ fn a_server_killed_mid_session_is_reported_with_its_stderr() {
     let root = ScratchDir::seeded();
     block_on(async {
         let server = example(&root).connect().await.unwrap();
+        assert_eq!(server.tools_for_llm().await.unwrap().len(), 4);
         let ok = server
             .execute_tool_calls(vec![call("1", "list", "")])
             .await
@@ -277,6 +278,7 @@ fn a_server_killed_mid_session_is_reported_with_its_stderr() {
                 result.content
             );
         }
+        // A failed re-listing is an error, never the last good list.
         let listing = server.tools_for_llm().await.unwrap_err().to_string();
         assert!(listing.contains("is not running"), "{listing}");
         server.close().await;

@@ -59,6 +59,16 @@
 //! # }).unwrap();
 //! ```
 //!
+//! # Where tools come from
+//!
+//! [`Registry`] publishes many providers under one namespace, each under a
+//! prefix of its own (`fs` + `read` → `fs_read`), and routes every call back
+//! to its provider; registries nest. With the feature `mcp`, `McpServer` is a
+//! provider over one real MCP server (a child process over stdio, or
+//! streamable HTTP with the feature `http`), spoken to with `rmcp`, the
+//! official Rust SDK. `UnknownKeys(Registry(McpServer, McpServer))` is the
+//! usual stack; see `examples/two_servers.rs`.
+//!
 //! # What is audited
 //!
 //! A call is audited only when its tool appeared in the latest successful
