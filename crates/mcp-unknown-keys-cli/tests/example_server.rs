@@ -5,7 +5,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{ScratchDir, block_on};
+use common::{ScratchDir, block_on, stderr_of};
 use mcp_unknown_keys::{McpServer, Provider, ToolCall, ToolResult};
 use serde_json::json;
 
@@ -40,7 +40,7 @@ fn the_default_root_is_seeded_and_removed_on_exit() {
         assert!(line.content.contains("Line 12 (0-based)"), "{}", line.content);
 
         // The server names its root on stderr.
-        let announced = server.stderr_tail().join("\n");
+        let announced = stderr_of(&server).await.join("\n");
         let root = announced
             .split("serving ")
             .nth(1)

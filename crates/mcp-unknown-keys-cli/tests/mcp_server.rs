@@ -4,7 +4,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{ScratchDir, block_on, is_running};
+use common::{ScratchDir, block_on, is_running, stderr_of};
 use mcp_unknown_keys::{McpServer, Provider, StdioServer, ToolCall};
 use serde_json::{Value, json};
 
@@ -112,6 +112,28 @@ fn calls_with_string_object_empty_and_absent_arguments() {
             );
         }
         assert_eq!(results[0].structured_content, None);
+        server.close().await;
+    });
+}
+
+#[test]
+fn starts_the_child_in_the_given_directory() {
+    let root = ScratchDir::seeded();
+    block_on(async {
+        let server = McpServer::stdio(BINARY)
+            .args(["example-server", "--root", "."])
+            .current_dir(root.path())
+            .env("RUST_BACKTRACE", "0")
+            .forward_stderr(false)
+            .connect()
+            .await
+            .unwrap();
+        let results = server
+            .execute_tool_calls(vec![call("1", "read", r#"{"path":"notes.txt","limit":1}"#)])
+            .await
+            .unwrap();
+        assert_eq!(results[0].content, "Notes");
+        assert!(stderr_of(&server).await[0].contains(&*root.path().to_string_lossy()));
         server.close().await;
     });
 }

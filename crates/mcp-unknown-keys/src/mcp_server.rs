@@ -607,3 +607,96 @@ impl StderrTail {
         self.lines()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_is_declared_with_its_schema_verbatim() {
+        let schema = json!({"type": "object", "properties": {"path": {"type": "string"}},
+                            "required": ["path"], "additionalProperties": true});
+        let Value::Object(object) = schema.clone() else {
+            unreachable!()
+        };
+        let tool = Tool::new("read", "Read a file", object);
+        let declared = declaration(&tool);
+        assert_eq!(
+            declared.as_value(),
+            &json!({"type": "function", "function": {
+                "name": "read", "description": "Read a file", "parameters": schema}})
+        );
+    }
+
+    #[test]
+    fn a_tool_without_schema_or_description_gets_an_empty_object_schema() {
+        let tool = Tool::new_with_raw("ping", None, JsonObject::new());
+        let declared = declaration(&tool);
+        assert_eq!(
+            declared.as_value(),
+            &json!({"type": "function", "function": {
+                "name": "ping", "parameters": {"type": "object", "properties": {}}}})
+        );
+    }
+
+    #[test]
+    fn arguments_are_read_as_an_object_or_none() {
+        let object = json!({"b": 1, "a": [2]});
+        assert_eq!(read_arguments(None), Ok(None));
+        assert_eq!(read_arguments(Some(&Value::Null)), Ok(None));
+        assert_eq!(read_arguments(Some(&json!(""))), Ok(None));
+        assert_eq!(read_arguments(Some(&json!(" \n\t"))), Ok(None));
+        assert_eq!(
+            read_arguments(Some(&json!(object.to_string()))),
+            Ok(object.as_object().cloned())
+        );
+        assert_eq!(read_arguments(Some(&object)), Ok(object.as_object().cloned()));
+
+        let problem = |value: Value| read_arguments(Some(&value)).unwrap_err();
+        assert!(problem(json!("{\"a\":")).starts_with("the arguments are not valid JSON"));
+        assert_eq!(
+            problem(json!("[1]")),
+            "the arguments must be a JSON object, not an array"
+        );
+        assert_eq!(
+            problem(json!("null")),
+            "the arguments must be a JSON object, not null"
+        );
+        assert_eq!(
+            problem(json!(true)),
+            "the arguments must be a JSON object, not a boolean"
+        );
+    }
+
+    #[test]
+    fn content_blocks_become_text_and_placeholders() {
+        let mut result = CallToolResult::success(vec![
+            ContentBlock::text("first"),
+            ContentBlock::image("iVBORw0KGgo=", "image/png"),
+            ContentBlock::audio("UklGRg==", "audio/wav"),
+            ContentBlock::embedded_text("file:///a.txt", "the text"),
+            ContentBlock::resource(ResourceContents::blob("AAEC", "file:///b.bin")),
+            ContentBlock::resource_link(rmcp::model::Resource::new("file:///c.md", "c")),
+            ContentBlock::text("last"),
+        ]);
+        result.structured_content = Some(json!({"n": 1}));
+        let answer = tool_result("call_1".into(), result);
+        assert_eq!(
+            answer.content,
+            "first\n[image: image/png]\n[audio: audio/wav]\n[resource: file:///a.txt]\n\
+             [resource: file:///b.bin]\n[resource link: file:///c.md]\nlast"
+        );
+        assert!(!answer.is_error);
+        assert_eq!(answer.tool_call_id, "call_1");
+        assert_eq!(answer.structured_content, Some(json!({"n": 1})));
+    }
+
+    #[test]
+    fn is_error_becomes_is_error() {
+        let failed = CallToolResult::error(vec![ContentBlock::text("no such file")]);
+        let answer = tool_result("7".into(), failed);
+        assert!(answer.is_error);
+        assert_eq!(answer.content, "no such file");
+        assert_eq!(answer.structured_content, None);
+    }
+}

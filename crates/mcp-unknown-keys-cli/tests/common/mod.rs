@@ -81,3 +81,16 @@ pub fn prerequisite(var: &str) -> String {
         Err(_) => panic!("{var} is not set: run scripts/test, which installs it"),
     }
 }
+
+/// The server's stderr so far, once it has written at least one line (a
+/// reader task collects it, so allow it a moment).
+pub async fn stderr_of(server: &mcp_unknown_keys::McpServer) -> Vec<String> {
+    for _ in 0..250 {
+        let tail = server.stderr_tail();
+        if !tail.is_empty() {
+            return tail;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    panic!("the server wrote nothing to stderr within 5 s")
+}
