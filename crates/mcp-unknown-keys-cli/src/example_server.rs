@@ -18,9 +18,13 @@
 //! - `sleep` {ms}: waits, then answers. For timeout tests only: listed and
 //!   callable only with the hidden flag `--with-sleep-tool`.
 //!
-//! Paths are relative to the root; a path that leads outside it (`..`, an
-//! absolute path elsewhere, a symbolic link out) is refused with a tool
-//! error. Unknown tools are refused with a JSON-RPC `invalid params` error.
+//! The hidden flag `--page-size N` answers `tools/list` in pages of N tools,
+//! for pagination tests.
+//!
+//! Paths are relative to the root (or absolute, under it); a path that
+//! leads outside it (`..`, an absolute path elsewhere, a symbolic link out)
+//! is refused with a tool error. Unknown tools are refused with a JSON-RPC
+//! `invalid params` error.
 
 use std::io;
 use std::path::{Component, Path, PathBuf};
@@ -380,8 +384,12 @@ impl ExampleServer {
     /// leads outside the root, even through a symbolic link.
     fn resolve(&self, path: &str) -> Result<PathBuf, String> {
         let outside = || format!("refused: {path:?} is outside the root");
+        let relative = match Path::new(path) {
+            absolute if absolute.is_absolute() => absolute.strip_prefix(&self.root).map_err(|_| outside())?,
+            relative => relative,
+        };
         let mut resolved = self.root.clone();
-        for component in Path::new(path).components() {
+        for component in relative.components() {
             match component {
                 Component::CurDir => {}
                 Component::Normal(part) => resolved.push(part),

@@ -87,6 +87,16 @@ fn paths_outside_the_root_are_refused() {
 
         let inside = call(&server, "read", json!({"path": "src/../notes.txt", "limit": 1})).await;
         assert_eq!(inside.content, "Notes");
+        let absolute = root.path().join("notes.txt");
+        let inside = call(&server, "read", json!({"path": absolute, "limit": 1})).await;
+        assert_eq!(inside.content, "Notes");
+        let sneaky = format!("{}/../secret.txt", root.path().display());
+        let refused = call(&server, "read", json!({"path": sneaky})).await;
+        assert!(
+            refused.content.contains("outside the root"),
+            "{}",
+            refused.content
+        );
         server.close().await;
     });
 }
