@@ -5,7 +5,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{ScratchDir, block_on, stderr_of};
+use common::{ScratchDir, block_on, prerequisite, stderr_of};
 use mcp_unknown_keys::{McpServer, Provider, ToolCall, ToolResult};
 use serde_json::json;
 
@@ -139,4 +139,47 @@ fn write_then_read_and_task_echoes_its_prompt() {
         assert!(missing.content.contains("`prompt` is required"));
         server.close().await;
     });
+}
+
+/// A client nobody here wrote: the official Python SDK.
+const PYTHON_CLIENT: &str = r#"
+import asyncio, json, sys
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+async def main():
+    params = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            tools = await session.list_tools()
+            result = await session.call_tool(
+                "read", {"path": "src/app.rs", "offset": 2, "limit": 1, "ffset": 9})
+            print(json.dumps({
+                "tools": [tool.name for tool in tools.tools],
+                "text": result.content[0].text,
+                "is_error": result.is_error,
+            }))
+
+asyncio.run(main())
+"#;
+
+#[test]
+fn the_python_sdk_client_talks_to_it() {
+    let root = ScratchDir::seeded();
+    let output = std::process::Command::new(prerequisite("MCP_UK_PYTHON"))
+        .args(["-c", PYTHON_CLIENT, BINARY, "example-server", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        answer,
+        json!({"tools": ["read", "write", "list", "task"], "text": "fn main() {}", "is_error": false})
+    );
 }
