@@ -87,6 +87,7 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+mod join;
 #[cfg(feature = "mcp")]
 mod mcp_server;
 mod provider;

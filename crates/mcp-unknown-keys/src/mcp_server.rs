@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::sync::watch;
 
+use crate::join::join_all;
 use crate::provider::{BoxError, Provider};
 use crate::wire::{ToolCall, ToolDeclaration, ToolResult};
 
@@ -289,42 +290,9 @@ impl Provider for McpServer {
     }
 
     async fn execute_tool_calls(&self, calls: Vec<ToolCall>) -> Result<Vec<ToolResult>, BoxError> {
-        let runs = calls.iter().map(|call| self.call(call));
-        Ok(join_in_order(runs).await)
+        // Side by side: rmcp matches each answer to its request by id.
+        Ok(join_all(calls.iter().map(|call| self.call(call))).await)
     }
-}
-
-/// Runs the calls side by side and answers in the order they were given.
-async fn join_in_order<F: std::future::Future<Output = ToolResult>>(
-    runs: impl Iterator<Item = F>,
-) -> Vec<ToolResult> {
-    let mut set = Vec::new();
-    for run in runs {
-        set.push(Box::pin(run));
-    }
-    let mut outputs: Vec<Option<ToolResult>> = set.iter().map(|_| None).collect();
-    let mut pending: Vec<Option<_>> = set.into_iter().map(Some).collect();
-    std::future::poll_fn(|cx| {
-        let mut done = true;
-        for (slot, output) in pending.iter_mut().zip(outputs.iter_mut()) {
-            if let Some(run) = slot {
-                match run.as_mut().poll(cx) {
-                    std::task::Poll::Ready(result) => {
-                        *output = Some(result);
-                        *slot = None;
-                    }
-                    std::task::Poll::Pending => done = false,
-                }
-            }
-        }
-        if done {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await;
-    outputs.into_iter().flatten().collect()
 }
 
 /// An MCP tool as an OpenAI function declaration.

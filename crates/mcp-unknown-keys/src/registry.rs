@@ -1,14 +1,12 @@
 //! `Registry`: one tool namespace over many providers, by prefix.
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, RwLock};
-use std::task::Poll;
 
 use serde_json::Value;
 
-use crate::provider::{BoxError, BoxFuture, DynProvider, Provider};
+use crate::join::join_all;
+use crate::provider::{BoxError, DynProvider, Provider};
 use crate::wire::{ToolCall, ToolDeclaration, ToolResult};
 
 /// The separator [`Registry::add`] puts between a prefix and a tool's name.
@@ -185,13 +183,7 @@ impl fmt::Debug for Registry {
 impl Provider for Registry {
     async fn tools_for_llm(&self) -> Result<Vec<ToolDeclaration>, BoxError> {
         let entries = self.snapshot();
-        let listings = join_all(
-            entries
-                .iter()
-                .map(|entry| entry.provider.tools_for_llm_boxed())
-                .collect(),
-        )
-        .await;
+        let listings = join_all(entries.iter().map(|entry| entry.provider.tools_for_llm_boxed())).await;
 
         let mut published = Vec::new();
         for (entry, listing) in entries.iter().zip(listings) {
@@ -326,31 +318,6 @@ fn place(
             )
         }));
     }
-}
-
-/// Runs futures side by side and answers their outputs in order, without an
-/// async runtime or an extra dependency.
-async fn join_all<T>(futures: Vec<BoxFuture<'_, T>>) -> Vec<T> {
-    let mut pending: Vec<Option<Pin<Box<dyn Future<Output = T> + Send + '_>>>> =
-        futures.into_iter().map(Some).collect();
-    let mut outputs: Vec<Option<T>> = pending.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut all_done = true;
-        for (slot, output) in pending.iter_mut().zip(outputs.iter_mut()) {
-            if let Some(future) = slot {
-                match future.as_mut().poll(cx) {
-                    Poll::Ready(value) => {
-                        *output = Some(value);
-                        *slot = None;
-                    }
-                    Poll::Pending => all_done = false,
-                }
-            }
-        }
-        if all_done { Poll::Ready(()) } else { Poll::Pending }
-    })
-    .await;
-    outputs.into_iter().flatten().collect()
 }
 
 #[derive(Clone, Copy)]
