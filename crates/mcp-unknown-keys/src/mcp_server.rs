@@ -291,7 +291,11 @@ impl Provider for McpServer {
 
     async fn execute_tool_calls(&self, calls: Vec<ToolCall>) -> Result<Vec<ToolResult>, BoxError> {
         // Side by side: rmcp matches each answer to its request by id.
-        Ok(join_all(calls.iter().map(|call| self.call(call))).await)
+        let results = join_all(calls.iter().map(|call| self.call(call))).await;
+        Ok(results
+            .into_iter()
+            .map(|result| result.unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect())
     }
 }
 

@@ -28,8 +28,8 @@ pub const DEFAULT_SEPARATOR: &str = "_";
 ///   very same string). Each provider receives one batch, the providers run
 ///   side by side, and the results are put back at the caller's positions.
 ///   It never fails the batch: an unknown prefix, a malformed call, a
-///   provider that fails or answers short each becomes an `is_error` result
-///   for the calls concerned, and only for them.
+///   provider that fails, panics or answers short each becomes an
+///   `is_error` result for the calls concerned, and only for them.
 ///
 /// A registry is itself a provider, so registries nest: a registry added
 /// under `corp` over one holding a provider under `jira` publishes
@@ -187,10 +187,12 @@ impl Provider for Registry {
 
         let mut published = Vec::new();
         for (entry, listing) in entries.iter().zip(listings) {
-            let declarations = listing.map_err(|error| ListingFailed {
-                prefix: entry.prefix.clone(),
-                source: error,
-            })?;
+            let declarations = listing
+                .unwrap_or_else(|_| Err("it panicked".into()))
+                .map_err(|error| ListingFailed {
+                    prefix: entry.prefix.clone(),
+                    source: error,
+                })?;
             published.extend(
                 declarations
                     .into_iter()
@@ -233,6 +235,7 @@ impl Provider for Registry {
 
         let batches = batches.into_iter().filter(|batch| !batch.positions.is_empty());
         for ((entry, answer), batch) in routed.into_iter().zip(answers).zip(batches) {
+            let answer = answer.unwrap_or_else(|_| Err("it panicked".into()));
             place(entry, answer, batch, &mut results);
         }
 

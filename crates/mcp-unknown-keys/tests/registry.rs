@@ -383,6 +383,37 @@ fn a_failing_provider_fails_only_its_calls() {
 }
 
 #[test]
+fn a_panicking_provider_fails_only_its_calls() {
+    struct Panics;
+
+    impl Provider for Panics {
+        async fn tools_for_llm(&self) -> Result<Vec<ToolDeclaration>, BoxError> {
+            panic!("listing went wrong")
+        }
+
+        async fn execute_tool_calls(&self, _: Vec<ToolCall>) -> Result<Vec<ToolResult>, BoxError> {
+            panic!("calling went wrong")
+        }
+    }
+
+    let registry = Registry::new();
+    registry.add(Toolkit::new(&["read"]), "fs").unwrap();
+    registry.add(Panics, "bad").unwrap();
+    let results =
+        block_on(registry.execute_tool_calls(vec![call("1", "bad_x", ""), call("2", "fs_read", "")]))
+            .unwrap();
+    assert!(results[0].is_error);
+    assert!(results[0].content.contains("panicked"), "{}", results[0].content);
+    assert!(!results[1].is_error);
+
+    let listing = block_on(registry.tools_for_llm()).unwrap_err().to_string();
+    assert!(
+        listing.contains("prefix `bad`") && listing.contains("panicked"),
+        "{listing}"
+    );
+}
+
+#[test]
 fn a_short_answer_fails_only_the_calls_left_unanswered() {
     let registry = Registry::new();
     registry.add(AnswersOne, "one").unwrap();
