@@ -100,6 +100,10 @@ impl Registry {
     /// character outside `[A-Za-z0-9_-]`, when the prefix is already
     /// registered, or when another provider already publishes under the same
     /// tag (`fs` + `_` and `fs_` + `` both publish `fs_`).
+    ///
+    /// The registry owns what it is given. To keep a handle on a provider —
+    /// to close an `McpServer`, or to go on adding to a nested registry —
+    /// add a clone of it, or an `Arc` of it.
     pub fn add<P: Provider + 'static>(&self, provider: P, prefix: &str) -> Result<(), RegistryError> {
         self.add_with_separator(provider, prefix, DEFAULT_SEPARATOR)
     }
@@ -148,8 +152,9 @@ impl Registry {
         Ok(())
     }
 
-    /// Unregisters the provider under `prefix` and hands it back (to close
-    /// it, say); `None` when nothing is registered under it.
+    /// Unregisters the provider under `prefix` and hands it back; `None`
+    /// when nothing is registered under it. Batches already under way finish
+    /// with it.
     pub fn remove(&self, prefix: &str) -> Option<Arc<dyn DynProvider>> {
         let mut entries = self.entries.write().unwrap_or_else(|e| e.into_inner());
         let position = entries.iter().position(|entry| entry.prefix == prefix)?;
