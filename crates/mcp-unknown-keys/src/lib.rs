@@ -59,6 +59,16 @@
 //! # }).unwrap();
 //! ```
 //!
+//! # Where tools come from
+//!
+//! [`Registry`] publishes many providers under one namespace, each under a
+//! prefix of its own (`fs` + `read` → `fs_read`), and routes every call back
+//! to its provider; registries nest. With the feature `mcp`, `McpServer` is a
+//! provider over one real MCP server (a child process over stdio, or
+//! streamable HTTP with the feature `http`), spoken to with `rmcp`, the
+//! official Rust SDK. `UnknownKeys(Registry(McpServer, McpServer))` is the
+//! usual stack; see `examples/two_servers.rs`.
+//!
 //! # What is audited
 //!
 //! A call is audited only when its tool appeared in the latest successful
@@ -86,15 +96,24 @@
 #![warn(missing_docs)]
 
 pub mod audit;
+mod join;
+#[cfg(feature = "mcp")]
+mod mcp_server;
 pub mod policy;
 mod provider;
 pub mod reasons;
+mod registry;
 mod settle;
 mod unknown_keys;
 mod wire;
 
+#[cfg(feature = "http")]
+pub use mcp_server::HttpServer;
+#[cfg(feature = "mcp")]
+pub use mcp_server::{ConnectError, DEFAULT_TIMEOUT, McpServer, StdioServer};
 pub use policy::{Policy, PolicyLayer};
 pub use provider::{BoxError, BoxFuture, DynProvider, Provider};
 pub use reasons::{Reasons, ReasonsLayer};
+pub use registry::{DEFAULT_SEPARATOR, Registry, RegistryError};
 pub use unknown_keys::{UnknownKeys, UnknownKeysLayer};
 pub use wire::{ToolCall, ToolDeclaration, ToolResult, id_text};
