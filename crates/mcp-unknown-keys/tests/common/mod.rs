@@ -6,6 +6,7 @@
 
 mod toolkit;
 
+#[allow(unused_imports)] // each test binary uses its own part
 pub use toolkit::{Answering, Received, Toolkit, arguments_text, declaration, files};
 
 use std::sync::{Arc, Mutex};
