@@ -253,7 +253,10 @@ impl Auditor {
 
     /// Builds the warning for the keys just claimed, with their diagnosis.
     /// Only here, off the path of calls that raise nothing, are the
-    /// arguments read a second time, values included.
+    /// arguments read a second time, values included; kept out of line so
+    /// that the path of calls that raise nothing stays as it was.
+    #[cold]
+    #[inline(never)]
     fn warning(
         &self,
         catalog: &Catalog,
@@ -298,7 +301,10 @@ impl Auditor {
 
     /// Marks each of `keys` (sorted) as said for `tool` and returns those
     /// that were not said before, each with the number of tools it has now
-    /// been said on. The lock is held for the claim only.
+    /// been said on. The lock is held for the claim only. Out of line, like
+    /// [`Auditor::warning`], so the path of a call with only declared keys
+    /// carries none of it.
+    #[inline(never)]
     fn claim(&self, tool: &str, keys: &[String]) -> Vec<(String, usize)> {
         let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
         let Said {

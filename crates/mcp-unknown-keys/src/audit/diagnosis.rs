@@ -282,9 +282,11 @@ impl Diagnosed<'_> {
     /// point to that the call did not carry.
     pub fn diagnose(&self, unknown_keys: &[(String, usize)]) -> (Vec<Hint>, Vec<MissingKey>) {
         let mut budget = FRAGMENT_SEARCH_BUDGET;
+        // Normalised once per warning, not once per unknown key.
+        let declared: Vec<(&str, String)> = self.declared.keys().map(|key| (key, normalized(key))).collect();
         let hints: Vec<Hint> = unknown_keys
             .iter()
-            .map(|(key, seen_on_tools)| self.hint(key, *seen_on_tools, &mut budget))
+            .map(|(key, seen_on_tools)| self.hint(key, &declared, *seen_on_tools, &mut budget))
             .collect();
         let mut missing: Vec<MissingKey> = hints
             .iter()
@@ -298,11 +300,13 @@ impl Diagnosed<'_> {
         (hints, missing)
     }
 
-    fn hint(&self, key: &str, seen_on_tools: usize, budget: &mut usize) -> Hint {
+    /// The hint about `key`; `declared` pairs each declared key with its
+    /// normalised form.
+    fn hint(&self, key: &str, declared: &[(&str, String)], seen_on_tools: usize, budget: &mut usize) -> Hint {
         if let Some(declared) = self.truncation_of(key) {
             return Hint::new(key, Cause::Truncated).with_suggestion(declared);
         }
-        if let Some(declared) = self.near_miss_of(key) {
+        if let Some(declared) = self.near_miss_of(key, declared) {
             return Hint::new(key, Cause::NearMiss).with_suggestion(declared);
         }
         if !is_identifier_like(key) || self.occurs_in_another_value(key, budget) {
@@ -341,11 +345,11 @@ impl Diagnosed<'_> {
 
     /// The declared key `key` is closest to, if close enough: carried keys
     /// only when no key the call lacks is as close.
-    fn near_miss_of(&self, key: &str) -> Option<&str> {
+    fn near_miss_of<'d>(&self, key: &str, declared: &[(&'d str, String)]) -> Option<&'d str> {
         let key = normalized(key);
-        self.declared
-            .keys()
-            .filter_map(|declared| Some((closeness(&key, &normalized(declared))?, declared)))
+        declared
+            .iter()
+            .filter_map(|(declared, normalized)| Some((closeness(&key, normalized)?, *declared)))
             .min_by_key(|&(distance, declared)| (self.carries(declared), distance))
             .map(|(_, declared)| declared)
     }
@@ -474,31 +478,48 @@ fn closeness(key: &str, declared: &str) -> Option<usize> {
 
 /// The optimal-string-alignment distance between `a` and `b` (insertions,
 /// deletions, substitutions and swaps of neighbours), when it is at most
-/// `limit`. Callers keep both short, so the table stays small.
+/// `limit`. Both must be at most [`MAX_EDIT_CHARS`] characters long (callers
+/// check), so the table lives on the stack.
 fn edit_distance(a: &str, b: &str, limit: usize) -> Option<usize> {
+    if a.is_ascii() && b.is_ascii() {
+        return osa_distance(a.as_bytes(), b.as_bytes(), limit);
+    }
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    if a.len().abs_diff(b.len()) > limit {
+    osa_distance(&a, &b, limit)
+}
+
+fn osa_distance<T: PartialEq>(a: &[T], b: &[T], limit: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > limit || b.len() > MAX_EDIT_CHARS {
         return None;
     }
-    // Three rows: the one before the previous is needed for swaps.
-    let mut before: Vec<usize> = vec![0; b.len() + 1];
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current: Vec<usize> = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        current[0] = i;
-        for j in 1..=b.len() {
-            let substitution = previous[j - 1] + usize::from(a[i - 1] != b[j - 1]);
-            let mut best = substitution.min(previous[j] + 1).min(current[j - 1] + 1);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(before[j - 2] + 1);
-            }
-            current[j] = best;
-        }
-        std::mem::swap(&mut before, &mut previous);
-        std::mem::swap(&mut previous, &mut current);
+    // Three rows, used in turn: the one before the previous is needed for
+    // swaps. Row `i` of the table is `rows[i % 3]`.
+    const WIDTH: usize = MAX_EDIT_CHARS + 1;
+    let mut rows = [[0usize; WIDTH]; 3];
+    for (j, cell) in rows[0].iter_mut().enumerate().take(b.len() + 1) {
+        *cell = j;
     }
-    let distance = previous[b.len()];
+    for i in 1..=a.len() {
+        let (row, previous, before) = (i % 3, (i - 1) % 3, (i + 1) % 3);
+        rows[row][0] = i;
+        let mut row_best = i;
+        for j in 1..=b.len() {
+            let substitution = rows[previous][j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            let mut best = substitution.min(rows[previous][j] + 1).min(rows[row][j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[before][j - 2] + 1);
+            }
+            rows[row][j] = best;
+            row_best = row_best.min(best);
+        }
+        // Distances never shrink down the table: stop once a row is past
+        // the limit.
+        if row_best > limit {
+            return None;
+        }
+    }
+    let distance = rows[a.len() % 3][b.len()];
     (distance <= limit).then_some(distance)
 }
 
