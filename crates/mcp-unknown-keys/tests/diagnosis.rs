@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
 use mcp_unknown_keys::audit::{
-    Arguments, Auditor, Call, Catalog, Cause, Hint, MissingKey, Sink, StderrSink, TracingSink, Warning,
+    Arguments, Auditor, Call, Catalog, Cause, Hint, MissingKey, Outcome, Sink, Skip, StderrSink, TracingSink,
+    Warning,
 };
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -192,6 +193,74 @@ fn a_call_without_new_undeclared_keys_raises_no_warning_and_no_diagnosis() {
     assert!(warn(&auditor, "fs_read", r#"{"path":"a","offset":1,"reason":"why"}"#).is_none());
     assert!(warn(&auditor, "fs_read", r#"{"path":"a","ffset":1}"#).is_some());
     assert!(warn(&auditor, "fs_read", r#"{"path":"a","ffset":2}"#).is_none());
+}
+
+#[test]
+fn many_keys_at_once_are_diagnosed_as_they_are_one_by_one() {
+    let keys = [
+        "ffset",
+        "the rest",
+        "Path",
+        "subagent_type",
+        "pattern",
+        "encoding",
+        "colour",
+        "token_budget",
+        "x y",
+        "lmit",
+    ];
+    let many: Map<String, Value> = keys.iter().map(|key| (key.to_string(), json!(1))).collect();
+    let auditor = auditor();
+    let together = auditor
+        .audit(&auditor.catalog(), Call::new("fs_read", Arguments::Object(&many)))
+        .warning()
+        .unwrap();
+    for key in keys {
+        let one: Map<String, Value> = [(key.to_string(), json!(1))].into_iter().collect();
+        let alone = self::auditor()
+            .audit(&auditor.catalog(), Call::new("fs_read", Arguments::Object(&one)))
+            .warning()
+            .unwrap();
+        assert_eq!(together.hint(key), alone.hint(key), "{key}");
+    }
+    assert_eq!(
+        together.hint("token_budget"),
+        Some(&Hint::new("token_budget", Cause::OtherTool).with_declared_by("fs_search"))
+    );
+}
+
+#[test]
+fn a_call_with_thousands_of_new_keys_is_diagnosed_in_bounded_work() {
+    let mut many: Map<String, Value> = (0..5000).map(|i| (format!("a{i:04}"), json!("offset"))).collect();
+    many.insert("ffset".into(), json!(1));
+    let auditor = auditor();
+    let warning = auditor
+        .audit(&auditor.catalog(), Call::new("fs_read", Arguments::Object(&many)))
+        .warning()
+        .unwrap();
+    assert_eq!(warning.hints.len(), 5001);
+    // Past the first keys, a key is no longer compared with the declared
+    // ones: `ffset`, sorted last, is not recognised as `offset` cut short.
+    assert_eq!(warning.hint("ffset").unwrap().cause, Cause::Invented);
+    assert_eq!(warning.hint("a0000").unwrap().cause, Cause::Invented);
+}
+
+#[test]
+fn arguments_nested_too_deep_to_parse_are_diagnosed_without_their_values() {
+    let deep = format!(
+        r#"{{"path":"a","the rest":{}{}}}"#,
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    let auditor = auditor();
+    // The key scan may accept such nesting (then the diagnosis, which cannot
+    // parse it, judges by the keys alone) or refuse it; it must not panic.
+    match auditor.audit(&auditor.catalog(), Call::new("fs_read", Arguments::Json(&deep))) {
+        Outcome::Audited { warning, .. } => {
+            assert_eq!(warning.unwrap().hints, [Hint::new("the rest", Cause::Fragment)]);
+        }
+        Outcome::Skipped(skip) => assert_eq!(skip, Skip::NotAnObject),
+    }
 }
 
 #[test]

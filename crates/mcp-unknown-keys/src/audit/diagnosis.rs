@@ -25,6 +25,7 @@
 //! fragments) but never puts one in a hint: a hint names keys, declared keys,
 //! tools and schema defaults only.
 
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -170,13 +171,10 @@ impl Hint {
 impl fmt::Display for Hint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let key = Printable(&self.key);
-        match &self.suggestion {
-            Some(suggestion) => write!(f, "{key} → {}? ({})", Printable(suggestion), self.cause)?,
-            None => write!(f, "{key} ({}", self.cause)?,
+        if let Some(suggestion) = &self.suggestion {
+            return write!(f, "{key} → {}? ({})", Printable(suggestion), self.cause);
         }
-        if self.suggestion.is_some() {
-            return Ok(());
-        }
+        write!(f, "{key} ({}", self.cause)?;
         if let Some(tool) = &self.declared_by {
             write!(f, ": declared by {}", Printable(tool))?;
         }
@@ -263,6 +261,15 @@ const MIN_PIECE_CHARS: usize = 3;
 /// comparison stays small and bounded.
 const MAX_EDIT_CHARS: usize = 64;
 
+/// The most unknown keys of one warning compared with the declared keys and
+/// searched for in values; the keys past them get the cheaper checks only.
+/// A call with thousands of new keys is diagnosed in bounded time.
+pub const MAX_COMPARED_KEYS: usize = 256;
+
+/// With more unknown keys than this, which other tool declares each is
+/// found in one pass over the catalogue instead of one per key.
+const INDEX_OTHER_TOOLS_AFTER: usize = 8;
+
 /// What the diagnosis of one warning reads.
 pub(crate) struct Diagnosed<'a> {
     /// The catalogue snapshot the call was audited against.
@@ -276,17 +283,25 @@ pub(crate) struct Diagnosed<'a> {
     pub arguments: Option<&'a Map<String, Value>>,
 }
 
-impl Diagnosed<'_> {
+impl<'a> Diagnosed<'a> {
     /// One hint per key of `unknown_keys` (each paired with the number of
     /// tools it has now been seen undeclared on), and the declared keys they
     /// point to that the call did not carry.
     pub fn diagnose(&self, unknown_keys: &[(String, usize)]) -> (Vec<Hint>, Vec<MissingKey>) {
-        let mut budget = FRAGMENT_SEARCH_BUDGET;
-        // Normalised once per warning, not once per unknown key.
-        let declared: Vec<(&str, String)> = self.declared.keys().map(|key| (key, normalized(key))).collect();
+        let mut work = Work {
+            // Normalised once per warning, not once per unknown key.
+            declared: self.declared.keys().map(|key| (key, normalized(key))).collect(),
+            search_budget: FRAGMENT_SEARCH_BUDGET,
+            other_tools: (unknown_keys.len() > INDEX_OTHER_TOOLS_AFTER)
+                .then(|| self.other_tools_of(unknown_keys)),
+        };
         let hints: Vec<Hint> = unknown_keys
             .iter()
-            .map(|(key, seen_on_tools)| self.hint(key, &declared, *seen_on_tools, &mut budget))
+            .enumerate()
+            .map(|(at, (key, seen_on_tools))| {
+                let compared = at < MAX_COMPARED_KEYS;
+                self.hint(key, *seen_on_tools, compared, &mut work)
+            })
             .collect();
         let mut missing: Vec<MissingKey> = hints
             .iter()
@@ -300,19 +315,28 @@ impl Diagnosed<'_> {
         (hints, missing)
     }
 
-    /// The hint about `key`; `declared` pairs each declared key with its
-    /// normalised form.
-    fn hint(&self, key: &str, declared: &[(&str, String)], seen_on_tools: usize, budget: &mut usize) -> Hint {
-        if let Some(declared) = self.truncation_of(key) {
-            return Hint::new(key, Cause::Truncated).with_suggestion(declared);
+    /// The hint about `key`. Past [`MAX_COMPARED_KEYS`] keys (`compared`
+    /// false), a key is no longer compared with the declared ones nor
+    /// searched for in values: the work a call can cause stays bounded.
+    fn hint(&self, key: &str, seen_on_tools: usize, compared: bool, work: &mut Work<'_>) -> Hint {
+        if compared {
+            if let Some(declared) = self.truncation_of(key) {
+                return Hint::new(key, Cause::Truncated).with_suggestion(declared);
+            }
+            if let Some(declared) = near_miss_of(key, &work.declared, |key| self.carries(key)) {
+                return Hint::new(key, Cause::NearMiss).with_suggestion(declared);
+            }
         }
-        if let Some(declared) = self.near_miss_of(key, declared) {
-            return Hint::new(key, Cause::NearMiss).with_suggestion(declared);
-        }
-        if !is_identifier_like(key) || self.occurs_in_another_value(key, budget) {
+        if !is_identifier_like(key)
+            || (compared && self.occurs_in_another_value(key, &mut work.search_budget))
+        {
             return Hint::new(key, Cause::Fragment);
         }
-        if let Some(tool) = self.other_tool_declaring(key) {
+        let other_tool = match &work.other_tools {
+            Some(index) => index.get(key).copied(),
+            None => self.other_tool_declaring(key),
+        };
+        if let Some(tool) = other_tool {
             return Hint::new(key, Cause::OtherTool).with_declared_by(tool);
         }
         if seen_on_tools >= INJECTED_AFTER_TOOLS {
@@ -343,17 +367,6 @@ impl Diagnosed<'_> {
             .min_by_key(|declared| declared.len())
     }
 
-    /// The declared key `key` is closest to, if close enough: carried keys
-    /// only when no key the call lacks is as close.
-    fn near_miss_of<'d>(&self, key: &str, declared: &[(&'d str, String)]) -> Option<&'d str> {
-        let key = normalized(key);
-        declared
-            .iter()
-            .filter_map(|(declared, normalized)| Some((closeness(&key, normalized)?, *declared)))
-            .min_by_key(|&(distance, declared)| (self.carries(declared), distance))
-            .map(|(_, declared)| declared)
-    }
-
     /// Whether `key` occurs inside a string value of another argument.
     fn occurs_in_another_value(&self, key: &str, budget: &mut usize) -> bool {
         let Some(arguments) = self.arguments else {
@@ -370,33 +383,78 @@ impl Diagnosed<'_> {
 
     /// The first tool, by name, other than the one called that declares
     /// `key`.
-    fn other_tool_declaring(&self, key: &str) -> Option<&str> {
+    fn other_tool_declaring(&self, key: &str) -> Option<&'a str> {
         self.catalog
             .iter()
             .filter(|(tool, declared)| *tool != self.tool && declared.declares(key))
             .map(|(tool, _)| tool)
             .min()
     }
+
+    /// [`Diagnosed::other_tool_declaring`] for many keys at once, in one pass
+    /// over the catalogue rather than one per key.
+    fn other_tools_of(&self, unknown_keys: &[(String, usize)]) -> HashMap<&'a str, &'a str> {
+        let wanted: HashSet<&str> = unknown_keys.iter().map(|(key, _)| key.as_str()).collect();
+        let mut found: HashMap<&'a str, &'a str> = HashMap::new();
+        for (tool, declared) in self.catalog.iter().filter(|(tool, _)| *tool != self.tool) {
+            for key in declared.keys().filter(|key| wanted.contains(key)) {
+                let first = found.entry(key).or_insert(tool);
+                *first = (*first).min(tool);
+            }
+        }
+        found
+    }
+}
+
+/// What one diagnosis keeps from key to key.
+struct Work<'a> {
+    /// Each declared key with its normalised form.
+    declared: Vec<(&'a str, String)>,
+    /// What is left of [`FRAGMENT_SEARCH_BUDGET`].
+    search_budget: usize,
+    /// Which other tool declares each unknown key, when there are enough
+    /// keys to make one pass over the catalogue cheaper than one per key.
+    other_tools: Option<HashMap<&'a str, &'a str>>,
+}
+
+/// The declared key `key` is closest to, if close enough: keys the call
+/// carried (`carried`) only when no key the call lacks is as close.
+fn near_miss_of<'d>(
+    key: &str,
+    declared: &[(&'d str, String)],
+    carried: impl Fn(&str) -> bool,
+) -> Option<&'d str> {
+    let key = normalized(key);
+    declared
+        .iter()
+        .filter_map(|(declared, normalized)| Some((closeness(&key, normalized)?, *declared)))
+        .min_by_key(|&(distance, declared)| (carried(declared), distance))
+        .map(|(_, declared)| declared)
 }
 
 /// Whether some string inside `value` contains `piece`, within `budget`
-/// bytes of text searched.
+/// bytes of text searched. Walks with a stack of its own, not by recursion:
+/// an object handed in already parsed may be nested arbitrarily deep.
 fn contains_text(value: &Value, piece: &str, budget: &mut usize) -> bool {
-    match value {
-        Value::String(text) => {
-            if *budget < text.len() {
-                *budget = 0;
-                return false;
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::String(text) => {
+                if *budget < text.len() {
+                    *budget = 0;
+                    return false;
+                }
+                *budget -= text.len();
+                if text.contains(piece) {
+                    return true;
+                }
             }
-            *budget -= text.len();
-            text.contains(piece)
+            Value::Array(items) => pending.extend(items),
+            Value::Object(members) => pending.extend(members.values()),
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
-        Value::Array(items) => items.iter().any(|item| contains_text(item, piece, budget)),
-        Value::Object(members) => members
-            .values()
-            .any(|member| contains_text(member, piece, budget)),
-        Value::Null | Value::Bool(_) | Value::Number(_) => false,
     }
+    false
 }
 
 /// Whether `key` reads like a parameter name: letters, digits and the

@@ -3,7 +3,7 @@
 //! - [`Catalog`]: which keys each listed tool declares;
 //! - [`Arguments`]: a scan of a call's top-level keys that builds no values;
 //! - [`Auditor`]: the audit rules and the said-once memory;
-//! - [`Warning`]: what a finding says, with a [diagnosis](diagnosis) of each
+//! - [`Warning`]: what a finding says, with a [diagnosis] of each
 //!   undeclared key ([`Hint`], [`Cause`], [`MissingKey`]);
 //! - [`Sink`]: where warnings go ([`StderrSink`], [`TracingSink`], a closure).
 //!
