@@ -6,15 +6,17 @@
 //! model meant. Each undeclared key of a warning gets one [`Hint`], whose
 //! [`Cause`] is the first of these that fits:
 //!
-//! 1. [`Cause::Truncated`]: the key is a strict prefix or suffix of a declared
-//!    key the call did not carry (`ffset` for `offset`);
+//! 1. [`Cause::Truncated`]: the key, of three characters or more, is a strict
+//!    prefix or suffix of a declared key the call did not carry (`ffset` for
+//!    `offset`);
 //! 2. [`Cause::NearMiss`]: the key is close to a declared key — a case or
 //!    separator variant (`tokenBudget`, `file-path`), a singular or plural
 //!    (`filter` for `filters`), or a small edit distance for its length;
 //! 3. [`Cause::Fragment`]: the key is not identifier-like (spaces,
-//!    punctuation, many words) or occurs inside a string value of another
-//!    argument of the same call — the mark of a truncated generation closed
-//!    into valid JSON, as in `{"prompt":"Investigate the","nvestigate":…}`;
+//!    punctuation, more than five words) or, being three characters or more,
+//!    occurs inside a string value of another argument of the same call — the
+//!    mark of a truncated generation closed into valid JSON, as in
+//!    `{"prompt":"Investigate the","nvestigate":…}`;
 //! 4. [`Cause::OtherTool`]: another tool of the catalogue declares the key;
 //! 5. [`Cause::Injected`]: the key has now been seen undeclared on calls to
 //!    [`INJECTED_AFTER_TOOLS`] or more tools — a host or middleware adds it;
@@ -23,7 +25,28 @@
 //! The diagnosis runs only for a call that raises a warning: a call whose
 //! keys are all declared costs nothing more. It reads the call's values (for
 //! fragments) but never puts one in a hint: a hint names keys, declared keys,
-//! tools and schema defaults only.
+//! tools and schema defaults only. Its work is bounded whatever the call
+//! ([`MAX_COMPARED_KEYS`], [`FRAGMENT_SEARCH_BUDGET`]).
+//!
+//! ```
+//! use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Cause};
+//! use serde_json::json;
+//!
+//! let auditor = Auditor::new().with_sink(());
+//! auditor.replace_catalog(Catalog::from_mcp_tools(&[json!({
+//!     "name": "fs_read",
+//!     "inputSchema": {"properties": {"path": {}, "offset": {"default": 0}}},
+//! })]));
+//! let call = Call::new("fs_read", Arguments::Json(r#"{"path":"a","ffset":12,"the rest":"…"}"#));
+//! let warning = auditor.audit(&auditor.catalog(), call).warning().unwrap();
+//!
+//! assert_eq!(warning.hint("ffset").unwrap().cause, Cause::Truncated);
+//! assert_eq!(warning.hint("the rest").unwrap().cause, Cause::Fragment);
+//! assert_eq!(warning.missing_keys[0].default, Some(json!(0)));
+//! assert!(warning.to_string().ends_with(
+//!     "— ffset → offset? (truncated), the rest (fragment); offset was not sent: the server will use its default, 0"
+//! ));
+//! ```
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
