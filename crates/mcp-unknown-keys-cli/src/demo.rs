@@ -74,6 +74,7 @@ async fn demo(style: Style) -> Result<(), BoxError> {
     let server = McpServer::stdio(executable)
         .arg("example-server")
         .name("example-server")
+        .forward_stderr(false)
         .connect()
         .await?;
     let registry = Registry::new();

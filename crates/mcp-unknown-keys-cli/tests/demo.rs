@@ -22,13 +22,12 @@ fn the_demo_shows_each_warning_once_runs_every_call_and_exits_zero() {
     assert_eq!(
         warnings,
         [
-            "    mcp-unknown-keys: fs_read was called with undeclared argument(s) ffset, the rest; it declares limit, offset, path, reason",
-            "    mcp-unknown-keys: fs_task was called with undeclared argument(s) nvestigate, the rest; it declares prompt, reason",
-        ]
-        .map(|w| w.to_owned())
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>(),
+            "    mcp-unknown-keys: fs_read was called with undeclared argument(s) ffset, the rest; \
+             it declares limit, offset, path, reason — ffset → offset? (truncated), the rest (fragment); \
+             offset was not sent: the server will use its default, 0",
+            "    mcp-unknown-keys: fs_task was called with undeclared argument(s) nvestigate, the rest; \
+             it declares prompt, reason — nvestigate (fragment), the rest (fragment)",
+        ],
         "{stdout}"
     );
     // The reason reached the host, not the server; the policy asked about the write.
@@ -46,6 +45,7 @@ fn the_demo_shows_each_warning_once_runs_every_call_and_exits_zero() {
         );
     }
     assert!(stdout.contains("call_1 ok: //! A small application"), "{stdout}");
-    // Not a terminal: no colour.
+    // Not a terminal: no colour. The example server's own log stays quiet.
     assert!(!stdout.contains('\u{1b}'));
+    assert_eq!(String::from_utf8_lossy(&output.stderr), "");
 }

@@ -50,7 +50,8 @@ fn a_call_is_audited_against_the_listing_and_each_pair_is_said_once() {
     assert_eq!(
         finished.warning_lines(),
         [
-            "mcp-unknown-keys: fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path"
+            "mcp-unknown-keys: fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path \
+             — ffset → offset? (truncated), the rest (fragment); offset was not sent"
         ]
     );
 }

@@ -219,11 +219,20 @@ impl Entry<'_> {
         true
     }
 
-    /// A line of the proxy's `--log`: the whole entry is a [`Warning`]
-    /// (fields added later are ignored).
+    /// A line of the proxy's `--log`: the whole entry is a [`Warning`].
+    /// Only its four lasting fields are read: the diagnosis (`hints`,
+    /// `missing_keys`) is worked out again, and other fields are ignored.
     fn logged_warning(raw: &str, to: &mut impl Handler) -> bool {
-        match serde_json::from_str::<Warning>(raw) {
-            Ok(warning) => {
+        #[derive(Deserialize)]
+        struct Logged {
+            tool: String,
+            unknown_keys: Vec<String>,
+            declared_keys: Vec<String>,
+            id: String,
+        }
+        match serde_json::from_str::<Logged>(raw) {
+            Ok(logged) => {
+                let warning = Warning::new(logged.tool, logged.unknown_keys, logged.declared_keys, logged.id);
                 to.logged_warning(warning);
                 true
             }

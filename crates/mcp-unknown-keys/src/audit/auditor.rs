@@ -1,12 +1,14 @@
 //! The auditor: the one place the audit rules live.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::{Arguments, Catalog, Sink, StderrSink, Warning};
+use super::diagnosis::Diagnosed;
+use super::{Arguments, Catalog, Declared, Sink, StderrSink, Warning};
 use crate::wire::{ToolCall, id_text};
 
 /// The key every auditor tolerates, declared or not: the parameter the
@@ -24,7 +26,10 @@ pub const REASON_KEY: &str = "reason";
 ///   one declared property and its arguments read as a JSON object;
 /// - [`REASON_KEY`] and the keys given to [`Auditor::allow`] are tolerated;
 /// - each (tool, key) pair is reported once in the auditor's life: a
-///   catalogue refresh does not forget what was said.
+///   catalogue refresh does not forget what was said;
+/// - each warning carries a [diagnosis](super::diagnosis) of its keys,
+///   worked out only when a warning is raised: a call whose keys are all
+///   declared, or already said, costs no more for it.
 ///
 /// ```
 /// use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Outcome};
@@ -41,6 +46,8 @@ pub const REASON_KEY: &str = "reason";
 ///     panic!("expected a warning");
 /// };
 /// assert_eq!(warning.unknown_keys, ["ffset"]);
+/// assert_eq!(warning.hints[0].suggestion.as_deref(), Some("offset"));
+/// assert_eq!(warning.missing_keys[0].key, "offset");
 ///
 /// // Said once: the same pair again raises nothing new.
 /// let again = Call::new("fs_read", Arguments::Json(r#"{"ffset":1}"#));
@@ -48,9 +55,18 @@ pub const REASON_KEY: &str = "reason";
 /// ```
 pub struct Auditor {
     catalog: RwLock<Arc<Catalog>>,
-    said: Mutex<HashMap<Box<str>, HashSet<Box<str>>>>,
+    said: Mutex<Said>,
     allowed: Vec<Box<str>>,
     sink: Arc<dyn Sink>,
+}
+
+/// The said-once memory: the keys said for each tool, and for each key said,
+/// on how many tools (for [`Cause::Injected`](super::Cause::Injected)). Only
+/// undeclared keys are ever kept.
+#[derive(Default)]
+struct Said {
+    by_tool: HashMap<Box<str>, HashSet<Box<str>>>,
+    tools_per_key: HashMap<Box<str>, usize>,
 }
 
 /// One call as the auditor reads it.
@@ -139,7 +155,7 @@ impl Auditor {
     pub fn new() -> Auditor {
         Auditor {
             catalog: RwLock::new(Arc::new(Catalog::new())),
-            said: Mutex::new(HashMap::new()),
+            said: Mutex::new(Said::default()),
             allowed: Vec::new(),
             sink: Arc::new(StderrSink),
         }
@@ -229,16 +245,41 @@ impl Auditor {
         }
         undeclared.sort_unstable();
         undeclared.dedup();
-        let unknown_keys = self.claim(call.tool, &undeclared);
-        let warning = (!unknown_keys.is_empty()).then(|| {
-            Warning::new(
-                call.tool,
-                unknown_keys,
-                declared.keys().map(str::to_owned).collect(),
-                id_text(call.id),
-            )
-        });
+        let claimed = self.claim(call.tool, &undeclared);
+        let warning =
+            (!claimed.is_empty()).then(|| self.warning(catalog, declared, call, arguments, claimed));
         Outcome::Audited { undeclared, warning }
+    }
+
+    /// Builds the warning for the keys just claimed, with their diagnosis.
+    /// Only here, off the path of calls that raise nothing, are the
+    /// arguments read a second time, values included; kept out of line so
+    /// that the path of calls that raise nothing stays as it was.
+    #[cold]
+    #[inline(never)]
+    fn warning(
+        &self,
+        catalog: &Catalog,
+        declared: &Declared,
+        call: Call<'_>,
+        arguments: Arguments<'_>,
+        claimed: Vec<(String, usize)>,
+    ) -> Warning {
+        let arguments = reread(arguments);
+        let diagnosed = Diagnosed {
+            catalog,
+            tool: call.tool,
+            declared,
+            arguments: arguments.as_deref(),
+        };
+        let (hints, missing_keys) = diagnosed.diagnose(&claimed);
+        Warning::new(
+            call.tool,
+            claimed.into_iter().map(|(key, _)| key).collect(),
+            declared.keys().map(str::to_owned).collect(),
+            id_text(call.id),
+        )
+        .with_diagnosis(hints, missing_keys)
     }
 
     /// Audits a batch against one catalogue snapshot and returns its
@@ -258,18 +299,47 @@ impl Auditor {
         let _ = catch_unwind(AssertUnwindSafe(|| self.sink.warn(warning)));
     }
 
-    /// Marks each of `keys` as said for `tool` and returns those that were
-    /// not said before. The lock is held for the claim only.
-    fn claim(&self, tool: &str, keys: &[String]) -> Vec<String> {
+    /// Marks each of `keys` (sorted) as said for `tool` and returns those
+    /// that were not said before, each with the number of tools it has now
+    /// been said on. The lock is held for the claim only. Out of line, like
+    /// [`Auditor::warning`], so the path of a call with only declared keys
+    /// carries none of it.
+    #[inline(never)]
+    fn claim(&self, tool: &str, keys: &[String]) -> Vec<(String, usize)> {
         let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
-        if !said.contains_key(tool) {
-            said.insert(tool.into(), HashSet::new());
+        let Said {
+            by_tool,
+            tools_per_key,
+        } = &mut *said;
+        if !by_tool.contains_key(tool) {
+            by_tool.insert(tool.into(), HashSet::new());
         }
-        let said_for_tool = said.get_mut(tool).expect("inserted above");
-        keys.iter()
-            .filter(|key| !said_for_tool.contains(key.as_str()) && said_for_tool.insert(key.as_str().into()))
-            .cloned()
-            .collect()
+        let said_for_tool = by_tool.get_mut(tool).expect("inserted above");
+        let mut claimed = Vec::new();
+        for key in keys {
+            if said_for_tool.contains(key.as_str()) {
+                continue;
+            }
+            said_for_tool.insert(key.as_str().into());
+            // A pair is claimed once, so counting claims counts tools.
+            let tools = match tools_per_key.get_mut(key.as_str()) {
+                Some(tools) => tools,
+                None => tools_per_key.entry(key.as_str().into()).or_insert(0),
+            };
+            *tools += 1;
+            claimed.push((key.clone(), *tools));
+        }
+        claimed
+    }
+}
+
+/// The arguments as an object, values included, for the diagnosis: borrowed
+/// when they already are one, parsed when they are JSON text (which the key
+/// scan has already found to be an object).
+fn reread(arguments: Arguments<'_>) -> Option<Cow<'_, Map<String, Value>>> {
+    match arguments {
+        Arguments::Object(object) => Some(Cow::Borrowed(object)),
+        Arguments::Json(text) => serde_json::from_str(text).ok().map(Cow::Owned),
     }
 }
 

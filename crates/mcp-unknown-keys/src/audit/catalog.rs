@@ -66,12 +66,16 @@ impl Hasher for NameHasher {
 /// Up to this many declared keys, [`Declared::declares`] scans linearly.
 const LINEAR_SEARCH_MAX: usize = 16;
 
-/// The property names one tool declared, sorted by code point.
+/// The property names one tool declared, sorted by code point, and the
+/// `default` of those properties that give one.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Declared {
     keys: Box<[Box<str>]>,
     /// The fingerprint of each key, in the same order.
     prints: Box<[Fingerprint]>,
+    /// Only the properties with a `default`, sorted by key: read when a
+    /// warning is diagnosed, never by [`Declared::declares`].
+    defaults: Box<[(Box<str>, Value)]>,
 }
 
 /// A key's length with its first and last eight bytes (overlapping, or
@@ -126,17 +130,28 @@ impl Declared {
     /// cannot be read (not an object, or `properties` not an object).
     pub fn from_schema(schema: &Value) -> Option<Declared> {
         let schema = schema.as_object()?;
-        let mut keys: Vec<Box<str>> = match schema.get("properties") {
-            None => Vec::new(),
-            Some(Value::Object(properties)) => properties.keys().map(|k| k.as_str().into()).collect(),
+        let properties = match schema.get("properties") {
+            None => None,
+            Some(Value::Object(properties)) => Some(properties),
             Some(_) => return None,
         };
+        let mut keys: Vec<Box<str>> = properties
+            .into_iter()
+            .flat_map(|properties| properties.keys().map(|k| k.as_str().into()))
+            .collect();
         keys.sort_unstable();
         keys.dedup();
         let prints = keys.iter().map(|key| Fingerprint::of(key.as_bytes())).collect();
+        let mut defaults: Vec<(Box<str>, Value)> = properties
+            .into_iter()
+            .flatten()
+            .filter_map(|(key, property)| Some((key.as_str().into(), property.get("default")?.clone())))
+            .collect();
+        defaults.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Some(Declared {
             keys: keys.into(),
             prints,
+            defaults: defaults.into(),
         })
     }
 
@@ -171,6 +186,26 @@ impl Declared {
     /// The declared keys, sorted by code point.
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
         self.keys.iter().map(|k| &**k)
+    }
+
+    /// The `default` the schema gives property `key`, if it gives one.
+    ///
+    /// ```
+    /// use mcp_unknown_keys::audit::Declared;
+    /// use serde_json::json;
+    ///
+    /// let declared = Declared::from_schema(&json!({
+    ///     "properties": {"path": {"type": "string"}, "offset": {"type": "integer", "default": 0}},
+    /// }))
+    /// .unwrap();
+    /// assert_eq!(declared.default_of("offset"), Some(&json!(0)));
+    /// assert_eq!(declared.default_of("path"), None);
+    /// ```
+    pub fn default_of(&self, key: &str) -> Option<&Value> {
+        let found = self
+            .defaults
+            .binary_search_by(|(declared, _)| (**declared).cmp(key));
+        found.ok().map(|at| &self.defaults[at].1)
     }
 }
 

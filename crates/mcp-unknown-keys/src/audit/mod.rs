@@ -3,7 +3,8 @@
 //! - [`Catalog`]: which keys each listed tool declares;
 //! - [`Arguments`]: a scan of a call's top-level keys that builds no values;
 //! - [`Auditor`]: the audit rules and the said-once memory;
-//! - [`Warning`]: what a finding says;
+//! - [`Warning`]: what a finding says, with a [diagnosis] of each
+//!   undeclared key ([`Hint`], [`Cause`], [`MissingKey`]);
 //! - [`Sink`]: where warnings go ([`StderrSink`], [`TracingSink`], a closure).
 //!
 //! The [`UnknownKeys`](crate::UnknownKeys) layer, the `mcp-unknown-keys proxy`
@@ -12,12 +13,14 @@
 
 mod auditor;
 mod catalog;
+pub mod diagnosis;
 mod keys;
 mod sink;
 mod warning;
 
 pub use auditor::{Auditor, Call, Outcome, REASON_KEY, Skip};
 pub use catalog::{Catalog, Declared};
+pub use diagnosis::{Cause, Hint, MissingKey};
 pub use keys::{Arguments, NotAnObject};
 pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
 pub use warning::{MAX_SHOWN_CHARS, Printable, Warning};

@@ -1,8 +1,10 @@
 //! Where warnings go: stderr by default, `tracing`, or a closure of yours.
 
+use std::fmt;
 use std::io::Write;
 
 use super::Warning;
+use super::warning::write_each;
 
 /// Receives each warning once. Its answer is ignored, and a sink that panics
 /// is caught and swallowed: host bookkeeping never changes what a call does.
@@ -45,9 +47,12 @@ impl<A: Sink, B: Sink> Sink for (A, B) {
     }
 }
 
-/// The default: one line on stderr per warning,
+/// The default: one line on stderr per warning, its diagnosis after a dash,
 ///
-/// `mcp-unknown-keys: fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path`
+/// `mcp-unknown-keys: fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path
+/// — ffset → offset? (truncated), the rest (fragment); offset was not sent: the server will use its default, 0`
+///
+/// (one line; wrapped here).
 ///
 /// Right for a script; a host with a log should pass its own sink.
 #[derive(Clone, Copy, Debug, Default)]
@@ -62,8 +67,12 @@ impl Sink for StderrSink {
 
 /// Emits each warning as a `tracing` event at WARN level, with target
 /// `mcp_unknown_keys` and the fields `tool`, `id`, `unknown_keys` and
-/// `declared_keys`. A library never installs a subscriber: the host's
-/// subscriber decides where the events go (`RUST_LOG=mcp_unknown_keys=warn`).
+/// `declared_keys`, then the diagnosis: `hints` in brief
+/// (`ffset → offset? (truncated), the rest (fragment)`), `causes` (the cause
+/// of each unknown key, in order) and `missing_keys`
+/// (`offset was not sent: the server will use its default, 0`). A library
+/// never installs a subscriber: the host's subscriber decides where the
+/// events go (`RUST_LOG=mcp_unknown_keys=warn`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TracingSink;
 
@@ -78,7 +87,19 @@ impl Sink for TracingSink {
             id = %warning.id,
             unknown_keys = ?warning.unknown_keys,
             declared_keys = ?warning.declared_keys,
+            hints = %Joined(&warning.hints, ", "),
+            causes = ?warning.hints.iter().map(|hint| hint.cause.as_str()).collect::<Vec<_>>(),
+            missing_keys = %Joined(&warning.missing_keys, "; "),
             "tool called with undeclared argument(s)"
         );
+    }
+}
+
+/// Shows items one after another, with a separator: a `tracing` field value.
+struct Joined<'a, T>(&'a [T], &'static str);
+
+impl<T: fmt::Display> fmt::Display for Joined<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_each(f, self.0, self.1)
     }
 }

@@ -4,15 +4,23 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::{Hint, MissingKey};
+
 /// A tool was called with keys it never declared.
 ///
-/// Serialised, it is the JSON line the proxy logs and `audit` prints:
+/// Serialised, it is the JSON line the proxy logs and `audit` prints (one
+/// line; wrapped here):
 ///
 /// ```json
-/// {"tool":"fs_read","unknown_keys":["ffset","the rest"],"declared_keys":["offset","path"],"id":"call_1"}
+/// {"tool":"fs_read","unknown_keys":["ffset","the rest"],"declared_keys":["offset","path"],"id":"call_1",
+///  "hints":[{"key":"ffset","cause":"truncated","suggestion":"offset"},{"key":"the rest","cause":"fragment"}],
+///  "missing_keys":[{"key":"offset","default":0}]}
 /// ```
 ///
-/// Fields may be added in later versions; none will be renamed.
+/// The first four fields are the finding; `hints` and `missing_keys` are the
+/// [diagnosis](super::diagnosis) an [`Auditor`](super::Auditor) adds, and never
+/// change the finding. Fields may be added in later versions; none will be
+/// renamed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Warning {
@@ -25,6 +33,15 @@ pub struct Warning {
     pub declared_keys: Vec<String>,
     /// The call's id as text, or `""` when it had none.
     pub id: String,
+    /// What probably went wrong: one hint per key of `unknown_keys`, in the
+    /// same order (empty for a warning built without a diagnosis).
+    #[serde(default)]
+    pub hints: Vec<Hint>,
+    /// The declared keys a `truncated` or `near_miss` hint points to that the
+    /// call did not carry, sorted, each with its schema's default: what the
+    /// server is about to do differently from what the model meant.
+    #[serde(default)]
+    pub missing_keys: Vec<MissingKey>,
 }
 
 impl Warning {
@@ -44,7 +61,23 @@ impl Warning {
             unknown_keys,
             declared_keys,
             id: id.into(),
+            hints: Vec::new(),
+            missing_keys: Vec::new(),
         }
+    }
+
+    /// The same warning with a diagnosis: `hints` (one per unknown key) and
+    /// `missing_keys`, which is sorted here.
+    pub fn with_diagnosis(mut self, hints: Vec<Hint>, mut missing_keys: Vec<MissingKey>) -> Warning {
+        missing_keys.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        self.hints = hints;
+        self.missing_keys = missing_keys;
+        self
+    }
+
+    /// The hint about `key`, when the warning has one.
+    pub fn hint(&self, key: &str) -> Option<&Hint> {
+        self.hints.iter().find(|hint| hint.key == key)
     }
 
     /// The warning as one JSON line, without the newline.
@@ -53,12 +86,14 @@ impl Warning {
     }
 }
 
-/// The warning as one human-readable line:
+/// The warning as one human-readable line, the diagnosis after a dash:
 ///
-/// `fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path`
+/// `fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path
+/// — ffset → offset? (truncated), the rest (fragment); offset was not sent: the server will use its default, 0`
 ///
-/// Keys are model-written text: control characters are escaped and very long
-/// keys are cut, so a key cannot forge a log line or flood a terminal.
+/// (one line; wrapped here). Keys are model-written text: control characters
+/// are escaped and very long keys are cut, so a key cannot forge a log line
+/// or flood a terminal.
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -69,10 +104,18 @@ impl fmt::Display for Warning {
         write_list(f, &self.unknown_keys)?;
         f.write_str("; it declares ")?;
         if self.declared_keys.is_empty() {
-            f.write_str("none")
+            f.write_str("none")?;
         } else {
-            write_list(f, &self.declared_keys)
+            write_list(f, &self.declared_keys)?;
         }
+        if !self.hints.is_empty() {
+            f.write_str(" — ")?;
+            write_each(f, &self.hints, ", ")?;
+        }
+        for missing in &self.missing_keys {
+            write!(f, "; {missing}")?;
+        }
+        Ok(())
     }
 }
 
@@ -82,6 +125,21 @@ fn write_list(f: &mut fmt::Formatter<'_>, keys: &[String]) -> fmt::Result {
             f.write_str(", ")?;
         }
         write!(f, "{}", Printable(key))?;
+    }
+    Ok(())
+}
+
+/// Writes each item's `Display`, `separator` between them.
+pub(crate) fn write_each<T: fmt::Display>(
+    f: &mut fmt::Formatter<'_>,
+    items: &[T],
+    separator: &str,
+) -> fmt::Result {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(separator)?;
+        }
+        write!(f, "{item}")?;
     }
     Ok(())
 }
@@ -120,6 +178,7 @@ impl fmt::Display for Printable<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::audit::Cause;
 
     fn warning(unknown: &[&str], declared: &[&str]) -> Warning {
         Warning::new(
@@ -154,12 +213,68 @@ mod tests {
         assert!(!line.contains(&"k".repeat(MAX_SHOWN_CHARS + 1)));
     }
 
+    fn diagnosed() -> Warning {
+        warning(&["the rest", "ffset"], &["path", "offset"]).with_diagnosis(
+            vec![
+                Hint::new("ffset", Cause::Truncated).with_suggestion("offset"),
+                Hint::new("the rest", Cause::Fragment),
+            ],
+            vec![MissingKey::new("offset", Some(serde_json::json!(0)))],
+        )
+    }
+
     #[test]
-    fn the_json_line_has_the_four_fields() {
+    fn the_json_line_has_the_four_fields_then_the_diagnosis() {
         let line = warning(&["ffset"], &["path", "offset"]).to_json_line();
         assert_eq!(
             line,
-            r#"{"tool":"fs_read","unknown_keys":["ffset"],"declared_keys":["offset","path"],"id":"call_1"}"#
+            r#"{"tool":"fs_read","unknown_keys":["ffset"],"declared_keys":["offset","path"],"id":"call_1","hints":[],"missing_keys":[]}"#
         );
+        assert_eq!(
+            diagnosed().to_json_line(),
+            concat!(
+                r#"{"tool":"fs_read","unknown_keys":["ffset","the rest"],"declared_keys":["offset","path"],"id":"call_1","#,
+                r#""hints":[{"key":"ffset","cause":"truncated","suggestion":"offset"},{"key":"the rest","cause":"fragment"}],"#,
+                r#""missing_keys":[{"key":"offset","default":0}]}"#
+            )
+        );
+    }
+
+    #[test]
+    fn a_json_line_without_the_diagnosis_still_reads() {
+        let line =
+            r#"{"tool":"fs_read","unknown_keys":["ffset"],"declared_keys":["offset","path"],"id":"call_1"}"#;
+        let read: Warning = serde_json::from_str(line).unwrap();
+        assert_eq!(read, warning(&["ffset"], &["path", "offset"]));
+        let diagnosed = diagnosed();
+        assert_eq!(
+            serde_json::from_str::<Warning>(&diagnosed.to_json_line()).unwrap(),
+            diagnosed
+        );
+    }
+
+    #[test]
+    fn the_line_adds_the_diagnosis_after_the_finding() {
+        assert_eq!(
+            diagnosed().to_string(),
+            "fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path \
+             — ffset → offset? (truncated), the rest (fragment); offset was not sent: the server will use its default, 0"
+        );
+    }
+
+    #[test]
+    fn the_diagnosis_escapes_and_cuts_model_written_keys_too() {
+        let long = "k".repeat(1000);
+        let line = warning(&["a\nb", &long], &["path"])
+            .with_diagnosis(
+                vec![
+                    Hint::new("a\nb", Cause::Invented),
+                    Hint::new(long.clone(), Cause::Fragment),
+                ],
+                vec![],
+            )
+            .to_string();
+        assert!(!line.contains('\n'));
+        assert!(!line.contains(&"k".repeat(MAX_SHOWN_CHARS + 1)));
     }
 }
