@@ -57,6 +57,47 @@ fn a_call_is_audited_against_the_listing_and_each_pair_is_said_once() {
 }
 
 #[test]
+fn on_exit_a_summary_counts_every_call_that_carried_each_key_with_its_cause() {
+    let mut s = cat(&[]);
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", FS_READ, None));
+    s.echo(&call("2", "fs_read", r#"{"path":"a","ffset":12}"#));
+    s.echo(&call(
+        "3",
+        "fs_read",
+        r#"{"path":"a","ffset":13,"recursive":true}"#,
+    ));
+    let finished = done(s);
+    assert_eq!(finished.warning_lines().len(), 2);
+    assert_eq!(
+        finished.summary_lines(),
+        [
+            "mcp-unknown-keys: summary: 2 undeclared key(s) on 1 tool(s)",
+            "mcp-unknown-keys:   fs_read ffset: 2 call(s) truncated",
+            "mcp-unknown-keys:   fs_read recursive: 1 call(s) invented",
+        ]
+    );
+    let logged = finished.logged_summary();
+    assert_eq!(logged[0]["key"], "ffset");
+    assert_eq!(logged[0]["calls"], 2);
+    assert_eq!(logged[0]["cause"], "truncated");
+    assert_eq!(logged[0]["first_id"], "2");
+    assert_eq!(logged[1]["key"], "recursive");
+    assert_eq!(logged[1]["first_id"], "3");
+}
+
+#[test]
+fn a_quiet_session_with_nothing_found_logs_an_empty_summary_and_says_nothing() {
+    let mut s = cat(&["--quiet"]);
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", FS_READ, None));
+    s.echo(&call("2", "fs_read", r#"{"path":"a"}"#));
+    let finished = done(s);
+    assert_eq!(finished.stderr, "");
+    assert_eq!(finished.logged_summary(), serde_json::json!([]));
+}
+
+#[test]
 fn a_call_before_any_listing_is_not_audited() {
     let mut s = cat(&[]);
     s.echo(&call(r#""early""#, "fs_read", r#"{"path":"a","ffset":1}"#));

@@ -3,7 +3,6 @@
 use std::io::{self, Write};
 
 use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Outcome, Skip, Warning};
-use mcp_unknown_keys::id_text;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -59,10 +58,11 @@ impl<W: Write> Replay<W> {
     /// Audits one call against `catalog`, counts the keys it carried and
     /// says the warning it raised; why it was not audited, if it was not.
     fn audit(&mut self, catalog: &Catalog, call: Call<'_>) -> Option<Skip> {
-        match self.auditor.audit(catalog, call) {
+        let outcome = self.auditor.audit(catalog, call);
+        self.tally.findings.record(&call, &outcome);
+        match outcome {
             Outcome::Skipped(skip) => Some(skip),
-            Outcome::Audited { undeclared, warning } => {
-                self.tally.carried(call.tool, &undeclared, || id_text(call.id));
+            Outcome::Audited { warning, .. } => {
                 if let Some(warning) = warning {
                     self.say(&warning);
                 }
@@ -72,7 +72,7 @@ impl<W: Write> Replay<W> {
     }
 
     fn say(&mut self, warning: &Warning) {
-        self.tally.warned(warning);
+        self.tally.warnings += 1;
         let Some(out) = self.jsonl.as_mut() else {
             return;
         };

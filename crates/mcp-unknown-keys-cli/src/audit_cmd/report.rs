@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use mcp_unknown_keys::audit::{Catalog, Printable, Skip, Warning};
+use mcp_unknown_keys::audit::{Catalog, Cause, Finding, Findings, Printable, Skip};
 
 /// Everything the audit counts. Its size grows with the distinct (tool, key)
 /// pairs and the tools listed, never with the number of lines read.
@@ -31,29 +31,11 @@ pub struct Tally {
     pub logged_warnings: u64,
     /// Warnings raised (each pair said once).
     pub warnings: u64,
-    /// Per tool, its undeclared keys.
-    pub tools: BTreeMap<String, ToolFindings>,
+    /// Every undeclared (tool, key) pair, with how many calls carried it.
+    pub findings: Findings,
     /// Tools listed as declaring nothing, with how many calls to them were
     /// therefore never audited.
     pub declares_nothing: BTreeMap<String, u64>,
-}
-
-/// The undeclared keys seen on one tool.
-#[derive(Debug, Default)]
-pub struct ToolFindings {
-    /// What the tool declared, as the latest warning about it said.
-    pub declared_keys: Vec<String>,
-    /// Per undeclared key, the calls that carried it.
-    pub keys: BTreeMap<String, KeyCount>,
-}
-
-/// How often one undeclared key was carried.
-#[derive(Debug)]
-pub struct KeyCount {
-    /// Calls that carried the key (every occurrence, not just the first).
-    pub calls: u64,
-    /// The id of the first call that carried it (`""` when it had none).
-    pub first_id: String,
 }
 
 impl Tally {
@@ -71,35 +53,6 @@ impl Tally {
         }
     }
 
-    /// Counts one call's undeclared keys (all of them, said before or not).
-    pub fn carried(&mut self, tool: &str, undeclared: &[String], id: impl FnOnce() -> String) {
-        if undeclared.is_empty() {
-            return;
-        }
-        let findings = match self.tools.get_mut(tool) {
-            Some(findings) => findings,
-            None => self.tools.entry(tool.to_owned()).or_default(),
-        };
-        let mut id = Some(id);
-        for key in undeclared {
-            match findings.keys.get_mut(key.as_str()) {
-                Some(count) => count.calls += 1,
-                None => {
-                    let first_id = id.take().map(|id| id()).unwrap_or_default();
-                    findings.keys.insert(key.clone(), KeyCount { calls: 1, first_id });
-                }
-            }
-        }
-    }
-
-    /// Counts a warning raised, and remembers what its tool declares.
-    pub fn warned(&mut self, warning: &Warning) {
-        self.warnings += 1;
-        if let Some(findings) = self.tools.get_mut(&warning.tool) {
-            findings.declared_keys.clone_from(&warning.declared_keys);
-        }
-    }
-
     /// Notes the tools of a new catalogue that declare nothing.
     pub fn listed(&mut self, catalog: &Catalog) {
         self.catalogues += 1;
@@ -111,61 +64,68 @@ impl Tally {
     }
 }
 
-/// One row of the report: an undeclared key on a tool.
-///
-/// The report is a list of findings, written in sections; a grouping by
-/// cause (once warnings carry one) is one more section over the same rows.
-struct Finding<'a> {
-    tool: &'a str,
-    key: &'a str,
-    count: &'a KeyCount,
-}
-
-fn findings(tally: &Tally) -> Vec<Finding<'_>> {
-    tally
-        .tools
-        .iter()
-        .flat_map(|(tool, findings)| {
-            findings
-                .keys
-                .iter()
-                .map(move |(key, count)| Finding { tool, key, count })
-        })
-        .collect()
-}
-
-/// Writes the readable report: the findings per tool, then the totals.
+/// Writes the readable report: the findings per tool, then per cause, then
+/// the totals.
 pub fn write_text(tally: &Tally, out: &mut impl Write) -> io::Result<()> {
-    let findings = findings(tally);
-    write_findings_by_tool(tally, &findings, out)?;
+    let findings: Vec<Finding<'_>> = tally.findings.iter().collect();
+    write_findings_by_tool(&findings, tally.findings.tools(), out)?;
+    write_findings_by_cause(&findings, out)?;
     write_totals(tally, out)
 }
 
-fn write_findings_by_tool(tally: &Tally, findings: &[Finding<'_>], out: &mut impl Write) -> io::Result<()> {
+fn write_findings_by_tool(findings: &[Finding<'_>], tools: usize, out: &mut impl Write) -> io::Result<()> {
     if findings.is_empty() {
         return writeln!(out, "No undeclared keys.\n");
     }
-    writeln!(
-        out,
-        "Undeclared keys: {} on {} tool(s)\n",
-        findings.len(),
-        tally.tools.len()
-    )?;
+    writeln!(out, "Undeclared keys: {} on {} tool(s)\n", findings.len(), tools)?;
     let mut current = None;
     for finding in findings {
         if current != Some(finding.tool) {
             current = Some(finding.tool);
-            let declared = &tally.tools[finding.tool].declared_keys;
-            writeln!(out, "{}  (declares {})", Printable(finding.tool), list(declared))?;
+            writeln!(
+                out,
+                "{}  (declares {})",
+                Printable(finding.tool),
+                list(finding.declared_keys)
+            )?;
         }
         writeln!(
             out,
             "  {:<24} {:>8} {:<5}  first call {}",
             Printable(finding.key).to_string(),
-            finding.count.calls,
-            plural(finding.count.calls, "call", "calls"),
-            shown_id(&finding.count.first_id),
+            finding.calls,
+            plural(finding.calls, "call", "calls"),
+            shown_id(finding.first_id),
         )?;
+    }
+    writeln!(out)
+}
+
+/// The same findings grouped by their diagnosed cause, in the order the
+/// causes are checked.
+fn write_findings_by_cause(findings: &[Finding<'_>], out: &mut impl Write) -> io::Result<()> {
+    if findings.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "By cause")?;
+    let causes = Cause::ALL.map(Some).into_iter().chain([None]);
+    for cause in causes {
+        let group: Vec<&Finding<'_>> = findings.iter().filter(|f| f.cause == cause).collect();
+        if group.is_empty() {
+            continue;
+        }
+        let calls: u64 = group.iter().map(|f| f.calls).sum();
+        let name = cause.map_or("not diagnosed", Cause::as_str);
+        writeln!(
+            out,
+            "  {name:<14} {:>4} key(s) {:>8} {}",
+            group.len(),
+            calls,
+            plural(calls, "call", "calls")
+        )?;
+        for finding in group {
+            writeln!(out, "    {} {}", Printable(finding.tool), Printable(finding.key))?;
+        }
     }
     writeln!(out)
 }

@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mcp_unknown_keys::audit::{Auditor, Sink, StderrSink, Warning};
+use mcp_unknown_keys::audit::{Auditor, Cause, Finding, Findings, Printable, Sink, StderrSink, Warning};
 
 use self::signals::Blocked;
 use self::tap::Tap;
@@ -103,14 +103,19 @@ enum Event {
 }
 
 fn proxy(args: Args) -> Result<ExitStatus, Failure> {
-    let tap = Arc::new(Tap::new(auditor(&args)?));
+    let warnings = Arc::new(Warnings::open(&args)?);
+    let auditor = args.allow.iter().fold(
+        Auditor::new().with_shared_sink(warnings.clone()),
+        |auditor, key| auditor.allow(key),
+    );
+    let tap = Arc::new(Tap::new(auditor));
     let blocked =
         Blocked::block().map_err(|e| failure(format!("cannot set up signal forwarding: {e}"), 1))?;
     let mut child = spawn(&args.command, &blocked)?;
     blocked.forward_to(child.id());
 
-    // Both relays share the tap; this function keeps it too, so that what
-    // it counted (`Tap::undeclared_counts`) is still here once they end.
+    // Both relays share the tap; this function keeps it too, for the summary
+    // of what it found once they end.
     let (events, event) = mpsc::channel();
     let progress = Arc::new(AtomicU64::new(0));
     start_client_to_server(&mut child, tap.clone(), events.clone())?;
@@ -124,37 +129,73 @@ fn proxy(args: Args) -> Result<ExitStatus, Failure> {
     if !output_done {
         wait_for_output(&event, &progress);
     }
+    warnings.summarise(&tap.findings());
     status.map_err(|e| failure(format!("cannot wait for the server: {e}"), 1))
 }
 
-/// The auditor of this proxy: warnings to stderr unless `--quiet`, and to
-/// the log with `--log`.
-fn auditor(args: &Args) -> Result<Auditor, Failure> {
-    let log = match &args.log {
-        None => None,
-        Some(path) => {
-            let file = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|e| failure(format!("cannot open the log {}: {e}", path.display()), 2))?;
-            Some(Mutex::new(file))
-        }
-    };
-    let sink = Warnings {
-        stderr: !args.quiet,
-        log,
-    };
-    Ok(args
-        .allow
-        .iter()
-        .fold(Auditor::new().with_sink(sink), |auditor, key| auditor.allow(key)))
-}
-
-/// Where the proxy's warnings go.
+/// Where the proxy's warnings go: stderr unless `--quiet`, and the log with
+/// `--log`.
 struct Warnings {
     stderr: bool,
     log: Option<Mutex<File>>,
+}
+
+impl Warnings {
+    fn open(args: &Args) -> Result<Warnings, Failure> {
+        let log = match &args.log {
+            None => None,
+            Some(path) => {
+                let file = OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| failure(format!("cannot open the log {}: {e}", path.display()), 2))?;
+                Some(Mutex::new(file))
+            }
+        };
+        Ok(Warnings {
+            stderr: !args.quiet,
+            log,
+        })
+    }
+
+    /// The session's summary, once the server has exited: per (tool, key),
+    /// how many calls carried it and its cause. On stderr when anything was
+    /// found; in the log always, as a last line `{"summary":[…]}`.
+    fn summarise(&self, findings: &Findings) {
+        if self.stderr && !findings.is_empty() {
+            let mut lines = format!(
+                "mcp-unknown-keys: summary: {} undeclared key(s) on {} tool(s)\n",
+                findings.len(),
+                findings.tools()
+            );
+            for finding in findings.iter() {
+                let cause = finding.cause.map_or("", Cause::as_str);
+                lines += &format!(
+                    "mcp-unknown-keys:   {} {}: {} call(s) {cause}\n",
+                    Printable(finding.tool),
+                    Printable(finding.key),
+                    finding.calls
+                );
+            }
+            let _ = io::stderr().lock().write_all(lines.as_bytes());
+        }
+        let summary: Vec<Finding<'_>> = findings.iter().collect();
+        self.log(&serde_json::json!({ "summary": summary }).to_string());
+    }
+
+    /// Appends one line to the log, if there is one.
+    fn log(&self, line: &str) {
+        if let Some(log) = &self.log {
+            // One write per line: with O_APPEND, concurrent writers do not
+            // interleave. A full disk is no reason to disturb the session.
+            let line = format!("{line}\n");
+            let _ = log
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .write_all(line.as_bytes());
+        }
+    }
 }
 
 impl Sink for Warnings {
@@ -162,16 +203,7 @@ impl Sink for Warnings {
         if self.stderr {
             StderrSink.warn(warning);
         }
-        if let Some(log) = &self.log {
-            let mut line = warning.to_json_line();
-            line.push('\n');
-            // One write per line: with O_APPEND, concurrent writers do not
-            // interleave. A full disk is no reason to disturb the session.
-            let _ = log
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .write_all(line.as_bytes());
-        }
+        self.log(&warning.to_json_line());
     }
 }
 

@@ -12,12 +12,12 @@
 //! and mentions `list_changed`.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, Mutex, PoisonError};
 
-use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Outcome};
+use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Findings};
 use memchr::memmem;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, Visitor};
@@ -47,20 +47,8 @@ pub struct Tap {
     /// How many `tools/list` requests await a response, readable without
     /// the lock on every server line.
     pending: AtomicUsize,
-    counts: Mutex<HashMap<String, HashMap<String, u64>>>,
-}
-
-/// How often calls to one tool carried one undeclared key.
-// Read by the summary printed on exit (a later change) and by the tests.
-#[cfg_attr(not(test), allow(dead_code))]
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KeyCount {
-    /// The tool called.
-    pub tool: String,
-    /// The undeclared key.
-    pub key: String,
-    /// How many audited calls carried it.
-    pub calls: u64,
+    /// Every undeclared pair the calls carried, counted: the summary on exit.
+    findings: Mutex<Findings>,
 }
 
 #[derive(Default)]
@@ -95,7 +83,7 @@ impl Tap {
             auditor,
             listings: Mutex::new(Listings::default()),
             pending: AtomicUsize::new(0),
-            counts: Mutex::new(HashMap::new()),
+            findings: Mutex::default(),
         }
     }
 
@@ -109,23 +97,13 @@ impl Tap {
         ServerLines(self)
     }
 
-    #[cfg_attr(not(test), allow(dead_code))]
-    /// Per (tool, key), how many audited calls carried that undeclared key,
-    /// sorted by tool then key: every call, not only the first one said.
-    pub fn undeclared_counts(&self) -> Vec<KeyCount> {
-        let counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut list: Vec<KeyCount> = counts
-            .iter()
-            .flat_map(|(tool, keys)| {
-                keys.iter().map(move |(key, calls)| KeyCount {
-                    tool: tool.clone(),
-                    key: key.clone(),
-                    calls: *calls,
-                })
-            })
-            .collect();
-        list.sort_unstable_by(|a, b| (&a.tool, &a.key).cmp(&(&b.tool, &b.key)));
-        list
+    /// Per (tool, key), how many audited calls carried that undeclared key
+    /// (every call, not only the first one said), and its diagnosed cause.
+    pub fn findings(&self) -> Findings {
+        self.findings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The tools of the catalogue currently audited against.
@@ -213,30 +191,13 @@ impl Tap {
             id: id.as_ref(),
         };
         let catalog = self.auditor.catalog();
-        if let Outcome::Audited { undeclared, warning } = self.auditor.audit(&catalog, call) {
-            self.count(tool, &undeclared);
-            if let Some(warning) = warning {
-                self.auditor.warn(&warning);
-            }
-        }
-    }
-
-    fn count(&self, tool: &str, undeclared: &[String]) {
-        if undeclared.is_empty() {
-            return;
-        }
-        let mut counts = self.counts.lock().unwrap_or_else(PoisonError::into_inner);
-        let keys = match counts.get_mut(tool) {
-            Some(keys) => keys,
-            None => counts.entry(tool.to_owned()).or_default(),
-        };
-        for key in undeclared {
-            match keys.get_mut(key.as_str()) {
-                Some(calls) => *calls += 1,
-                None => {
-                    keys.insert(key.clone(), 1);
-                }
-            }
+        let outcome = self.auditor.audit(&catalog, call);
+        self.findings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .record(&call, &outcome);
+        if let Some(warning) = outcome.warning() {
+            self.auditor.warn(&warning);
         }
     }
 }
@@ -513,18 +474,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fs_read","arguments":{"path":"a","x":1}}}"#,
         );
         assert_eq!(said.lock().unwrap().len(), 1);
-        let counts: Vec<(String, String, u64)> = tap
-            .undeclared_counts()
-            .into_iter()
-            .map(|c| (c.tool, c.key, c.calls))
-            .collect();
-        assert_eq!(
-            counts,
-            [
-                ("fs_read".into(), "ffset".into(), 3),
-                ("fs_read".into(), "x".into(), 4)
-            ]
-        );
+        let findings = tap.findings();
+        let counts: Vec<(&str, &str, u64)> = findings.iter().map(|f| (f.tool, f.key, f.calls)).collect();
+        assert_eq!(counts, [("fs_read", "ffset", 3), ("fs_read", "x", 4)]);
     }
 
     #[test]

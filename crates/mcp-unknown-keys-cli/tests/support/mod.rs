@@ -182,8 +182,26 @@ impl Finished {
     pub fn warning_lines(&self) -> Vec<&str> {
         self.stderr
             .lines()
-            .filter(|l| l.starts_with("mcp-unknown-keys: "))
+            .filter(|l| l.starts_with("mcp-unknown-keys: ") && !is_summary(l))
             .collect()
+    }
+
+    /// The stderr lines of the summary printed on exit.
+    pub fn summary_lines(&self) -> Vec<&str> {
+        self.stderr.lines().filter(|l| is_summary(l)).collect()
+    }
+}
+
+fn is_summary(line: &str) -> bool {
+    line.starts_with("mcp-unknown-keys: summary: ") || line.starts_with("mcp-unknown-keys:   ")
+}
+
+impl Finished {
+    /// The summary the proxy logged as its last line, once the server exited.
+    pub fn logged_summary(&self) -> Value {
+        let last = self.log.lines().last().expect("the log has a summary line");
+        let line: Value = serde_json::from_str(last).expect("each log line is JSON");
+        line["summary"].clone()
     }
 }
 
@@ -204,10 +222,19 @@ pub fn wait_with_patience(child: &mut Child) -> ExitStatus {
 }
 
 /// Reads a warnings log: one JSON object per line, each checked to carry
-/// the four fields with the right types.
+/// the four fields with the right types; the summary line the proxy adds on
+/// exit, which must come last, is left out.
 pub fn read_warnings(log: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(log).unwrap_or_default();
-    text.lines()
+    let mut lines: Vec<&str> = text.lines().collect();
+    if lines
+        .last()
+        .is_some_and(|line| line.starts_with(r#"{"summary":"#))
+    {
+        lines.pop();
+    }
+    lines
+        .into_iter()
         .map(|line| {
             let warning: Value = serde_json::from_str(line).expect("each log line is JSON");
             assert!(warning["tool"].is_string(), "{line}");

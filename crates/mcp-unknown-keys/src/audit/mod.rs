@@ -5,6 +5,7 @@
 //! - [`Auditor`]: the audit rules and the said-once memory;
 //! - [`Warning`]: what a finding says, with a [diagnosis] of each
 //!   undeclared key ([`Hint`], [`Cause`], [`MissingKey`]);
+//! - [`Findings`]: every undeclared pair counted, for summaries and reports;
 //! - [`Sink`]: where warnings go ([`StderrSink`], [`TracingSink`], a closure).
 //!
 //! The [`UnknownKeys`](crate::UnknownKeys) layer, the `mcp-unknown-keys proxy`
@@ -14,6 +15,7 @@
 mod auditor;
 mod catalog;
 pub mod diagnosis;
+mod findings;
 mod keys;
 mod sink;
 mod warning;
@@ -21,6 +23,7 @@ mod warning;
 pub use auditor::{Auditor, Call, Outcome, REASON_KEY, Skip};
 pub use catalog::{Catalog, Declared};
 pub use diagnosis::{Cause, Hint, MissingKey};
+pub use findings::{Finding, Findings};
 pub use keys::{Arguments, NotAnObject};
 pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
 pub use warning::{MAX_SHOWN_CHARS, Printable, Warning};
