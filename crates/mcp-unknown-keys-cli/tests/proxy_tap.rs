@@ -176,6 +176,16 @@ fn list_changed_drops_the_catalogue_until_the_next_listing() {
 }
 
 #[test]
+fn a_listing_asked_for_before_list_changed_does_not_count() {
+    let mut s = cat(&[]);
+    s.echo(&list_request("1", None));
+    s.echo(r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
+    s.echo(&list_response("1", FS_READ, None));
+    s.echo(&call("2", "fs_read", r#"{"k1":1}"#));
+    assert_eq!(summary(&done(s).warnings), []);
+}
+
+#[test]
 fn a_failed_listing_keeps_the_previous_catalogue() {
     let mut s = cat(&[]);
     s.echo(&list_request("1", None));

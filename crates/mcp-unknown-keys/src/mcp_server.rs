@@ -292,9 +292,13 @@ impl Provider for McpServer {
     async fn execute_tool_calls(&self, calls: Vec<ToolCall>) -> Result<Vec<ToolResult>, BoxError> {
         // Side by side: rmcp matches each answer to its request by id.
         let results = join_all(calls.iter().map(|call| self.call(call))).await;
+        // A call that panicked is that call's failure, never the batch's.
         Ok(results
             .into_iter()
-            .map(|result| result.unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .zip(&calls)
+            .map(|(result, call)| {
+                result.unwrap_or_else(|_| ToolResult::error(call.id_text(), "the call panicked in McpServer"))
+            })
             .collect())
     }
 }

@@ -2,26 +2,8 @@
 
 use std::path::Path;
 
-use mcp_unknown_keys::ToolDeclaration;
 use mcp_unknown_keys::audit::Catalog;
 use serde_json::Value;
-
-/// Adds the tools of one listing to `catalog`, in order, so the last one of a
-/// name wins: OpenAI function declarations (`function.name`,
-/// `function.parameters`) and MCP tools (`name`, `inputSchema`) alike. What
-/// each schema declares, and what is kept, is the core's to decide.
-pub fn add_tools(catalog: &mut Catalog, tools: Vec<Value>) {
-    for tool in tools {
-        if tool.get("function").is_some() {
-            let declaration = ToolDeclaration::from(tool);
-            if let Some(name) = declaration.name() {
-                catalog.insert(name, declaration.parameters());
-            }
-        } else {
-            catalog.extend_mcp_tools([&tool]);
-        }
-    }
-}
 
 /// Reads the `--tools` file: a JSON array of tools, an object with a `tools`
 /// array, or a JSON-RPC response whose `result.tools` is one. The error says
@@ -39,7 +21,7 @@ pub fn read_file(path: &Path) -> Result<Catalog, String> {
         )
     })?;
     let mut catalog = Catalog::new();
-    add_tools(&mut catalog, tools);
+    catalog.extend_tools(&tools);
     Ok(catalog)
 }
 

@@ -23,8 +23,8 @@
 //!   the text report counts each logged warning as one call carrying its
 //!   keys (the log holds first occurrences only).
 //! - **Lines.** Blank lines are passed over uncounted; a line that is not
-//!   JSON (or not UTF-8) is counted as unreadable and named on stderr (the
-//!   first few); JSON of no known shape is counted as skipped.
+//!   JSON (or not UTF-8) is counted as unreadable and named on stderr, with
+//!   its file and line number; JSON of no known shape is counted as skipped.
 //!
 //! Memory holds one line, the catalogue and the distinct (tool, key) pairs:
 //! never the input.
@@ -75,10 +75,6 @@ enum Format {
     /// A readable report with counts.
     Text,
 }
-
-/// At most this many unreadable lines are named on stderr; the rest are
-/// counted.
-const UNREADABLE_SHOWN: u64 = 20;
 
 /// Runs `audit`: 0, or 1 with `--fail-on-warning` when a warning was raised;
 /// 2 for a usage error, an unreadable catalogue or input.
@@ -160,13 +156,8 @@ fn replay_input<W: Write>(input: Input, replay: &mut Replay<W>) -> Result<(), Fa
             Read::Skipped => tally.skipped_lines += 1,
             Read::Unreadable => {
                 tally.unreadable_lines += 1;
-                if tally.unreadable_lines <= UNREADABLE_SHOWN {
-                    progress.clear();
-                    eprintln!("mcp-unknown-keys audit: {name}:{number}: not JSON, counted as unreadable");
-                }
-                if tally.unreadable_lines == UNREADABLE_SHOWN {
-                    eprintln!("mcp-unknown-keys audit: further unreadable lines are counted only");
-                }
+                progress.clear();
+                eprintln!("mcp-unknown-keys audit: {name}:{number}: not JSON, counted as unreadable");
             }
         }
         tally.lines += 1;

@@ -2,11 +2,10 @@
 
 use std::io::{self, Write};
 
-use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Outcome, Skip, Warning};
+use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Listing, Outcome, Skip, Warning};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::catalogue::add_tools;
 use super::report::Tally;
 use super::shapes::Handler;
 
@@ -18,9 +17,8 @@ use super::shapes::Handler;
 pub struct Replay<W> {
     auditor: Auditor,
     catalog: Catalog,
-    /// The last listing was a `tools/list` page with a `nextCursor`: the next
-    /// page extends it rather than replacing it.
-    mid_listing: bool,
+    /// A `tools/list` listing whose last page has not come yet.
+    listing: Listing,
     /// Where each warning goes as it is raised (`None` for the text report).
     jsonl: Option<W>,
     /// The first error writing a warning: the replay then stops writing.
@@ -43,7 +41,7 @@ impl<W: Write> Replay<W> {
         Replay {
             auditor,
             catalog: catalog.unwrap_or_default(),
-            mid_listing: false,
+            listing: Listing::default(),
             jsonl,
             write_error: None,
             tally,
@@ -93,15 +91,25 @@ impl<W: Write> Handler for Replay<W> {
         let Ok(tools) = serde_json::from_str::<Vec<Value>>(tools.get()) else {
             return;
         };
-        // A page continues the listing only when the previous page said more
-        // was to come; anything else is a fresh listing, replacing the
-        // catalogue. Pairs already said stay said: that memory is the
-        // auditor's.
-        if !(page.is_some() && self.mid_listing) {
-            self.catalog = Catalog::new();
+        match page {
+            // A catalogue line is a whole listing of its own.
+            None => {
+                self.listing.abandon();
+                self.catalog = Catalog::new();
+                self.catalog.extend_tools(&tools);
+            }
+            // A page continues the listing only when the page before it said
+            // more was to come (offline, the request it answers is unknown);
+            // the catalogue is replaced when the last page arrives. Pairs
+            // already said stay said: that memory is the auditor's.
+            Some(more) => {
+                let first = !self.listing.is_assembling();
+                match self.listing.page(&tools, first, more) {
+                    Some(catalog) => self.catalog = catalog,
+                    None => return,
+                }
+            }
         }
-        add_tools(&mut self.catalog, tools);
-        self.mid_listing = page == Some(true);
         self.tally.listed(&self.catalog);
     }
 
@@ -148,6 +156,6 @@ impl<W: Write> Handler for Replay<W> {
     /// As in the proxy: nothing is audited until the next listing.
     fn list_changed(&mut self) {
         self.catalog = Catalog::new();
-        self.mid_listing = false;
+        self.listing.abandon();
     }
 }

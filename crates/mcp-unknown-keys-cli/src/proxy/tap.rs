@@ -17,7 +17,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, Mutex, PoisonError};
 
-use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Findings};
+use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Findings, Listing};
 use memchr::memmem;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, Visitor};
@@ -55,8 +55,8 @@ pub struct Tap {
 struct Listings {
     /// `tools/list` requests awaiting their response, oldest first.
     pending: VecDeque<(Id, Page)>,
-    /// The catalogue of a paginated listing, until its last page arrives.
-    assembling: Option<Catalog>,
+    /// The listing being assembled, until its last page arrives.
+    listing: Listing,
 }
 
 /// Which page of a listing a request asks for.
@@ -157,25 +157,25 @@ impl Tap {
         let Some(result) = page_result else {
             // An error, or a result that is not a listing: the previous
             // catalogue stays, and a listing being assembled is abandoned.
-            listings.assembling = None;
+            listings.listing.abandon();
             return;
         };
-        match (page, listings.assembling.as_mut()) {
-            (Page::First, _) => listings.assembling = Some(Catalog::from_mcp_tools(&result.tools)),
-            (Page::Next, Some(catalog)) => catalog.extend_mcp_tools(&result.tools),
-            // A further page of a listing that was abandoned: nothing to add to.
-            (Page::Next, None) => return,
-        }
-        if result.next_cursor.is_none() {
-            let catalog = listings.assembling.take().expect("assembled above");
+        let more = result.next_cursor.is_some();
+        if let Some(catalog) = listings.listing.page(&result.tools, page == Page::First, more) {
             drop(listings);
             self.auditor.replace_catalog(catalog);
         }
     }
 
     /// The server's tools changed: nothing is audited until the next listing.
+    /// A listing asked for before the change may answer with the tools of
+    /// before: only one asked for after it counts.
     fn on_list_changed(&self) {
-        self.listings().assembling = None;
+        let mut listings = self.listings();
+        listings.listing.abandon();
+        listings.pending.clear();
+        self.pending.store(0, Ordering::Release);
+        drop(listings);
         self.auditor.clear_catalog();
     }
 

@@ -244,6 +244,22 @@ impl Catalog {
         }
     }
 
+    /// Adds tools of either shape to this catalogue, in order: OpenAI
+    /// function declarations (`function.name`, `function.parameters`) and
+    /// MCP tools (`name`, `inputSchema`) alike, as a listing may hold.
+    pub fn extend_tools<'a>(&mut self, tools: impl IntoIterator<Item = &'a Value>) {
+        for tool in tools {
+            match tool.get("function") {
+                Some(function) => {
+                    if let Some(name) = function.get("name").and_then(Value::as_str) {
+                        self.insert(name, function.get("parameters"));
+                    }
+                }
+                None => self.extend_mcp_tools([tool]),
+            }
+        }
+    }
+
     /// Records one tool's schema; the last record of a name wins, even one
     /// that cannot be read (which removes the tool).
     pub fn insert(&mut self, name: &str, schema: Option<&Value>) {

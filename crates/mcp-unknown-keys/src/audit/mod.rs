@@ -1,6 +1,7 @@
 //! The core, shared by every door: synchronous, without I/O.
 //!
-//! - [`Catalog`]: which keys each listed tool declares;
+//! - [`Catalog`]: which keys each listed tool declares, assembled from a
+//!   paginated listing by [`Listing`];
 //! - [`Arguments`]: a scan of a call's top-level keys that builds no values;
 //! - [`Auditor`]: the audit rules and the said-once memory;
 //! - [`Warning`]: what a finding says, with a [diagnosis] of each
@@ -17,6 +18,7 @@ mod catalog;
 pub mod diagnosis;
 mod findings;
 mod keys;
+mod listing;
 mod sink;
 mod warning;
 
@@ -25,5 +27,6 @@ pub use catalog::{Catalog, Declared};
 pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};
 pub use keys::{Arguments, NotAnObject};
+pub use listing::Listing;
 pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
 pub use warning::{MAX_SHOWN_CHARS, Printable, Warning};

@@ -60,8 +60,11 @@ pub struct StderrSink;
 
 impl Sink for StderrSink {
     fn warn(&self, warning: &Warning) {
-        // A closed stderr is no reason to fail a tool call: ignore the error.
-        let _ = writeln!(std::io::stderr().lock(), "mcp-unknown-keys: {warning}");
+        // One write for the whole line, so that a server sharing this stderr
+        // cannot land inside it; a closed stderr is no reason to fail a
+        // tool call, so the error is ignored.
+        let line = format!("mcp-unknown-keys: {warning}\n");
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
 }
 

@@ -154,6 +154,7 @@ pub const MAX_SHOWN_CHARS: usize = 64;
 /// use mcp_unknown_keys::audit::Printable;
 ///
 /// assert_eq!(Printable("a\nb\u{1b}").to_string(), r"a\nb\u{1b}");
+/// assert_eq!(Printable("x\u{2028}y\u{202e}z").to_string(), r"x\u{2028}y\u{202e}z");
 /// assert_eq!(Printable(&"x".repeat(100)).to_string().chars().count(), 65);
 /// ```
 #[derive(Clone, Copy, Debug)]
@@ -165,7 +166,7 @@ impl fmt::Display for Printable<'_> {
             if shown == MAX_SHOWN_CHARS {
                 return f.write_str("…");
             }
-            if c.is_control() {
+            if forges_lines(c) {
                 write!(f, "{}", c.escape_default())?;
             } else {
                 write!(f, "{c}")?;
@@ -173,6 +174,13 @@ impl fmt::Display for Printable<'_> {
         }
         Ok(())
     }
+}
+
+/// Whether `c` could break a line or disguise its text in a terminal or a
+/// log viewer: control characters, line and paragraph separators, and the
+/// bidirectional overrides and isolates.
+fn forges_lines(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 #[cfg(test)]
