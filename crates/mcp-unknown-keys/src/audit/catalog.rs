@@ -63,9 +63,6 @@ impl Hasher for NameHasher {
     }
 }
 
-/// Up to this many declared keys, [`Declared::declares`] scans linearly.
-const LINEAR_SEARCH_MAX: usize = 16;
-
 /// The property names one tool declared, sorted by code point, and the
 /// `default` of those properties that give one.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -73,6 +70,10 @@ pub struct Declared {
     keys: Box<[Box<str>]>,
     /// The fingerprint of each key, in the same order.
     prints: Box<[Fingerprint]>,
+    /// An open-addressing table over `prints`: each slot holds a key's index
+    /// plus one, or 0 when empty. At most half full, so a lookup probes one
+    /// or two slots whatever the number of keys.
+    slots: Box<[u32]>,
     /// Only the properties with a `default`, sorted by key: read when a
     /// warning is diagnosed, never by [`Declared::declares`].
     defaults: Box<[(Box<str>, Value)]>,
@@ -108,11 +109,33 @@ impl Fingerprint {
         Fingerprint { len, head, tail }
     }
 
+    /// Where the fingerprint starts probing in a table of `mask + 1` slots.
+    #[inline]
+    fn slot(&self, mask: usize) -> usize {
+        let mixed = (self.head ^ self.tail.rotate_left(29) ^ self.len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (mixed >> 32) as usize & mask
+    }
+
     /// Whether the fingerprint holds every byte of its key.
     #[inline]
     fn is_whole(&self) -> bool {
         self.len <= 16
     }
+}
+
+/// The slot table of [`Declared`] over `prints`: a power of two at least
+/// twice their number, so probing always ends at an empty slot.
+fn slot_table(prints: &[Fingerprint]) -> Box<[u32]> {
+    let size = (prints.len() * 2).next_power_of_two().max(4);
+    let mut slots = vec![0u32; size];
+    for (index, print) in prints.iter().enumerate() {
+        let mut at = print.slot(size - 1);
+        while slots[at] != 0 {
+            at = (at + 1) & (size - 1);
+        }
+        slots[at] = index as u32 + 1;
+    }
+    slots.into()
 }
 
 #[inline]
@@ -141,7 +164,8 @@ impl Declared {
             .collect();
         keys.sort_unstable();
         keys.dedup();
-        let prints = keys.iter().map(|key| Fingerprint::of(key.as_bytes())).collect();
+        let prints: Box<[Fingerprint]> = keys.iter().map(|key| Fingerprint::of(key.as_bytes())).collect();
+        let slots = slot_table(&prints);
         let mut defaults: Vec<(Box<str>, Value)> = properties
             .into_iter()
             .flatten()
@@ -151,6 +175,7 @@ impl Declared {
         Some(Declared {
             keys: keys.into(),
             prints,
+            slots,
             defaults: defaults.into(),
         })
     }
@@ -158,22 +183,22 @@ impl Declared {
     /// Whether `key` is a declared property.
     #[inline]
     pub fn declares(&self, key: &str) -> bool {
-        // This is the hot path of every audit. Most tools declare a handful
-        // of short properties: comparing fingerprints (length, first and last
-        // eight bytes) settles nearly every key in a few integer compares,
-        // where a search of string comparisons calls `memcmp` again and again.
-        if self.keys.len() <= LINEAR_SEARCH_MAX {
-            let print = Fingerprint::of(key.as_bytes());
-            for (i, declared_print) in self.prints.iter().enumerate() {
-                if *declared_print == print && (print.is_whole() || *self.keys[i] == *key) {
-                    return true;
-                }
+        // The hot path of every audit. A fingerprint (length, first and last
+        // eight bytes) settles a key in a few integer compares, and the slot
+        // table finds the one fingerprint to compare: no string comparison
+        // at all for keys of up to 16 bytes.
+        let print = Fingerprint::of(key.as_bytes());
+        let mask = self.slots.len().wrapping_sub(1);
+        let mut at = print.slot(mask);
+        loop {
+            let Some(index) = self.slots.get(at).and_then(|&slot| slot.checked_sub(1)) else {
+                return false;
+            };
+            let index = index as usize;
+            if self.prints[index] == print && (print.is_whole() || *self.keys[index] == *key) {
+                return true;
             }
-            false
-        } else {
-            self.keys
-                .binary_search_by(|declared| (**declared).cmp(key))
-                .is_ok()
+            at = (at + 1) & mask;
         }
     }
 
