@@ -112,7 +112,8 @@ impl Fingerprint {
     /// Where the fingerprint starts probing in a table of `mask + 1` slots.
     #[inline]
     fn slot(&self, mask: usize) -> usize {
-        let mixed = (self.head ^ self.tail.rotate_left(29) ^ self.len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mixed =
+            (self.head ^ self.tail.rotate_left(29) ^ self.len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         (mixed >> 32) as usize & mask
     }
 
