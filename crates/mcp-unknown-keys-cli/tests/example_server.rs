@@ -1,13 +1,13 @@
 //! `mcp-unknown-keys example-server`: its seeded default root and its
 //! confinement, driven through `McpServer`.
 
-mod common;
+mod support;
 
 use std::path::PathBuf;
 
-use common::{ScratchDir, block_on, prerequisite, stderr_of};
 use mcp_unknown_keys::{McpServer, Provider, ToolCall, ToolResult};
 use serde_json::json;
+use support::{ScratchDir, block_on, prerequisite, stderr_of};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_mcp-unknown-keys");
 

@@ -1,12 +1,12 @@
 //! `McpServer` against the example server, a real MCP server over stdio.
 
-mod common;
+mod support;
 
 use std::time::{Duration, Instant};
 
-use common::{ScratchDir, block_on, is_running, stderr_of};
 use mcp_unknown_keys::{McpServer, Provider, StdioServer, ToolCall};
 use serde_json::{Value, json};
+use support::{ScratchDir, block_on, is_running, stderr_of};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_mcp-unknown-keys");
 

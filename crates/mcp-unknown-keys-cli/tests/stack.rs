@@ -1,11 +1,10 @@
 //! The specification's stack, `Policy(UnknownKeys(Reasons(Registry)))`, over
 //! the example server as a real MCP server process.
 
-mod common;
+mod support;
 
 use std::sync::{Arc, Mutex};
 
-use common::{ScratchDir, block_on};
 use mcp_unknown_keys::audit::Warning;
 use mcp_unknown_keys::policy::{Answer, Question, default_rules};
 use mcp_unknown_keys::{
@@ -13,6 +12,7 @@ use mcp_unknown_keys::{
     ToolResult, UnknownKeysLayer,
 };
 use serde_json::{Value, json};
+use support::{ScratchDir, block_on};
 use tower_layer::Layer;
 
 /// Notes every call on its way into the server: after `Reasons` and the

@@ -3,14 +3,14 @@
 //! `mcp-server-time` (PyPI) and `@modelcontextprotocol/server-filesystem`
 //! (npm).
 
-mod common;
+mod support;
 
 use std::sync::{Arc, Mutex};
 
-use common::{ScratchDir, block_on, prerequisite};
 use mcp_unknown_keys::audit::Warning;
 use mcp_unknown_keys::{McpServer, Provider, Registry, ToolCall, UnknownKeysLayer};
 use serde_json::json;
+use support::{ScratchDir, block_on, prerequisite};
 use tower_layer::Layer;
 
 async fn time_server() -> McpServer {

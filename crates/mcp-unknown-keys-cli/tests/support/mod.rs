@@ -3,7 +3,11 @@
 
 #![allow(dead_code)] // each test file uses a part
 
+pub mod servers;
 pub mod transcript;
+
+#[allow(unused_imports)] // each test binary uses its own part
+pub use servers::{ScratchDir, block_on, is_running, stderr_of};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -22,11 +26,16 @@ pub fn binary() -> &'static str {
     env!("CARGO_BIN_EXE_mcp-unknown-keys")
 }
 
-/// A third-party test prerequisite, installed by `scripts/test-deps`.
+/// The path of a third-party test prerequisite, from the environment
+/// `scripts/test-deps` prints; fails the test when it is missing.
 pub fn prerequisite(var: &str) -> String {
-    std::env::var(var).unwrap_or_else(|_| {
-        panic!("{var} is not set: run scripts/test, which installs it (or eval \"$(scripts/test-deps)\")")
-    })
+    match std::env::var(var) {
+        Ok(path) if Path::new(&path).exists() => path,
+        Ok(path) => panic!("{var}={path} does not exist: run scripts/test, which installs it"),
+        Err(_) => {
+            panic!("{var} is not set: run scripts/test, which installs it (or eval \"$(scripts/test-deps)\")")
+        }
+    }
 }
 
 /// `mcp-unknown-keys proxy OPTIONS -- SERVER...` with piped stdio.

@@ -1,7 +1,5 @@
-//! What the integration tests share: scratch directories, a runtime, the
-//! third-party servers' locations.
-
-#![allow(dead_code)] // each test binary uses its own part of this
+//! For the tests of `McpServer` and the example server: scratch
+//! directories, a runtime, processes and their stderr.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -70,16 +68,6 @@ pub fn is_running(pid: u32) -> bool {
         .status()
         .map(|status| status.success())
         .unwrap_or(false)
-}
-
-/// The path of a third-party test prerequisite, from the environment
-/// `scripts/test-deps` prints; fails the test when it is missing.
-pub fn prerequisite(var: &str) -> String {
-    match std::env::var(var) {
-        Ok(path) if Path::new(&path).exists() => path,
-        Ok(path) => panic!("{var}={path} does not exist: run scripts/test, which installs it"),
-        Err(_) => panic!("{var} is not set: run scripts/test, which installs it"),
-    }
 }
 
 /// The server's stderr so far, once it has written at least one line (a
