@@ -31,9 +31,9 @@ impl<W: Write> Replay<W> {
     /// A replay starting from `catalog` (empty when no `--tools` was given),
     /// tolerating the `allowed` keys, writing warnings to `jsonl` if given.
     pub fn new(catalog: Option<Catalog>, allowed: &[String], jsonl: Option<W>) -> Replay<W> {
-        let auditor = allowed.iter().fold(Auditor::new().with_sink(()), |auditor, key| {
-            auditor.allow(key.as_str())
-        });
+        let auditor = Auditor::new()
+            .with_sink(())
+            .allow_all(allowed.iter().map(String::as_str));
         let mut tally = Tally::default();
         if let Some(catalog) = &catalog {
             tally.listed(catalog);

@@ -104,10 +104,9 @@ enum Event {
 
 fn proxy(args: Args) -> Result<ExitStatus, Failure> {
     let warnings = Arc::new(Warnings::open(&args)?);
-    let auditor = args.allow.iter().fold(
-        Auditor::new().with_shared_sink(warnings.clone()),
-        |auditor, key| auditor.allow(key),
-    );
+    let auditor = Auditor::new()
+        .with_shared_sink(warnings.clone())
+        .allow_all(args.allow.iter().cloned());
     let tap = Arc::new(Tap::new(auditor));
     let blocked =
         Blocked::block().map_err(|e| failure(format!("cannot set up signal forwarding: {e}"), 1))?;

@@ -179,6 +179,11 @@ impl Auditor {
         self
     }
 
+    /// Tolerates each of `keys` on every tool, as [`Auditor::allow`] does.
+    pub fn allow_all<K: Into<String>>(self, keys: impl IntoIterator<Item = K>) -> Auditor {
+        keys.into_iter().fold(self, Auditor::allow)
+    }
+
     /// Whether `key` is tolerated on every tool.
     pub fn tolerates(&self, key: &str) -> bool {
         key == REASON_KEY || self.allowed.iter().any(|allowed| **allowed == *key)

@@ -56,10 +56,9 @@ impl<P> Layer<P> for UnknownKeysLayer {
     type Service = UnknownKeys<P>;
 
     fn layer(&self, inner: P) -> UnknownKeys<P> {
-        let auditor = self.allowed.iter().fold(
-            Auditor::new().with_shared_sink(self.sink.clone()),
-            |auditor, key| auditor.allow(key.as_str()),
-        );
+        let auditor = Auditor::new()
+            .with_shared_sink(self.sink.clone())
+            .allow_all(self.allowed.iter().cloned());
         UnknownKeys::with_auditor(inner, auditor)
     }
 }
