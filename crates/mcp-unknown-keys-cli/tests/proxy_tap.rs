@@ -262,3 +262,85 @@ fn warnings_name_keys_never_values() {
     assert!(log.contains("token") && !log.contains("SECRET"), "{log}");
     assert!(finished.stderr.contains("token") && !finished.stderr.contains("SECRET"));
 }
+
+/// The proxy and `audit` share one auditor's rules: a session the proxy
+/// relayed, recorded and audited offline, raises the very warnings the proxy
+/// logged, and so does the proxy's log.
+#[test]
+fn a_recorded_session_audits_offline_into_the_warnings_the_proxy_logged() {
+    let tools: &[(&str, &[&str])] = &[("fs_read", &["path", "offset"]), ("task", &["prompt"])];
+    let traffic = [
+        call("1", "fs_read", r#"{"path":"a","early":1}"#),
+        list_request("2", None),
+        list_response("2", &tools[..1], Some("page-2")),
+        call("3", "task", r#"{"prompt":"Investigate the","nvestigate":"x"}"#),
+        list_request("4", Some("page-2")),
+        list_response("4", &tools[1..], None),
+        call("5", "fs_read", r#"{"path":"a","ffset":12,"the rest":"…"}"#),
+        call(
+            "6",
+            "task",
+            r#"{"prompt":"Investigate the","nvestigate":"x","reason":"why"}"#,
+        ),
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_owned(),
+        call("7", "fs_read", r#"{"path":"a","stale":1}"#),
+        list_request("8", None),
+        list_response("8", tools, None),
+        call("9", "fs_read", r#"{"path":"a","offest":1}"#),
+    ];
+    let mut s = cat(&[]);
+    for line in &traffic {
+        s.echo(line);
+    }
+    let finished = done(s);
+    let live: Vec<String> = finished
+        .log
+        .lines()
+        .filter(|l| !l.starts_with(r#"{"summary""#))
+        .map(String::from)
+        .collect();
+    assert_eq!(live.len(), 3, "{live:?}");
+
+    let recording = traffic.join("\n") + "\n";
+    assert_eq!(
+        audit_offline(&recording),
+        live,
+        "the recording audits into the very lines logged"
+    );
+    // A log holds keys, never values: the diagnosis of a fragment cannot be
+    // worked out again from it, but the four lasting fields are the same.
+    let replayed = audit_offline(&(live.join("\n") + "\n"));
+    assert_eq!(lasting_fields(&replayed), lasting_fields(&live));
+}
+
+fn audit_offline(input: &str) -> Vec<String> {
+    let mut audit = std::process::Command::new(support::binary())
+        .arg("audit")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut audit.stdin.take().unwrap(), input.as_bytes()).unwrap();
+    let output = audit.wait_with_output().unwrap();
+    assert!(output.status.success());
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn lasting_fields(lines: &[String]) -> Vec<[serde_json::Value; 4]> {
+    lines
+        .iter()
+        .map(|line| {
+            let w: serde_json::Value = serde_json::from_str(line).unwrap();
+            [
+                w["tool"].clone(),
+                w["unknown_keys"].clone(),
+                w["declared_keys"].clone(),
+                w["id"].clone(),
+            ]
+        })
+        .collect()
+}
