@@ -12,7 +12,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
     JsonObject, ResourceContents, Tool,
 };
-use rmcp::service::RunningService;
+use rmcp::service::{ClientInitializeError, RunningService};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientCacheConfig, Peer, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
@@ -181,7 +181,7 @@ impl McpServer {
                     process_id,
                 });
             }
-            Ok(Err(error)) => error.to_string(),
+            Ok(Err(error)) => initialize_error_text(&error),
             Err(_) => format!("no answer to `initialize` within {}", seconds(timeout)),
         };
         let stderr_tail = match &stderr {
@@ -235,14 +235,22 @@ impl McpServer {
                 self.name
             ),
             error if self.peer.is_transport_closed() || is_transport_error(&error) => {
-                self.gone(&error.to_string()).await
+                self.gone(&service_error_text(&error)).await
             }
-            error => format!("MCP server `{}` failed on `{tool}`: {error}", self.name),
+            error => format!(
+                "MCP server `{}` failed on `{tool}`: {}",
+                self.name,
+                service_error_text(&error)
+            ),
         }
     }
 
     async fn gone(&self, error: &str) -> String {
-        let mut message = format!("MCP server `{}` is not running ({error})", self.name);
+        let state = match self.process_id {
+            Some(_) => "is not running",
+            None => "cannot be reached",
+        };
+        let mut message = format!("MCP server `{}` {state} ({error})", self.name);
         if let Some(stderr) = &self.stderr {
             append_tail(&mut message, &stderr.lines_at_exit().await);
         }
@@ -271,9 +279,13 @@ impl Provider for McpServer {
                         self.name, error.message, error.code.0
                     ),
                     error if self.peer.is_transport_closed() || is_transport_error(&error) => {
-                        self.gone(&error.to_string()).await
+                        self.gone(&service_error_text(&error)).await
                     }
-                    error => format!("MCP server `{}` could not list its tools: {error}", self.name),
+                    error => format!(
+                        "MCP server `{}` could not list its tools: {}",
+                        self.name,
+                        service_error_text(&error)
+                    ),
                 };
                 return Err(message.into());
             }
@@ -384,6 +396,58 @@ fn is_transport_error(error: &ServiceError) -> bool {
         error,
         ServiceError::TransportClosed | ServiceError::TransportSend(_)
     )
+}
+
+/// A failed request in words. A transport's error is given by its own
+/// error and causes, without rmcp's `Transport [type name]` wrapper.
+fn service_error_text(error: &ServiceError) -> String {
+    match error {
+        ServiceError::TransportSend(error) => error_chain(&*error.error),
+        error => error_chain(error),
+    }
+}
+
+/// A failed handshake in words, like [`service_error_text`].
+fn initialize_error_text(error: &ClientInitializeError) -> String {
+    match error {
+        ClientInitializeError::TransportError { error, context } => {
+            format!("{} (when {context})", error_chain(&*error.error))
+        }
+        error => error_chain(error),
+    }
+}
+
+/// An error followed by its causes, each said once: reqwest's "error
+/// sending request" keeps "Connection refused" in its sources.
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = cause_of(error);
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause_of(cause);
+    }
+    text
+}
+
+/// The error's cause. rmcp's HTTP transport does not give reqwest's error
+/// as its source, so it is dug out here.
+fn cause_of<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    #[cfg(feature = "http")]
+    {
+        use rmcp::transport::streamable_http_client::StreamableHttpError;
+        if let Some(StreamableHttpError::Client(client)) =
+            error.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        {
+            return Some(client);
+        }
+    }
+    error.source()
 }
 
 fn seconds(duration: Duration) -> String {
@@ -665,6 +729,30 @@ mod tests {
         assert!(!answer.is_error);
         assert_eq!(answer.tool_call_id, "call_1");
         assert_eq!(answer.structured_content, Some(json!({"n": 1})));
+    }
+
+    #[test]
+    fn an_error_is_said_with_each_new_cause_once() {
+        #[derive(Debug)]
+        struct Failure(&'static str, Option<Box<Failure>>);
+        impl fmt::Display for Failure {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+        impl std::error::Error for Failure {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                self.1.as_deref().map(|cause| cause as _)
+            }
+        }
+        let refused = Failure("connection refused", None);
+        let connect = Failure("client error (Connect)", Some(Box::new(refused)));
+        let echoed = Failure("send failed: client error (Connect)", Some(Box::new(connect)));
+        assert_eq!(
+            error_chain(&echoed),
+            "send failed: client error (Connect): connection refused"
+        );
+        assert_eq!(error_chain(&Failure("alone", None)), "alone");
     }
 
     #[test]
