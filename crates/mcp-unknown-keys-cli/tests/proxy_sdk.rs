@@ -78,7 +78,7 @@ fn assert_one_warning(run: &Run, tool: &str, key: &str) {
         "mcp-unknown-keys: summary: 1 undeclared key(s) on 1 tool(s)"
     );
     assert!(
-        lines[2].starts_with(&format!("mcp-unknown-keys:   {tool} {key}: 2 call(s)")),
+        lines[2].starts_with(&format!("mcp-unknown-keys:   {tool} `{key}`: 2 calls (")),
         "{}",
         lines[2]
     );

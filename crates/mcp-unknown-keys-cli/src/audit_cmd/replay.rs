@@ -149,13 +149,39 @@ impl<W: Write> Handler for Replay<W> {
             id: Some(&id),
         };
         // A logged warning whose declaration reads as declaring nothing
-        // cannot be said again; it stays counted as read.
-        let _ = self.audit(&catalog, call);
+        // cannot be said again; it stays counted as read. When it is said
+        // again, it says what the log said: the log holds no values to
+        // diagnose a fragment from.
+        let mut outcome = self.auditor.audit(&catalog, call);
+        if let Outcome::Audited {
+            warning: Some(warning),
+            ..
+        } = &mut outcome
+            && !logged.hints.is_empty()
+        {
+            let hints = logged
+                .hints
+                .iter()
+                .filter(|h| warning.unknown_keys.contains(&h.key))
+                .cloned()
+                .collect();
+            *warning = warning.clone().with_diagnosis(hints, logged.missing_keys.clone());
+        }
+        self.tally.findings.record(&call, &outcome);
+        if let Some(warning) = outcome.warning() {
+            self.say(&warning);
+        }
     }
 
     /// As in the proxy: nothing is audited until the next listing.
     fn list_changed(&mut self) {
         self.catalog = Catalog::new();
+        self.listing.abandon();
+    }
+
+    /// A listing asked for from the start: a page left open before it is
+    /// abandoned, as the proxy would.
+    fn listing_requested(&mut self) {
         self.listing.abandon();
     }
 }

@@ -15,7 +15,7 @@ pub struct Tally {
     pub unreadable_lines: u64,
     /// JSON lines of no shape the audit knows.
     pub skipped_lines: u64,
-    /// Catalogues read (`--tools`, listings and pages in the input).
+    /// Catalogues read (`--tools`, complete listings in the input).
     pub catalogues: u64,
     /// Calls found in the input.
     pub calls: u64,

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
-use mcp_unknown_keys::audit::{Arguments, Call, Warning};
+use mcp_unknown_keys::audit::{Arguments, Call, Hint, MissingKey, Warning};
 use serde::Deserialize;
 use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -30,6 +30,9 @@ pub trait Handler {
     fn logged_warning(&mut self, warning: Warning);
     /// `notifications/tools/list_changed`: the catalogue is stale.
     fn list_changed(&mut self);
+    /// A `tools/list` request without a cursor: the next page answering it
+    /// opens a new listing, as in the proxy.
+    fn listing_requested(&mut self);
 }
 
 /// What became of a line.
@@ -130,6 +133,9 @@ struct Entry<'a> {
     tool: Option<&'a RawValue>,
     #[serde(borrow)]
     unknown_keys: Option<&'a RawValue>,
+    // The summary the proxy logs last.
+    #[serde(borrow)]
+    summary: Option<&'a RawValue>,
 }
 
 impl Entry<'_> {
@@ -147,6 +153,10 @@ impl Entry<'_> {
     fn dispatch(&self, raw: &str, to: &mut impl Handler, outer: bool) -> bool {
         if self.unknown_keys.is_some() && self.tool.is_some() {
             return Entry::logged_warning(raw, to);
+        }
+        // The proxy's log ends with its summary: nothing to audit again.
+        if self.summary.is_some() && outer {
+            return true;
         }
         if let Some(tools) = self.tools.filter(|t| is_array(t)) {
             to.tools(tools, None);
@@ -205,6 +215,18 @@ impl Entry<'_> {
                 to.list_changed();
                 true
             }
+            "tools/list" => {
+                #[derive(Deserialize)]
+                struct ListParams<'a> {
+                    #[serde(borrow)]
+                    cursor: Option<&'a RawValue>,
+                }
+                let cursor = self.params.and_then(parse::<ListParams>).and_then(|p| p.cursor);
+                if cursor.is_none() {
+                    to.listing_requested();
+                }
+                true
+            }
             _ => false,
         }
     }
@@ -219,9 +241,10 @@ impl Entry<'_> {
         true
     }
 
-    /// A line of the proxy's `--log`: the whole entry is a [`Warning`].
-    /// Only its four lasting fields are read: the diagnosis (`hints`,
-    /// `missing_keys`) is worked out again, and other fields are ignored.
+    /// A line of the proxy's `--log`: the whole entry is a [`Warning`]. Its
+    /// diagnosis is kept as logged (the log holds no values to work it out
+    /// again from); a diagnosis that does not read is left out, and other
+    /// fields are ignored.
     fn logged_warning(raw: &str, to: &mut impl Handler) -> bool {
         #[derive(Deserialize)]
         struct Logged {
@@ -229,10 +252,18 @@ impl Entry<'_> {
             unknown_keys: Vec<String>,
             declared_keys: Vec<String>,
             id: String,
+            #[serde(default)]
+            hints: Value,
+            #[serde(default)]
+            missing_keys: Value,
         }
         match serde_json::from_str::<Logged>(raw) {
             Ok(logged) => {
-                let warning = Warning::new(logged.tool, logged.unknown_keys, logged.declared_keys, logged.id);
+                let warning = Warning::new(logged.tool, logged.unknown_keys, logged.declared_keys, logged.id)
+                    .with_diagnosis(
+                        serde_json::from_value::<Vec<Hint>>(logged.hints).unwrap_or_default(),
+                        serde_json::from_value::<Vec<MissingKey>>(logged.missing_keys).unwrap_or_default(),
+                    );
                 to.logged_warning(warning);
                 true
             }

@@ -38,7 +38,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mcp_unknown_keys::audit::{Auditor, Cause, Finding, Findings, Printable, Sink, StderrSink, Warning};
+use mcp_unknown_keys::audit::{Auditor, Finding, Findings, Printable, Sink, StderrSink, Warning};
 
 use self::signals::Blocked;
 use self::tap::Tap;
@@ -59,8 +59,9 @@ const OUTPUT_IDLE: Duration = Duration::from_millis(500);
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Also append each warning to FILE, as one JSON object per line
-    /// (`tool`, `unknown_keys`, `declared_keys`, `id`: keys only, never
-    /// values).
+    /// (`tool`, `unknown_keys`, `declared_keys`, `id`, `hints`,
+    /// `missing_keys`: keys only, never values), and on exit a last line
+    /// `{"summary":[…]}`.
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
     /// Tolerate KEY on every tool, as `reason` is (repeatable): for keys a
@@ -169,9 +170,15 @@ impl Warnings {
                 findings.tools()
             );
             for finding in findings.iter() {
-                let cause = finding.cause.map_or("", Cause::as_str);
+                // The key in backticks: a model-written key may hold spaces
+                // or colons of its own.
+                let calls = if finding.calls == 1 { "call" } else { "calls" };
+                let cause = finding
+                    .cause
+                    .map(|cause| format!(" ({cause})"))
+                    .unwrap_or_default();
                 lines += &format!(
-                    "mcp-unknown-keys:   {} {}: {} call(s) {cause}\n",
+                    "mcp-unknown-keys:   {} `{}`: {} {calls}{cause}\n",
                     Printable(finding.tool),
                     Printable(finding.key),
                     finding.calls

@@ -168,14 +168,11 @@ impl Tap {
     }
 
     /// The server's tools changed: nothing is audited until the next listing.
-    /// A listing asked for before the change may answer with the tools of
-    /// before: only one asked for after it counts.
+    /// The server's tools changed: nothing is audited until the next
+    /// listing, the first to be answered from now on (a client may have
+    /// asked for it before the notification reached it).
     fn on_list_changed(&self) {
-        let mut listings = self.listings();
-        listings.listing.abandon();
-        listings.pending.clear();
-        self.pending.store(0, Ordering::Release);
-        drop(listings);
+        self.listings().listing.abandon();
         self.auditor.clear_catalog();
     }
 

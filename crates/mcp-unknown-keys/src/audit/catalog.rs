@@ -9,9 +9,10 @@ use crate::wire::ToolDeclaration;
 
 /// The tools of one listing, each with the property names it declared.
 ///
-/// Built from OpenAI function declarations ([`Catalog::from_declarations`])
-/// or from MCP tools ([`Catalog::from_mcp_tools`]); both follow the same
-/// rule for what is kept:
+/// Built from OpenAI function declarations ([`Catalog::from_declarations`]),
+/// from MCP tools ([`Catalog::from_mcp_tools`]), from either
+/// ([`Catalog::extend_tools`]), or page by page with
+/// [`Listing`](super::Listing); all follow the same rule for what is kept:
 ///
 /// - a schema that is not an object, or whose `properties` is present but
 ///   not an object, is not kept: there is nothing to check against;
@@ -275,12 +276,16 @@ impl Catalog {
     /// MCP tools (`name`, `inputSchema`) alike, as a listing may hold.
     pub fn extend_tools<'a>(&mut self, tools: impl IntoIterator<Item = &'a Value>) {
         for tool in tools {
-            match tool.get("function") {
-                Some(function) => {
-                    if let Some(name) = function.get("name").and_then(Value::as_str) {
-                        self.insert(name, function.get("parameters"));
-                    }
-                }
+            // An MCP tool may carry a vendor `function` member of its own: only
+            // a `function` object with a name makes an OpenAI declaration.
+            let function = tool
+                .get("function")
+                .filter(|f| f.get("name").is_some_and(Value::is_string));
+            match function {
+                Some(function) => self.insert(
+                    function["name"].as_str().unwrap_or_default(),
+                    function.get("parameters"),
+                ),
                 None => self.extend_mcp_tools([tool]),
             }
         }

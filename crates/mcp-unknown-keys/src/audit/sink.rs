@@ -61,8 +61,9 @@ pub struct StderrSink;
 impl Sink for StderrSink {
     fn warn(&self, warning: &Warning) {
         // One write for the whole line, so that a server sharing this stderr
-        // cannot land inside it; a closed stderr is no reason to fail a
-        // tool call, so the error is ignored.
+        // does not land inside it (a pipe keeps writes of up to PIPE_BUF
+        // bytes whole); a closed stderr is no reason to fail a tool call, so
+        // the error is ignored.
         let line = format!("mcp-unknown-keys: {warning}\n");
         let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
