@@ -72,9 +72,9 @@ fn on_exit_a_summary_counts_every_call_that_carried_each_key_with_its_cause() {
     assert_eq!(
         finished.summary_lines(),
         [
-            "mcp-unknown-keys: summary: 2 undeclared key(s) on 1 tool(s)",
-            "mcp-unknown-keys:   fs_read `ffset`: 2 calls (truncated)",
-            "mcp-unknown-keys:   fs_read `recursive`: 1 call (invented)",
+            "mcp-unknown-keys summary: 2 key(s) on 1 tool(s), with the calls that carried each",
+            "  fs_read `ffset`: 2 calls (truncated)",
+            "  fs_read `recursive`: 1 call (invented)",
         ]
     );
     let logged = finished.logged_summary();

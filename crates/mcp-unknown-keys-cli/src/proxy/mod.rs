@@ -164,8 +164,10 @@ impl Warnings {
     /// found; in the log always, as a last line `{"summary":[…]}`.
     fn summarise(&self, findings: &Findings) {
         if self.stderr && !findings.is_empty() {
+            // Not prefixed `mcp-unknown-keys:` as warnings are, so that a
+            // host or a script counting warning lines counts only those.
             let mut lines = format!(
-                "mcp-unknown-keys: summary: {} undeclared key(s) on {} tool(s)\n",
+                "mcp-unknown-keys summary: {} key(s) on {} tool(s), with the calls that carried each\n",
                 findings.len(),
                 findings.tools()
             );
@@ -178,7 +180,7 @@ impl Warnings {
                     .map(|cause| format!(" ({cause})"))
                     .unwrap_or_default();
                 lines += &format!(
-                    "mcp-unknown-keys:   {} `{}`: {} {calls}{cause}\n",
+                    "  {} `{}`: {} {calls}{cause}\n",
                     Printable(finding.tool),
                     Printable(finding.key),
                     finding.calls

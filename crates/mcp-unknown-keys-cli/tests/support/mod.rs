@@ -191,18 +191,20 @@ impl Finished {
     pub fn warning_lines(&self) -> Vec<&str> {
         self.stderr
             .lines()
-            .filter(|l| l.starts_with("mcp-unknown-keys: ") && !is_summary(l))
+            .filter(|l| l.starts_with("mcp-unknown-keys: "))
             .collect()
     }
 
-    /// The stderr lines of the summary printed on exit.
+    /// The stderr lines of the summary printed on exit: its heading and the
+    /// indented rows under it.
     pub fn summary_lines(&self) -> Vec<&str> {
-        self.stderr.lines().filter(|l| is_summary(l)).collect()
+        let mut lines = self
+            .stderr
+            .lines()
+            .skip_while(|l| !l.starts_with("mcp-unknown-keys summary: "));
+        let heading = lines.next().into_iter();
+        heading.chain(lines.take_while(|l| l.starts_with("  "))).collect()
     }
-}
-
-fn is_summary(line: &str) -> bool {
-    line.starts_with("mcp-unknown-keys: summary: ") || line.starts_with("mcp-unknown-keys:   ")
 }
 
 impl Finished {
