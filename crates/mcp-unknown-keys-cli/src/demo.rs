@@ -188,7 +188,7 @@ async fn play(
             "    {} {} {}",
             call.id_text(),
             call.name().unwrap_or("?"),
-            arguments_text(call)
+            call.arguments_text()
         );
     }
     let results = stack.execute_tool_calls(calls).await?;
@@ -240,7 +240,7 @@ fn print_notes(style: &Style, notes: &[Note]) {
     println!("  {}", style.dim("what the server received:"));
     for note in notes {
         if let Note::Received(call) = note {
-            println!("    {} {}", call.name().unwrap_or("?"), arguments_text(call));
+            println!("    {} {}", call.name().unwrap_or("?"), call.arguments_text());
         }
     }
 }
@@ -274,14 +274,6 @@ fn declared_keys(declaration: &ToolDeclaration) -> Vec<String> {
     properties
         .map(|p| p.keys().cloned().collect())
         .unwrap_or_default()
-}
-
-fn arguments_text(call: &ToolCall) -> String {
-    match call.arguments() {
-        Some(Value::String(text)) => text.clone(),
-        Some(other) => other.to_string(),
-        None => String::new(),
-    }
 }
 
 fn first_line(text: &str) -> String {

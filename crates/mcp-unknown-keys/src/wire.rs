@@ -137,6 +137,16 @@ impl ToolCall {
         self.function()?.get("arguments")
     }
 
+    /// The call's arguments as text, to show or log: a string as it is,
+    /// other JSON as its text, `""` when absent.
+    pub fn arguments_text(&self) -> String {
+        match self.arguments() {
+            Some(Value::String(text)) => text.clone(),
+            Some(other) => other.to_string(),
+            None => String::new(),
+        }
+    }
+
     /// The `function` object, when there is one.
     pub fn function(&self) -> Option<&Map<String, Value>> {
         self.0.get("function")?.as_object()

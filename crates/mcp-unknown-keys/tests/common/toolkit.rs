@@ -113,9 +113,5 @@ impl Provider for Toolkit {
 
 /// A call's arguments as text: a string as it is, anything else as JSON.
 pub fn arguments_text(call: &ToolCall) -> String {
-    match call.arguments() {
-        Some(Value::String(text)) => text.clone(),
-        Some(other) => other.to_string(),
-        None => String::new(),
-    }
+    call.arguments_text()
 }
