@@ -259,7 +259,7 @@ fn arguments_nested_too_deep_to_parse_are_diagnosed_without_their_values() {
         Outcome::Audited { warning, .. } => {
             assert_eq!(warning.unwrap().hints, [Hint::new("the rest", Cause::Fragment)]);
         }
-        Outcome::Skipped(skip) => assert_eq!(skip, Skip::NotAnObject),
+        Outcome::Skipped(skip) => assert_eq!(skip, Skip::UnreadableArguments),
     }
 }
 

@@ -93,6 +93,33 @@ fn a_tool_missing_from_the_listing_is_not_audited() {
 }
 
 #[test]
+fn every_call_is_counted_audited_or_unaudited_with_its_reason() {
+    let harness = Harness::over(Recorder::listing(fs_catalogue()));
+    harness.call(vec![read("before", r#"{"path":"a"}"#)]);
+    harness.list();
+    harness.call(vec![
+        read("ok", r#"{"path":"a"}"#),
+        ToolCall::new("c", "fs_delete", r#"{"path":"a"}"#),
+        read("bad", "not json"),
+    ]);
+    let coverage = harness.layer.coverage();
+    assert_eq!((coverage.calls, coverage.audited), (4, 1));
+    let reasons: Vec<(&str, u64)> = coverage.unaudited.iter().map(|(s, n)| (s.as_str(), *n)).collect();
+    assert_eq!(
+        reasons,
+        [
+            ("no_catalogue", 1),
+            ("unlisted_tool", 1),
+            ("unreadable_arguments", 1)
+        ]
+    );
+    assert_eq!(
+        coverage.unlisted_tools.keys().collect::<Vec<_>>(),
+        ["fs_delete", "fs_read"]
+    );
+}
+
+#[test]
 fn a_tool_that_declares_no_properties_is_listed_but_not_audited() {
     let harness = Harness::over(Recorder::listing(vec![
         ToolDeclaration::new("no_properties", None, json!({"type": "object"})),

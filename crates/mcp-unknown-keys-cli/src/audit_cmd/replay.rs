@@ -175,7 +175,7 @@ impl<W: Write> Handler for Replay<W> {
 
     /// As in the proxy: nothing is audited until the next listing.
     fn list_changed(&mut self) {
-        self.catalog = Catalog::new();
+        self.catalog = Catalog::none();
         self.listing.abandon();
     }
 

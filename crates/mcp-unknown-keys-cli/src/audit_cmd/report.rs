@@ -42,8 +42,8 @@ impl Tally {
     /// Counts a call that was not audited, and why.
     pub fn skipped(&mut self, tool: &str, skip: Skip) {
         match skip {
-            Skip::UnlistedTool => self.skipped_unlisted += 1,
-            Skip::NotAnObject => self.skipped_not_an_object += 1,
+            Skip::NoCatalogue | Skip::UnlistedTool => self.skipped_unlisted += 1,
+            Skip::UnreadableArguments => self.skipped_not_an_object += 1,
             Skip::DeclaresNothing => {
                 self.skipped_declares_nothing += 1;
                 if let Some(calls) = self.declares_nothing.get_mut(tool) {

@@ -5,10 +5,11 @@ use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::diagnosis::Diagnosed;
-use super::{Arguments, Catalog, Declared, Sink, StderrSink, Warning};
+use super::{Arguments, Catalog, Coverage, Declared, Sink, StderrSink, Warning};
 use crate::wire::{ToolCall, id_text};
 
 /// The key every auditor tolerates, declared or not: the parameter the
@@ -132,16 +133,50 @@ impl Outcome {
     }
 }
 
-/// Why a call was not audited.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Why a call was not audited. Every door counts its calls by these
+/// reasons ([`Coverage`](super::Coverage)), under the stable snake_case
+/// names of [`Skip::as_str`], which are also their serde names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Skip {
-    /// The tool is not in the catalogue (or no catalogue is known yet).
+    /// No listing was known when the call was made: before the first one,
+    /// or after the server's tools changed and before the next.
+    NoCatalogue,
+    /// A listing was known, and the tool is not in it.
     UnlistedTool,
-    /// The tool declares no property, so every key would be undeclared.
+    /// The tool declares no property and its schema is open, so every key
+    /// would be equally undeclared.
     DeclaresNothing,
     /// The arguments are absent or do not read as a JSON object: the
     /// provider's to report.
-    NotAnObject,
+    UnreadableArguments,
+}
+
+impl Skip {
+    /// Every reason, in the order a report lists them.
+    pub const ALL: [Skip; 4] = [
+        Skip::NoCatalogue,
+        Skip::UnlistedTool,
+        Skip::DeclaresNothing,
+        Skip::UnreadableArguments,
+    ];
+
+    /// The stable snake_case name: `no_catalogue`, `unlisted_tool`,
+    /// `declares_nothing`, `unreadable_arguments`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Skip::NoCatalogue => "no_catalogue",
+            Skip::UnlistedTool => "unlisted_tool",
+            Skip::DeclaresNothing => "declares_nothing",
+            Skip::UnreadableArguments => "unreadable_arguments",
+        }
+    }
+}
+
+impl std::fmt::Display for Skip {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl Default for Auditor {
@@ -154,7 +189,7 @@ impl Auditor {
     /// An auditor with an empty catalogue and the stderr sink.
     pub fn new() -> Auditor {
         Auditor {
-            catalog: RwLock::new(Arc::new(Catalog::new())),
+            catalog: RwLock::new(Arc::new(Catalog::none())),
             said: Mutex::new(Said::default()),
             allowed: Vec::new(),
             sink: Arc::new(StderrSink),
@@ -212,7 +247,7 @@ impl Auditor {
     /// Forgets the catalogue until the next listing: nothing is audited
     /// meanwhile.
     pub fn clear_catalog(&self) {
-        self.replace_catalog(Catalog::new());
+        self.replace_catalog(Catalog::none());
     }
 
     /// The tools of the current catalogue, sorted: those whose calls can be
@@ -225,13 +260,18 @@ impl Auditor {
     /// warning is returned, not delivered: deliver it with [`Auditor::warn`].
     pub fn audit(&self, catalog: &Catalog, call: Call<'_>) -> Outcome {
         let Some(declared) = catalog.get(call.tool) else {
-            return Outcome::Skipped(Skip::UnlistedTool);
+            let skip = if catalog.is_listed() {
+                Skip::UnlistedTool
+            } else {
+                Skip::NoCatalogue
+            };
+            return Outcome::Skipped(skip);
         };
         if declared.is_empty() {
             return Outcome::Skipped(Skip::DeclaresNothing);
         }
         let Some(arguments) = call.arguments else {
-            return Outcome::Skipped(Skip::NotAnObject);
+            return Outcome::Skipped(Skip::UnreadableArguments);
         };
         let mut undeclared = Vec::new();
         let scanned = arguments.for_each_key(|key| {
@@ -240,7 +280,7 @@ impl Auditor {
             }
         });
         if scanned.is_err() {
-            return Outcome::Skipped(Skip::NotAnObject);
+            return Outcome::Skipped(Skip::UnreadableArguments);
         }
         if undeclared.is_empty() {
             return Outcome::Audited {
@@ -290,11 +330,20 @@ impl Auditor {
     /// Audits a batch against one catalogue snapshot and returns its
     /// warnings in call order. Calls without a tool name are passed over.
     pub fn audit_batch(&self, calls: &[ToolCall]) -> Vec<Warning> {
+        self.audit_batch_counted(calls, &mut Coverage::default())
+    }
+
+    /// [`Auditor::audit_batch`], counting each call in `coverage`.
+    pub fn audit_batch_counted(&self, calls: &[ToolCall], coverage: &mut Coverage) -> Vec<Warning> {
         let catalog = self.catalog();
         calls
             .iter()
             .filter_map(Call::from_tool_call)
-            .filter_map(|call| self.audit(&catalog, call).warning())
+            .filter_map(|call| {
+                let outcome = self.audit(&catalog, call);
+                coverage.record(&call, &outcome);
+                outcome.warning()
+            })
             .collect()
     }
 

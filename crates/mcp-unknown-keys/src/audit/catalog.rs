@@ -32,9 +32,16 @@ use crate::wire::ToolDeclaration;
 /// assert!(fs_read.declares("offset"));
 /// assert_eq!(fs_read.keys().collect::<Vec<_>>(), ["offset", "path"]);
 /// ```
+///
+/// A catalogue is either a listing (possibly of no tools) or
+/// [`Catalog::none`], which stands for "no listing seen yet": a call met
+/// then is unaudited as [`Skip::NoCatalogue`](super::Skip::NoCatalogue),
+/// not as an unlisted tool.
 #[derive(Clone, Debug, Default)]
 pub struct Catalog {
     tools: HashMap<Box<str>, Declared, BuildHasherDefault<NameHasher>>,
+    /// Whether this is a listing; false for [`Catalog::none`] (the default).
+    listed: bool,
 }
 
 /// A small, fast hasher for tool names, read eight bytes at a time.
@@ -237,9 +244,24 @@ impl Declared {
 }
 
 impl Catalog {
-    /// An empty catalogue: nothing is audited against it.
+    /// An empty listing: a listing of no tools, to which tools are added.
     pub fn new() -> Catalog {
+        Catalog {
+            listed: true,
+            ..Catalog::default()
+        }
+    }
+
+    /// No listing at all: what an auditor holds before the first listing
+    /// and after the server's tools changed. Also [`Catalog::default`].
+    pub fn none() -> Catalog {
         Catalog::default()
+    }
+
+    /// Whether this is a listing, even of no tools; false for
+    /// [`Catalog::none`].
+    pub fn is_listed(&self) -> bool {
+        self.listed
     }
 
     /// Reads OpenAI function declarations (`function.name`,

@@ -7,6 +7,8 @@
 //! - [`Warning`]: what a finding says, with a [diagnosis] of each
 //!   undeclared key ([`Hint`], [`Cause`], [`MissingKey`]);
 //! - [`Findings`]: every undeclared pair counted, for summaries and reports;
+//! - [`Coverage`]: every call counted, audited or unaudited for a named
+//!   reason ([`Skip`]);
 //! - [`Sink`]: where warnings go ([`StderrSink`], [`TracingSink`], a closure).
 //!
 //! The [`UnknownKeys`](crate::UnknownKeys) layer, the `mcp-unknown-keys proxy`
@@ -15,6 +17,7 @@
 
 mod auditor;
 mod catalog;
+mod coverage;
 pub mod diagnosis;
 mod findings;
 mod keys;
@@ -24,6 +27,7 @@ mod warning;
 
 pub use auditor::{Auditor, Call, Outcome, REASON_KEY, Skip};
 pub use catalog::{Catalog, Declared};
+pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS};
 pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};
 pub use keys::{Arguments, NotAnObject};

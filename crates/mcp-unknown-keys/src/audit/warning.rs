@@ -14,7 +14,7 @@ use super::{Hint, MissingKey};
 /// ```json
 /// {"tool":"fs_read","unknown_keys":["ffset","the rest"],"declared_keys":["offset","path"],"id":"call_1",
 ///  "hints":[{"key":"ffset","cause":"truncated","suggestion":"offset"},{"key":"the rest","cause":"fragment"}],
-///  "missing_keys":[{"key":"offset","default":0}]}
+///  "missing_keys":[{"key":"offset","default":0}],"unknown_paths":[]}
 /// ```
 ///
 /// The first four fields are the finding; `hints` and `missing_keys` are the
@@ -42,6 +42,11 @@ pub struct Warning {
     /// server is about to do differently from what the model meant.
     #[serde(default)]
     pub missing_keys: Vec<MissingKey>,
+    /// The undeclared nested keys reported now for the first time, as paths
+    /// from the arguments' top level (`options.recursve`, `entities[].age`),
+    /// sorted, without duplicates. `unknown_keys` holds top-level keys only.
+    #[serde(default)]
+    pub unknown_paths: Vec<String>,
 }
 
 impl Warning {
@@ -63,7 +68,17 @@ impl Warning {
             id: id.into(),
             hints: Vec::new(),
             missing_keys: Vec::new(),
+            unknown_paths: Vec::new(),
         }
+    }
+
+    /// The same warning with undeclared nested keys, as paths; they are
+    /// sorted and deduplicated here.
+    pub fn with_unknown_paths(mut self, mut unknown_paths: Vec<String>) -> Warning {
+        unknown_paths.sort_unstable();
+        unknown_paths.dedup();
+        self.unknown_paths = unknown_paths;
+        self
     }
 
     /// The same warning with a diagnosis: `hints` (one per unknown key) and
@@ -236,14 +251,14 @@ mod tests {
         let line = warning(&["ffset"], &["path", "offset"]).to_json_line();
         assert_eq!(
             line,
-            r#"{"tool":"fs_read","unknown_keys":["ffset"],"declared_keys":["offset","path"],"id":"call_1","hints":[],"missing_keys":[]}"#
+            r#"{"tool":"fs_read","unknown_keys":["ffset"],"declared_keys":["offset","path"],"id":"call_1","hints":[],"missing_keys":[],"unknown_paths":[]}"#
         );
         assert_eq!(
             diagnosed().to_json_line(),
             concat!(
                 r#"{"tool":"fs_read","unknown_keys":["ffset","the rest"],"declared_keys":["offset","path"],"id":"call_1","#,
                 r#""hints":[{"key":"ffset","cause":"truncated","suggestion":"offset"},{"key":"the rest","cause":"fragment"}],"#,
-                r#""missing_keys":[{"key":"offset","default":0}]}"#
+                r#""missing_keys":[{"key":"offset","default":0}],"unknown_paths":[]}"#
             )
         );
     }

@@ -3,10 +3,11 @@
 mod layer;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Mutex, PoisonError};
 
 pub use layer::UnknownKeysLayer;
 
-use crate::audit::{Auditor, Catalog};
+use crate::audit::{Auditor, Catalog, Coverage};
 use crate::provider::{BoxError, Provider};
 use crate::wire::{ToolCall, ToolDeclaration, ToolResult};
 
@@ -65,6 +66,7 @@ use crate::wire::{ToolCall, ToolDeclaration, ToolResult};
 pub struct UnknownKeys<P> {
     inner: P,
     auditor: Auditor,
+    coverage: Mutex<Coverage>,
 }
 
 impl<P> UnknownKeys<P> {
@@ -76,7 +78,11 @@ impl<P> UnknownKeys<P> {
     /// Wraps `inner` with an auditor of your making (its sink, its allowed
     /// keys).
     pub fn with_auditor(inner: P, auditor: Auditor) -> UnknownKeys<P> {
-        UnknownKeys { inner, auditor }
+        UnknownKeys {
+            inner,
+            auditor,
+            coverage: Mutex::default(),
+        }
     }
 
     /// A [`UnknownKeysLayer`] for `tower::ServiceBuilder`.
@@ -88,6 +94,17 @@ impl<P> UnknownKeys<P> {
     /// sorted: the answer to "why did this not warn?".
     pub fn audited_tools(&self) -> Vec<String> {
         self.auditor.audited_tools()
+    }
+
+    /// Every call this layer forwarded so far, audited or unaudited for a
+    /// named reason: the answer to "what did the alarm not see?".
+    ///
+    /// A call without a tool name is not counted: it names no tool to audit.
+    pub fn coverage(&self) -> Coverage {
+        self.coverage
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The auditor, to inspect its catalogue.
@@ -119,8 +136,15 @@ impl<P: Provider> Provider for UnknownKeys<P> {
     async fn execute_tool_calls(&self, calls: Vec<ToolCall>) -> Result<Vec<ToolResult>, BoxError> {
         // The audit reads model-written text; whatever happens in it, the
         // call goes on exactly as it would without this layer.
-        let warnings =
-            catch_unwind(AssertUnwindSafe(|| self.auditor.audit_batch(&calls))).unwrap_or_default();
+        let mut coverage = Coverage::default();
+        let warnings = catch_unwind(AssertUnwindSafe(|| {
+            self.auditor.audit_batch_counted(&calls, &mut coverage)
+        }))
+        .unwrap_or_default();
+        self.coverage
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .merge(&coverage);
         for warning in &warnings {
             self.auditor.warn(warning);
         }

@@ -1,0 +1,200 @@
+//! How many calls a door audited, and why it did not audit the rest.
+//!
+//! A call the alarm cannot see is as bad as a wrong warning, so no door
+//! passes one over in silence: the layer, the proxy and the `audit` command
+//! each count every call they find in a [`Coverage`], under the reasons of
+//! [`Skip`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Call, Outcome, Skip};
+
+/// The most distinct tool names [`Coverage::unlisted_tools`] names; calls to
+/// further names are still counted in [`Coverage::unaudited`]. A log full of
+/// invented names costs bounded memory.
+pub const MAX_NAMED_UNLISTED_TOOLS: usize = 1000;
+
+/// Every call found, audited or unaudited for a named reason.
+///
+/// Serialised, it is the object a door reports (one line; wrapped here):
+///
+/// ```json
+/// {"calls":12,"audited":9,"unaudited":{"unlisted_tool":2,"unreadable_arguments":1},
+///  "unlisted_tools":{"mcp__fs__read_file":2}}
+/// ```
+///
+/// ```
+/// use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Coverage, Skip};
+/// use serde_json::json;
+///
+/// let auditor = Auditor::new().with_sink(());
+/// let catalog = Catalog::from_mcp_tools(&[json!({"name": "read", "inputSchema": {"properties": {"path": {}}}})]);
+/// let mut coverage = Coverage::default();
+/// for (tool, text) in [("read", r#"{"path":"a"}"#), ("write", r#"{"path":"a"}"#), ("read", "not json")] {
+///     let call = Call::new(tool, Arguments::Json(text));
+///     coverage.record(&call, &auditor.audit(&catalog, call));
+/// }
+/// assert_eq!((coverage.calls, coverage.audited), (3, 1));
+/// assert_eq!(coverage.unaudited[&Skip::UnlistedTool], 1);
+/// assert_eq!(coverage.unaudited[&Skip::UnreadableArguments], 1);
+/// assert_eq!(coverage.unlisted_tools["write"], 1);
+/// assert_eq!(coverage.to_string(), "3 call(s): 1 audited, 2 unaudited (1 unlisted_tool, 1 unreadable_arguments)");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Coverage {
+    /// Every call found.
+    pub calls: u64,
+    /// The calls audited: their keys were compared with a declaration.
+    pub audited: u64,
+    /// The calls not audited, by reason; reasons with no call are absent.
+    #[serde(default)]
+    pub unaudited: BTreeMap<Skip, u64>,
+    /// The tool names of the calls unaudited because no listing named them
+    /// ([`Skip::NoCatalogue`] or [`Skip::UnlistedTool`]), each with its
+    /// number of calls; at most [`MAX_NAMED_UNLISTED_TOOLS`] names.
+    #[serde(default)]
+    pub unlisted_tools: BTreeMap<String, u64>,
+}
+
+impl Coverage {
+    /// Counts one call and what auditing it found.
+    pub fn record(&mut self, call: &Call<'_>, outcome: &Outcome) {
+        match outcome {
+            Outcome::Audited { .. } => self.count_audited(),
+            Outcome::Skipped(skip) => self.count_unaudited(call.tool, *skip),
+        }
+    }
+
+    /// Counts one audited call.
+    pub fn count_audited(&mut self) {
+        self.calls += 1;
+        self.audited += 1;
+    }
+
+    /// Counts one call to `tool` that went unaudited for `skip`.
+    pub fn count_unaudited(&mut self, tool: &str, skip: Skip) {
+        self.calls += 1;
+        *self.unaudited.entry(skip).or_default() += 1;
+        if matches!(skip, Skip::NoCatalogue | Skip::UnlistedTool) {
+            self.name_unlisted(tool, 1);
+        }
+    }
+
+    /// Adds what `other` counted to this coverage.
+    pub fn merge(&mut self, other: &Coverage) {
+        self.calls += other.calls;
+        self.audited += other.audited;
+        for (skip, calls) in &other.unaudited {
+            *self.unaudited.entry(*skip).or_default() += calls;
+        }
+        for (tool, calls) in &other.unlisted_tools {
+            self.name_unlisted(tool, *calls);
+        }
+    }
+
+    fn name_unlisted(&mut self, tool: &str, calls: u64) {
+        if let Some(counted) = self.unlisted_tools.get_mut(tool) {
+            *counted += calls;
+        } else if self.unlisted_tools.len() < MAX_NAMED_UNLISTED_TOOLS {
+            self.unlisted_tools.insert(tool.to_owned(), calls);
+        }
+    }
+
+    /// How many calls went unaudited, whatever the reason.
+    pub fn unaudited_calls(&self) -> u64 {
+        self.calls - self.audited
+    }
+
+    /// Whether every call found was audited (true when none was found).
+    pub fn is_complete(&self) -> bool {
+        self.audited == self.calls
+    }
+
+    /// The line a door ends its JSON output with:
+    /// `{"coverage":{"calls":…,"audited":…,"unaudited":{…},"unlisted_tools":{…}}}`.
+    pub fn to_json_line(&self) -> String {
+        #[derive(Serialize)]
+        struct Line<'a> {
+            coverage: &'a Coverage,
+        }
+        serde_json::to_string(&Line { coverage: self }).expect("a coverage serialises")
+    }
+}
+
+/// `12 call(s): 9 audited, 3 unaudited (2 unlisted_tool, 1 unreadable_arguments)`,
+/// or `12 call(s): all audited`.
+impl fmt::Display for Coverage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} call(s): ", self.calls)?;
+        if self.is_complete() {
+            return f.write_str("all audited");
+        }
+        write!(
+            f,
+            "{} audited, {} unaudited (",
+            self.audited,
+            self.unaudited_calls()
+        )?;
+        for (i, (skip, calls)) in self.unaudited.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{calls} {skip}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_json_line_names_reasons_in_snake_case_and_reads_back() {
+        let mut coverage = Coverage::default();
+        coverage.count_audited();
+        coverage.count_unaudited("mcp__fs__read", Skip::NoCatalogue);
+        coverage.count_unaudited("x", Skip::DeclaresNothing);
+        let line = coverage.to_json_line();
+        assert_eq!(
+            line,
+            r#"{"coverage":{"calls":3,"audited":1,"unaudited":{"no_catalogue":1,"declares_nothing":1},"unlisted_tools":{"mcp__fs__read":1}}}"#
+        );
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let read: Coverage = serde_json::from_value(value["coverage"].clone()).unwrap();
+        assert_eq!(read, coverage);
+    }
+
+    #[test]
+    fn merging_adds_every_count() {
+        let mut a = Coverage::default();
+        a.count_unaudited("t", Skip::UnlistedTool);
+        let mut b = Coverage::default();
+        b.count_unaudited("t", Skip::UnlistedTool);
+        b.count_audited();
+        a.merge(&b);
+        assert_eq!((a.calls, a.audited, a.unaudited[&Skip::UnlistedTool]), (3, 1, 2));
+        assert_eq!(a.unlisted_tools["t"], 2);
+        assert_eq!(
+            a.to_string(),
+            "3 call(s): 1 audited, 2 unaudited (2 unlisted_tool)"
+        );
+    }
+
+    #[test]
+    fn names_of_unlisted_tools_are_bounded_but_every_call_is_counted() {
+        let mut coverage = Coverage::default();
+        for i in 0..MAX_NAMED_UNLISTED_TOOLS + 10 {
+            coverage.count_unaudited(&format!("tool_{i}"), Skip::UnlistedTool);
+        }
+        assert_eq!(coverage.unlisted_tools.len(), MAX_NAMED_UNLISTED_TOOLS);
+        assert_eq!(
+            coverage.unaudited[&Skip::UnlistedTool],
+            MAX_NAMED_UNLISTED_TOOLS as u64 + 10
+        );
+    }
+}
