@@ -6,6 +6,7 @@
 //! it held escapes) and skips every value with [`IgnoredAny`], so auditing
 //! costs little more than checking the string is JSON at all.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -44,6 +45,39 @@ impl<'a> Arguments<'a> {
             }
             Arguments::Json(text) => scan_keys(text, on_key).map_err(|_| NotAnObject),
         }
+    }
+}
+
+/// The text to scan for a call's `arguments` member, given the member's raw
+/// JSON text as a message carries it: a JSON string is decoded (an OpenAI
+/// call's arguments travel as JSON text inside a string; some MCP clients
+/// send them so too, and servers that accept it run the call), borrowed
+/// when it holds no escape; any other value is its own text (an object
+/// scans as one, anything else is refused by the scan). The proxy and the
+/// `audit` command both read arguments through it, so they agree on every
+/// line.
+///
+/// ```
+/// use mcp_unknown_keys::audit::arguments_text;
+///
+/// assert_eq!(arguments_text(r#"{"path":"a"}"#), r#"{"path":"a"}"#);
+/// assert_eq!(arguments_text(r#""{\"path\":\"a\"}""#), r#"{"path":"a"}"#);
+/// assert_eq!(arguments_text("12"), "12");
+/// // Borrowed from the message when the string holds no escape:
+/// assert!(matches!(arguments_text(r#""{}""#), std::borrow::Cow::Borrowed("{}")));
+/// ```
+pub fn arguments_text(member: &str) -> Cow<'_, str> {
+    if !member.starts_with('"') {
+        return Cow::Borrowed(member);
+    }
+    // `Cow<str>` alone always allocates; `#[serde(borrow)]` lets a string
+    // without escapes be borrowed.
+    #[derive(serde::Deserialize)]
+    struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+    match serde_json::from_str::<Text<'_>>(member) {
+        Ok(Text(text)) => text,
+        // Not a JSON string after all: the scan will refuse it as it is.
+        Err(_) => Cow::Borrowed(member),
     }
 }
 
