@@ -1,0 +1,268 @@
+//! One configuration document: find its server entries, decide what
+//! becomes of each, and return the edits — no I/O, so every decision is
+//! tested on text.
+//!
+//! Unwrap restores each entry exactly from the backups wrap wrote, and
+//! checks before it does: a backup's entry is the original only when
+//! wrapping it again gives, byte for byte, the entry as it stands now. An
+//! entry edited since wrap (or one wrapped by hand) finds no such backup
+//! and is rebuilt from the proxy's arguments instead, which hold the
+//! server; nothing newer is ever replaced by a stale copy.
+
+use std::path::Path;
+
+use super::edit::{Edit, apply, slice};
+use super::entry::{self, Dialect, Entry, Invocation, Wrapped};
+use super::jsonc::{self, Unreadable, Value};
+
+/// Where servers are listed: a path of keys from the document's root to an
+/// object of servers; `*` stands for every member (Claude Code's
+/// `projects.<path>.mcpServers`).
+pub type MapPath = &'static [&'static str];
+
+/// What to do to each server.
+pub enum Action<'a> {
+    /// Put the proxy in front: run as `program`, logging to
+    /// `log_dir/NAME.jsonl` when a directory is given.
+    Wrap {
+        program: &'a str,
+        log_dir: Option<&'a Path>,
+    },
+    /// Take the proxy out, with the backups' texts to restore from.
+    Unwrap { backups: &'a [String] },
+}
+
+/// The edits for one document, and what became of each server.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// The edits to make (none: leave the file alone).
+    pub edits: Vec<Edit>,
+    /// One line per server considered.
+    pub servers: Vec<Outcome>,
+}
+
+/// What became of one server.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The server's name, with the project it belongs to when the document
+    /// holds several.
+    pub place: String,
+    /// What was done.
+    pub what: What,
+}
+
+/// What was done to a server.
+#[derive(Debug, PartialEq, Eq)]
+pub enum What {
+    /// The proxy now stands in front of it.
+    Wrapped,
+    /// It was already wrapped: left as it is.
+    AlreadyWrapped,
+    /// It was not wrapped: left as it is.
+    NotWrapped,
+    /// Unwrapped to its exact original, from a backup.
+    Restored,
+    /// Unwrapped from the proxy's arguments (no backup held its original).
+    Rebuilt,
+    /// Left as it is, for this reason.
+    Skipped(String),
+}
+
+/// A server entry and where it is.
+struct Found<'d> {
+    /// The keys from the root to the entry.
+    location: Vec<&'d str>,
+    /// How to name it in a report.
+    place: String,
+    value: &'d Value,
+}
+
+/// Plans `action` over every server of `text` listed at `maps` (only those
+/// named in `only`, unless it is empty). An entry the tool cannot read
+/// makes the whole document unreadable: nothing is half done.
+pub fn plan(
+    text: &str,
+    maps: &[MapPath],
+    dialect: Dialect,
+    action: &Action,
+    only: &[String],
+) -> Result<Plan, Unreadable> {
+    if text.trim_start_matches('\u{feff}').trim().is_empty() {
+        return Ok(Plan::default());
+    }
+    let root = jsonc::parse(text)?;
+    let found = servers(&root, maps)?;
+    let backups: Vec<(&str, Value)> = match action {
+        Action::Unwrap { backups } => backups
+            .iter()
+            .filter_map(|backup| Some((backup.as_str(), jsonc::parse(backup).ok()?)))
+            .collect(),
+        Action::Wrap { .. } => Vec::new(),
+    };
+    let mut plan = Plan::default();
+    for server in found {
+        let name = server.location[server.location.len() - 1];
+        if !only.is_empty() && !only.iter().any(|wanted| wanted == name) {
+            continue;
+        }
+        let form = entry::classify(text, server.value)?;
+        let what = match (action, &form) {
+            (_, Entry::Unsupported(reason)) => What::Skipped(reason.clone()),
+            (Action::Wrap { program, log_dir }, Entry::Stdio { .. } | Entry::Remote { .. }) => {
+                let proxy = invocation(program, *log_dir, name);
+                plan.edits
+                    .extend(entry::wrap(text, server.value, &form, name, &proxy));
+                What::Wrapped
+            }
+            (Action::Wrap { .. }, Entry::Wrapped(_)) => What::AlreadyWrapped,
+            (Action::Unwrap { .. }, Entry::Stdio { .. } | Entry::Remote { .. }) => What::NotWrapped,
+            (Action::Unwrap { .. }, Entry::Wrapped(wrapped)) => {
+                let current = slice(text, server.value.span);
+                match original(&backups, &server.location, current, wrapped) {
+                    Some(original) => {
+                        plan.edits.push(Edit::replace(server.value.span, original));
+                        What::Restored
+                    }
+                    None => match entry::rebuild(text, server.value, wrapped, dialect) {
+                        Some(edits) => {
+                            plan.edits.extend(edits);
+                            What::Rebuilt
+                        }
+                        None => What::Skipped("its proxy arguments name no server to restore".to_owned()),
+                    },
+                }
+            }
+        };
+        plan.servers.push(Outcome {
+            place: server.place,
+            what,
+        });
+    }
+    Ok(plan)
+}
+
+/// How wrap calls the proxy for the server `name`.
+fn invocation(program: &str, log_dir: Option<&Path>, name: &str) -> Invocation {
+    Invocation {
+        program: program.to_owned(),
+        log: log_dir.map(|dir| dir.join(log_file_name(name)).to_string_lossy().into_owned()),
+    }
+}
+
+/// `NAME.jsonl`, with what a file name cannot hold replaced by `_`.
+pub fn log_file_name(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' | '.' => c,
+            _ => '_',
+        })
+        .collect();
+    let safe = safe.trim_start_matches('.');
+    format!("{}.jsonl", if safe.is_empty() { "server" } else { safe })
+}
+
+/// The exact original of a wrapped entry: the entry at the same place in a
+/// backup (newest first) that wraps into exactly `current`.
+fn original(
+    backups: &[(&str, Value)],
+    location: &[&str],
+    current: &str,
+    wrapped: &Wrapped,
+) -> Option<String> {
+    let name = *location.last()?;
+    if wrapped.name.as_deref() != Some(name) {
+        return None;
+    }
+    let proxy = Invocation {
+        program: wrapped.program.clone(),
+        log: wrapped.log.clone(),
+    };
+    backups.iter().find_map(|(text, root)| {
+        let value = at(root, location)?;
+        let form = entry::classify(text, value).ok()?;
+        if !matches!(form, Entry::Stdio { .. } | Entry::Remote { .. }) {
+            return None;
+        }
+        let shifted: Vec<Edit> = entry::wrap(text, value, &form, name, &proxy)
+            .into_iter()
+            .map(|edit| {
+                let mut span = edit.span;
+                span.start -= value.span.start;
+                span.end -= value.span.start;
+                Edit::replace(span, edit.text)
+            })
+            .collect();
+        let original = slice(text, value.span);
+        (apply(original, &shifted) == current).then(|| original.to_owned())
+    })
+}
+
+/// The value at a path of keys.
+fn at<'d>(root: &'d Value, location: &[&str]) -> Option<&'d Value> {
+    location.iter().try_fold(root, |value, key| {
+        value
+            .as_object()?
+            .iter()
+            .find(|member| member.key == *key)
+            .map(|member| &member.value)
+    })
+}
+
+/// Every server entry listed at `maps`, in document order per map.
+fn servers<'d>(root: &'d Value, maps: &[MapPath]) -> Result<Vec<Found<'d>>, Unreadable> {
+    if root.as_object().is_none() {
+        return Err(Unreadable {
+            offset: root.span.start,
+            message: format!("a configuration should be a JSON object, not {}", root.describe()),
+        });
+    }
+    let mut found = Vec::new();
+    for map in maps {
+        let mut holders = vec![(Vec::new(), String::new(), root)];
+        for (depth, key) in map.iter().enumerate() {
+            let mut next = Vec::new();
+            for (location, scope, value) in holders {
+                let members = object(value, &location)?;
+                if *key == "*" {
+                    for member in members {
+                        let parent = depth.checked_sub(1).map_or("", |d| map[d]);
+                        let scope = format!(" ({parent} {})", member.key);
+                        next.push((extend(&location, &member.key), scope, &member.value));
+                    }
+                } else if let Some(i) = entry::find(members, key)? {
+                    next.push((extend(&location, key), scope, &members[i].value));
+                }
+            }
+            holders = next;
+        }
+        for (location, scope, value) in holders {
+            for member in object(value, &location)? {
+                found.push(Found {
+                    location: extend(&location, &member.key),
+                    place: format!("{}{scope}", member.key),
+                    value: &member.value,
+                });
+            }
+        }
+    }
+    Ok(found)
+}
+
+fn extend<'d>(location: &[&'d str], key: &'d str) -> Vec<&'d str> {
+    let mut longer = location.to_vec();
+    longer.push(key);
+    longer
+}
+
+/// The members of an object the configuration's shape says is there.
+fn object<'d>(value: &'d Value, location: &[&str]) -> Result<&'d [jsonc::Member], Unreadable> {
+    value.as_object().ok_or_else(|| Unreadable {
+        offset: value.span.start,
+        message: format!(
+            "{} should be an object, not {}",
+            location.join("."),
+            value.describe()
+        ),
+    })
+}
