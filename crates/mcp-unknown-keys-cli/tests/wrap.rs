@@ -424,3 +424,33 @@ fn a_log_dir_gives_each_server_its_own_log_file() {
         program.to_str().unwrap()
     );
 }
+
+#[test]
+fn the_guides_before_and_after_are_what_wrap_does() {
+    let guide = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/wrap.md")).unwrap();
+    let start = guide.find("## Before and after, host by host").unwrap();
+    let end = guide[start..].find("\n## ").map_or(guide.len(), |at| start + at);
+    let hosts = [
+        ("Claude Desktop", "claude-desktop"),
+        ("Claude Code", "claude-code"),
+        ("Cursor", "cursor"),
+        ("VS Code", "vscode"),
+        ("Windsurf", "windsurf"),
+    ];
+    let sections: Vec<&str> = guide[start..end].split("\n### ").skip(1).collect();
+    assert_eq!(sections.len(), hosts.len());
+    for (section, (title, host)) in sections.into_iter().zip(hosts) {
+        assert!(section.starts_with(title), "{section}");
+        let blocks: Vec<&str> = section
+            .split("```")
+            .skip(1)
+            .step_by(2)
+            .map(|block| block.split_once('\n').unwrap().1)
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        fs::write(&path, blocks[0]).unwrap();
+        succeeded(&wrap(host, &path));
+        assert_eq!(text(&path), blocks[1], "{title}");
+    }
+}

@@ -266,3 +266,112 @@ fn object<'d>(value: &'d Value, location: &[&str]) -> Result<&'d [jsonc::Member]
         ),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAPS: &[MapPath] = &[&["mcpServers"]];
+    const URL: Dialect = Dialect { url_key: "url" };
+
+    fn wrap(text: &str) -> (String, Vec<What>) {
+        let action = Action::Wrap {
+            program: "mcp-unknown-keys",
+            log_dir: None,
+        };
+        let plan = plan(text, MAPS, URL, &action, &[]).unwrap();
+        (
+            apply(text, &plan.edits),
+            plan.servers.into_iter().map(|s| s.what).collect(),
+        )
+    }
+
+    fn unwrap(text: &str, backups: &[String]) -> (String, Vec<What>) {
+        let plan = plan(text, MAPS, URL, &Action::Unwrap { backups }, &[]).unwrap();
+        (
+            apply(text, &plan.edits),
+            plan.servers.into_iter().map(|s| s.what).collect(),
+        )
+    }
+
+    #[test]
+    fn a_member_wrap_adds_follows_the_line_endings() {
+        let text =
+            "{\r\n  \"mcpServers\": {\r\n    \"s\": {\r\n      \"command\": \"srv\"\r\n    }\r\n  }\r\n}\r\n";
+        let (wrapped, _) = wrap(text);
+        assert!(
+            wrapped.contains(
+                "      \"command\": \"mcp-unknown-keys\",\r\n      \"args\": [\"proxy\", \"--name\", \"s\", \"--\", \"srv\"]\r\n"
+            ),
+            "{wrapped:?}"
+        );
+        assert_eq!(unwrap(&wrapped, &[text.to_owned()]).0, text);
+    }
+
+    #[test]
+    fn an_entry_wrapped_by_hand_is_rebuilt_from_its_arguments() {
+        let text = r#"{"mcpServers": {"t": {"command": "/opt/bin/mcp-unknown-keys", "args": ["proxy", "--log=t.jsonl", "--allow", "--", "--", "uvx", "mcp-server-time"]}}}"#;
+        let (unwrapped, what) = unwrap(text, &[]);
+        assert_eq!(
+            unwrapped,
+            r#"{"mcpServers": {"t": {"command": "uvx", "args": ["mcp-server-time"]}}}"#
+        );
+        assert_eq!(what, [What::Rebuilt]);
+    }
+
+    #[test]
+    fn an_entry_edited_since_wrap_is_not_replaced_by_its_backup() {
+        let original = r#"{"mcpServers": {"t": {"command": "uvx", "args": ["mcp-server-time"]}}}"#;
+        let (wrapped, _) = wrap(original);
+        let edited = wrapped.replace("mcp-server-time\"", "mcp-server-time\", \"--local-timezone=UTC\"");
+        let (unwrapped, what) = unwrap(&edited, &[original.to_owned()]);
+        assert_eq!(
+            unwrapped,
+            r#"{"mcpServers": {"t": {"command": "uvx", "args": ["mcp-server-time", "--local-timezone=UTC"]}}}"#
+        );
+        assert_eq!(what, [What::Rebuilt]);
+        assert_eq!(
+            unwrap(&wrapped, &[original.to_owned()]),
+            (original.to_owned(), vec![What::Restored])
+        );
+    }
+
+    #[test]
+    fn the_newest_backup_that_wraps_into_the_entry_is_the_original() {
+        let older =
+            r#"{"mcpServers": {"r": {"type": "http", "url": "https://x/mcp", "headers": {"A": "1"}}}}"#;
+        let newer =
+            r#"{"mcpServers": {"r": {"type": "http", "url": "https://x/mcp", "headers": { "A": "1" }}}}"#;
+        let (wrapped, _) = wrap(newer);
+        assert_eq!(wrap(older).0, wrapped, "both wrap alike");
+        let stale = r#"{"mcpServers": {"r": {"command": "other"}}}"#.to_owned();
+        let backups = [stale, newer.to_owned(), older.to_owned()];
+        assert_eq!(unwrap(&wrapped, &backups).0, newer);
+    }
+
+    #[test]
+    fn a_proxy_that_names_no_server_is_left_alone() {
+        let text = r#"{"mcpServers": {"p": {"command": "mcp-unknown-keys", "args": ["proxy", "--quiet"]}}}"#;
+        let (unwrapped, what) = unwrap(text, &[]);
+        assert_eq!(unwrapped, text);
+        assert!(matches!(&what[0], What::Skipped(reason) if reason.contains("no server")));
+    }
+
+    #[test]
+    fn unreadable_entries_leave_the_whole_document_alone() {
+        let text = r#"{"mcpServers": {"good": {"command": "x"}, "bad": {"command": "y", "args": "z"}}}"#;
+        let action = Action::Unwrap { backups: &[] };
+        let fault = plan(text, MAPS, URL, &action, &[]).unwrap_err();
+        assert_eq!(fault.offset, text.find("\"z\"").unwrap());
+        assert!(fault.message.contains("args should be an array"), "{fault}");
+    }
+
+    #[test]
+    fn log_files_are_named_after_their_server() {
+        assert_eq!(log_file_name("github"), "github.jsonl");
+        assert_eq!(log_file_name("my server/v2"), "my_server_v2.jsonl");
+        assert_eq!(log_file_name("..hidden"), "hidden.jsonl");
+        assert_eq!(log_file_name("日本"), "__.jsonl");
+        assert_eq!(log_file_name(""), "server.jsonl");
+    }
+}
