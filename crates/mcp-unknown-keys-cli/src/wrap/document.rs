@@ -374,4 +374,82 @@ mod tests {
         assert_eq!(log_file_name("日本"), "__.jsonl");
         assert_eq!(log_file_name(""), "server.jsonl");
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+        use serde_json::{Map, Value as Json, json};
+
+        /// A stdio entry: a command, maybe arguments, maybe an environment.
+        fn entry() -> impl Strategy<Value = Json> {
+            let text = "[a-zA-Z0-9 ./\\\"é\u{1F600}\t-]{0,10}";
+            (
+                text,
+                proptest::option::of(proptest::collection::vec(text, 0..4)),
+                proptest::option::of(text),
+            )
+                .prop_map(|(command, args, env)| {
+                    let mut entry = Map::new();
+                    if let Some(env) = env {
+                        entry.insert("env".into(), json!({ "V": env }));
+                    }
+                    entry.insert("command".into(), json!(command));
+                    if let Some(args) = args {
+                        entry.insert("args".into(), json!(args));
+                    }
+                    Json::Object(entry)
+                })
+        }
+
+        fn document() -> impl Strategy<Value = String> {
+            (
+                proptest::collection::btree_map("[a-z.é/ -]{1,6}", entry(), 1..4),
+                any::<bool>(),
+            )
+                .prop_map(|(servers, pretty)| {
+                    let document = json!({ "mcpServers": servers, "other": [1, {"k": "v"}] });
+                    if pretty {
+                        serde_json::to_string_pretty(&document).unwrap()
+                    } else {
+                        document.to_string()
+                    }
+                })
+        }
+
+        /// What the host runs: an entry with `args: []` runs as one without.
+        fn as_run(text: &str) -> Json {
+            let mut document: Json = serde_json::from_str(text).unwrap();
+            for entry in document["mcpServers"].as_object_mut().unwrap().values_mut() {
+                let entry = entry.as_object_mut().unwrap();
+                if entry.get("args") == Some(&json!([])) {
+                    entry.remove("args");
+                }
+            }
+            document
+        }
+
+        proptest! {
+            #[test]
+            fn wrap_then_unwrap_round_trips(original in document()) {
+                let (wrapped, _) = wrap(&original);
+                let document: Json = serde_json::from_str(&wrapped).unwrap();
+                let before: Json = serde_json::from_str(&original).unwrap();
+                for (name, entry) in before["mcpServers"].as_object().unwrap() {
+                    let mut expected = vec![json!("proxy"), json!("--name"), json!(name), json!("--"), entry["command"].clone()];
+                    expected.extend(entry.get("args").and_then(Json::as_array).cloned().unwrap_or_default());
+                    prop_assert_eq!(&document["mcpServers"][name]["args"], &Json::Array(expected));
+                    prop_assert_eq!(&document["mcpServers"][name]["env"], &entry["env"]);
+                }
+                prop_assert_eq!(&document["other"], &before["other"]);
+                prop_assert_eq!(wrap(&wrapped).0, wrapped.clone());
+                prop_assert_eq!(unwrap(&wrapped, std::slice::from_ref(&original)).0, original.clone());
+                prop_assert_eq!(as_run(&unwrap(&wrapped, &[]).0), as_run(&original));
+            }
+
+            #[test]
+            fn reading_any_text_never_panics(text in "\\PC{0,64}|[{}\\[\\]\",:/*\\\\u0-9a-f \n]{0,64}") {
+                let _ = jsonc::parse(&text);
+            }
+        }
+    }
 }
