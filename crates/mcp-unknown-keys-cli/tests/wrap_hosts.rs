@@ -14,26 +14,37 @@ use serde_json::{Value, json};
 use support::{binary, wait_with_patience};
 use wrap_support::{command, fixture, run, scratch, succeeded, text};
 
-/// Where each host keeps its files on Linux, under a home and a project
-/// the test makes, with the fixture it holds and its golden file.
-const LINUX_LAYOUT: [(&str, &str, &str); 8] = [
-    (
-        "claude-desktop",
-        "home/.config/Claude/claude_desktop_config.json",
-        "claude-desktop.json",
-    ),
-    ("claude-code", "home/.claude.json", "claude-code-user.json"),
-    ("claude-code", "project/.mcp.json", "claude-code-project.json"),
-    ("cursor", "home/.cursor/mcp.json", "cursor.json"),
-    ("cursor", "project/.cursor/mcp.json", "cursor.json"),
-    ("vscode", "home/.config/Code/User/mcp.json", "vscode.jsonc"),
-    ("vscode", "project/.vscode/mcp.json", "vscode.jsonc"),
-    (
-        "windsurf",
-        "home/.codeium/windsurf/mcp_config.json",
-        "windsurf.json",
-    ),
-];
+/// Where each host keeps its files on this platform, under a home and a
+/// project the test makes, with the fixture each holds (and its golden file).
+fn layout() -> [(&'static str, String, &'static str); 8] {
+    let settings = if cfg!(target_os = "macos") {
+        "home/Library/Application Support"
+    } else {
+        "home/.config"
+    };
+    [
+        (
+            "claude-desktop",
+            format!("{settings}/Claude/claude_desktop_config.json"),
+            "claude-desktop.json",
+        ),
+        ("claude-code", "home/.claude.json".into(), "claude-code-user.json"),
+        (
+            "claude-code",
+            "project/.mcp.json".into(),
+            "claude-code-project.json",
+        ),
+        ("cursor", "home/.cursor/mcp.json".into(), "cursor.json"),
+        ("cursor", "project/.cursor/mcp.json".into(), "cursor.json"),
+        ("vscode", format!("{settings}/Code/User/mcp.json"), "vscode.jsonc"),
+        ("vscode", "project/.vscode/mcp.json".into(), "vscode.jsonc"),
+        (
+            "windsurf",
+            "home/.codeium/windsurf/mcp_config.json".into(),
+            "windsurf.json",
+        ),
+    ]
+}
 
 fn in_home(root: &Path, args: &[&str]) -> Output {
     command(args)
@@ -48,33 +59,33 @@ fn each_hosts_files_are_found_under_the_home_and_the_project() {
     let root = tempfile::tempdir().unwrap();
     let root = root.path();
     fs::create_dir_all(root.join("project")).unwrap();
-    for (_, at, name) in LINUX_LAYOUT {
-        fs::create_dir_all(root.join(at).parent().unwrap()).unwrap();
-        fs::write(root.join(at), fixture(name)).unwrap();
+    for (_, at, name) in layout() {
+        fs::create_dir_all(root.join(&at).parent().unwrap()).unwrap();
+        fs::write(root.join(&at), fixture(name)).unwrap();
     }
     let report = succeeded(&in_home(root, &["wrap", "--command", "mcp-unknown-keys"]));
-    for (host, at, name) in LINUX_LAYOUT {
-        let real = fs::canonicalize(root.join(at)).unwrap();
+    for (host, at, name) in layout() {
+        let real = fs::canonicalize(root.join(&at)).unwrap();
         assert!(
             report.contains(&format!("{} ({host})", real.display())),
             "{at} not named in\n{report}"
         );
-        assert_eq!(text(&root.join(at)), fixture(&format!("{name}.wrapped")), "{at}");
+        assert_eq!(text(&root.join(&at)), fixture(&format!("{name}.wrapped")), "{at}");
     }
 
     // One host at a time.
     succeeded(&in_home(root, &["unwrap", "--host", "cursor"]));
-    for (host, at, name) in LINUX_LAYOUT {
+    for (host, at, name) in layout() {
         let expected = if host == "cursor" {
             fixture(name)
         } else {
             fixture(&format!("{name}.wrapped"))
         };
-        assert_eq!(text(&root.join(at)), expected, "{at}");
+        assert_eq!(text(&root.join(&at)), expected, "{at}");
     }
     succeeded(&in_home(root, &["unwrap"]));
-    for (_, at, name) in LINUX_LAYOUT {
-        assert_eq!(text(&root.join(at)), fixture(name), "{at}");
+    for (_, at, name) in layout() {
+        assert_eq!(text(&root.join(&at)), fixture(name), "{at}");
     }
 }
 

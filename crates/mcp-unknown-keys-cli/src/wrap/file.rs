@@ -1,12 +1,13 @@
 //! Reading and writing a configuration file safely: a timestamped backup
 //! next to it, then an atomic replace (a temporary file in the same folder,
-//! renamed over it) with the file's permissions kept. A symbolic link (a
+//! renamed over it) with the file's permissions (and, where allowed, its
+//! owner) kept. A symbolic link (a
 //! dotfiles repository) is followed, so the file it points to is edited and
 //! the link stays a link.
 
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -20,15 +21,15 @@ pub struct Config {
     /// Its text.
     pub text: String,
     permissions: Permissions,
+    /// Its user and group.
+    owner: (u32, u32),
 }
 
 /// Reads the file at `path`; a file that is not UTF-8 is refused.
 pub fn read(path: &Path) -> Result<Config, String> {
     let real = fs::canonicalize(path).map_err(|e| format!("cannot open it: {e}"))?;
     let bytes = fs::read(&real).map_err(|e| format!("cannot read it: {e}"))?;
-    let permissions = fs::metadata(&real)
-        .map_err(|e| format!("cannot read its permissions: {e}"))?
-        .permissions();
+    let metadata = fs::metadata(&real).map_err(|e| format!("cannot read its permissions: {e}"))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         format!(
             "not UTF-8 text (byte {}): not a JSON configuration",
@@ -38,7 +39,8 @@ pub fn read(path: &Path) -> Result<Config, String> {
     Ok(Config {
         path: real,
         text,
-        permissions,
+        permissions: metadata.permissions(),
+        owner: (metadata.uid(), metadata.gid()),
     })
 }
 
@@ -99,7 +101,7 @@ fn create_backup(config: &Config) -> io::Result<PathBuf> {
             .with_file_name(format!("{name}.{stamp}{BACKUP_SUFFIX}"));
         match private_file(&path) {
             Ok(file) => {
-                fill(file, &path, config.text.as_bytes(), &config.permissions)?;
+                fill(file, &path, config.text.as_bytes(), config)?;
                 return Ok(path);
             }
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -119,7 +121,7 @@ fn replace(config: &Config, text: &str) -> io::Result<()> {
         .with_file_name(format!(".{name}.mcp-unknown-keys-{}.tmp", std::process::id()));
     let _ = fs::remove_file(&temporary);
     let written = private_file(&temporary)
-        .and_then(|file| fill(file, &temporary, text.as_bytes(), &config.permissions))
+        .and_then(|file| fill(file, &temporary, text.as_bytes(), config))
         .and_then(|()| fs::rename(&temporary, &config.path));
     if written.is_err() {
         let _ = fs::remove_file(&temporary);
@@ -143,9 +145,13 @@ fn private_file(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
-fn fill(mut file: File, path: &Path, bytes: &[u8], permissions: &Permissions) -> io::Result<()> {
+/// Writes `bytes` and gives the file the configuration's permissions and
+/// owner. Only root may give a file to someone else: for anyone else the
+/// owner is already theirs, and the refusal is no loss.
+fn fill(mut file: File, path: &Path, bytes: &[u8], config: &Config) -> io::Result<()> {
     file.write_all(bytes)?;
-    fs::set_permissions(path, permissions.clone())?;
+    let _ = std::os::unix::fs::fchown(&file, Some(config.owner.0), Some(config.owner.1));
+    fs::set_permissions(path, config.permissions.clone())?;
     file.sync_all()
 }
 
