@@ -21,6 +21,12 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Put the proxy in front of every MCP server in your hosts'
+    /// configurations (Claude Desktop, Claude Code, Cursor, VS Code,
+    /// Windsurf).
+    Wrap(wrap::WrapArgs),
+    /// Take the proxy out again, restoring each entry as it was.
+    Unwrap(wrap::UnwrapArgs),
     /// Run an MCP server over stdio and stand in its place, byte-exact,
     /// reporting undeclared keys on stderr.
     Proxy(proxy::Args),
@@ -30,12 +36,6 @@ enum Command {
     Demo(demo::Args),
     /// The example MCP server over stdio: small filesystem tools.
     ExampleServer(example_server::Args),
-    /// Put the proxy in front of every MCP server in your hosts'
-    /// configurations (Claude Desktop, Claude Code, Cursor, VS Code,
-    /// Windsurf).
-    Wrap(wrap::WrapArgs),
-    /// Take the proxy out again, restoring each entry as it was.
-    Unwrap(wrap::UnwrapArgs),
 }
 
 fn main() -> ExitCode {

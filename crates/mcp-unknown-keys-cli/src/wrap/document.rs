@@ -9,6 +9,7 @@
 //! and is rebuilt from the proxy's arguments instead, which hold the
 //! server; nothing newer is ever replaced by a stale copy.
 
+use std::cell::OnceCell;
 use std::path::Path;
 
 use super::edit::{Edit, apply, slice};
@@ -92,10 +93,13 @@ pub fn plan(
     }
     let root = jsonc::parse(text)?;
     let found = servers(&root, maps)?;
-    let backups: Vec<(&str, Value)> = match action {
+    // Each backup is read the first time an entry looks into it: the
+    // newest usually holds every original, and a file such as
+    // `~/.claude.json` may be large and backed up often.
+    let backups: Vec<(&str, OnceCell<Option<Value>>)> = match action {
         Action::Unwrap { backups } => backups
             .iter()
-            .filter_map(|backup| Some((backup.as_str(), jsonc::parse(backup).ok()?)))
+            .map(|text| (text.as_str(), OnceCell::new()))
             .collect(),
         Action::Wrap { .. } => Vec::new(),
     };
@@ -165,7 +169,7 @@ pub fn log_file_name(name: &str) -> String {
 /// The exact original of a wrapped entry: the entry at the same place in a
 /// backup (newest first) that wraps into exactly `current`.
 fn original(
-    backups: &[(&str, Value)],
+    backups: &[(&str, OnceCell<Option<Value>>)],
     location: &[&str],
     current: &str,
     wrapped: &Wrapped,
@@ -179,6 +183,7 @@ fn original(
         log: wrapped.log.clone(),
     };
     backups.iter().find_map(|(text, root)| {
+        let root = root.get_or_init(|| jsonc::parse(text).ok()).as_ref()?;
         let value = at(root, location)?;
         let form = entry::classify(text, value).ok()?;
         if !matches!(form, Entry::Stdio { .. } | Entry::Remote { .. }) {
