@@ -9,10 +9,11 @@ mod audit_cmd;
 mod demo;
 mod example_server;
 mod proxy;
+mod wrap;
 
 /// See the arguments a model's tool calls carry that the tools never declared.
 #[derive(Parser, Debug)]
-#[command(name = "mcp-unknown-keys", version, about, long_about = None)]
+#[command(name = "mcp-unknown-keys", version = env!("MCP_UNKNOWN_KEYS_VERSION"), about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -20,6 +21,12 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Put the proxy in front of every MCP server in your hosts'
+    /// configurations (Claude Desktop, Claude Code, Cursor, VS Code,
+    /// Windsurf).
+    Wrap(wrap::WrapArgs),
+    /// Take the proxy out again, restoring each entry as it was.
+    Unwrap(wrap::UnwrapArgs),
     /// Run an MCP server over stdio and stand in its place, byte-exact,
     /// reporting undeclared keys on stderr.
     Proxy(proxy::Args),
@@ -37,5 +44,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => audit_cmd::run(args),
         Command::Demo(args) => demo::run(args),
         Command::ExampleServer(args) => example_server::run(args),
+        Command::Wrap(args) => wrap::run_wrap(args),
+        Command::Unwrap(args) => wrap::run_unwrap(args),
     }
 }

@@ -71,6 +71,12 @@ pub struct Args {
     /// Do not write warnings to stderr (the log still gets them).
     #[arg(long)]
     quiet: bool,
+    /// The server's name, as `wrap` gives it from the host's configuration.
+    // Accepted so wrapped configurations run; what the proxy does with it
+    // (log attribution, issue 14) lands with that work.
+    #[allow(dead_code)]
+    #[arg(long, value_name = "NAME")]
+    name: Option<String>,
     /// The MCP server to run over stdio, and its arguments.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<OsString>,

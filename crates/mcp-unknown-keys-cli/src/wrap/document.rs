@@ -1,0 +1,460 @@
+//! One configuration document: find its server entries, decide what
+//! becomes of each, and return the edits — no I/O, so every decision is
+//! tested on text.
+//!
+//! Unwrap restores each entry exactly from the backups wrap wrote, and
+//! checks before it does: a backup's entry is the original only when
+//! wrapping it again gives, byte for byte, the entry as it stands now. An
+//! entry edited since wrap (or one wrapped by hand) finds no such backup
+//! and is rebuilt from the proxy's arguments instead, which hold the
+//! server; nothing newer is ever replaced by a stale copy.
+
+use std::cell::OnceCell;
+use std::path::Path;
+
+use super::edit::{Edit, apply, slice};
+use super::entry::{self, Dialect, Entry, Invocation, Wrapped};
+use super::jsonc::{self, Unreadable, Value};
+
+/// Where servers are listed: a path of keys from the document's root to an
+/// object of servers; `*` stands for every member (Claude Code's
+/// `projects.<path>.mcpServers`).
+pub type MapPath = &'static [&'static str];
+
+/// What to do to each server.
+pub enum Action<'a> {
+    /// Put the proxy in front: run as `program`, logging to
+    /// `log_dir/NAME.jsonl` when a directory is given.
+    Wrap {
+        program: &'a str,
+        log_dir: Option<&'a Path>,
+    },
+    /// Take the proxy out, with the backups' texts to restore from.
+    Unwrap { backups: &'a [String] },
+}
+
+/// The edits for one document, and what became of each server.
+#[derive(Debug, Default)]
+pub struct Plan {
+    /// The edits to make (none: leave the file alone).
+    pub edits: Vec<Edit>,
+    /// One line per server considered.
+    pub servers: Vec<Outcome>,
+}
+
+/// What became of one server.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The server's name, with the project it belongs to when the document
+    /// holds several.
+    pub place: String,
+    /// What was done.
+    pub what: What,
+}
+
+/// What was done to a server.
+#[derive(Debug, PartialEq, Eq)]
+pub enum What {
+    /// The proxy now stands in front of it.
+    Wrapped,
+    /// It was already wrapped: left as it is.
+    AlreadyWrapped,
+    /// It was not wrapped: left as it is.
+    NotWrapped,
+    /// Unwrapped to its exact original, from a backup.
+    Restored,
+    /// Unwrapped from the proxy's arguments (no backup held its original).
+    Rebuilt,
+    /// Left as it is, for this reason.
+    Skipped(String),
+}
+
+/// A server entry and where it is.
+struct Found<'d> {
+    /// The keys from the root to the entry.
+    location: Vec<&'d str>,
+    /// How to name it in a report.
+    place: String,
+    value: &'d Value,
+}
+
+/// Plans `action` over every server of `text` listed at `maps` (only those
+/// named in `only`, unless it is empty). An entry the tool cannot read
+/// makes the whole document unreadable: nothing is half done.
+pub fn plan(
+    text: &str,
+    maps: &[MapPath],
+    dialect: Dialect,
+    action: &Action,
+    only: &[String],
+) -> Result<Plan, Unreadable> {
+    if text.trim_start_matches('\u{feff}').trim().is_empty() {
+        return Ok(Plan::default());
+    }
+    let root = jsonc::parse(text)?;
+    let found = servers(&root, maps)?;
+    // Each backup is read the first time an entry looks into it: the
+    // newest usually holds every original, and a file such as
+    // `~/.claude.json` may be large and backed up often.
+    let backups: Vec<(&str, OnceCell<Option<Value>>)> = match action {
+        Action::Unwrap { backups } => backups
+            .iter()
+            .map(|text| (text.as_str(), OnceCell::new()))
+            .collect(),
+        Action::Wrap { .. } => Vec::new(),
+    };
+    let mut plan = Plan::default();
+    for server in found {
+        let name = server.location[server.location.len() - 1];
+        if !only.is_empty() && !only.iter().any(|wanted| wanted == name) {
+            continue;
+        }
+        let form = entry::classify(text, server.value)?;
+        let what = match (action, &form) {
+            (_, Entry::Unsupported(reason)) => What::Skipped(reason.clone()),
+            (Action::Wrap { program, log_dir }, Entry::Stdio { .. } | Entry::Remote { .. }) => {
+                let proxy = invocation(program, *log_dir, name);
+                plan.edits
+                    .extend(entry::wrap(text, server.value, &form, name, &proxy));
+                What::Wrapped
+            }
+            (Action::Wrap { .. }, Entry::Wrapped(_)) => What::AlreadyWrapped,
+            (Action::Unwrap { .. }, Entry::Stdio { .. } | Entry::Remote { .. }) => What::NotWrapped,
+            (Action::Unwrap { .. }, Entry::Wrapped(wrapped)) => {
+                let current = slice(text, server.value.span);
+                match original(&backups, &server.location, current, wrapped) {
+                    Some(original) => {
+                        plan.edits.push(Edit::replace(server.value.span, original));
+                        What::Restored
+                    }
+                    None => match entry::rebuild(text, server.value, wrapped, dialect) {
+                        Some(edits) => {
+                            plan.edits.extend(edits);
+                            What::Rebuilt
+                        }
+                        None => What::Skipped("its proxy arguments name no server to restore".to_owned()),
+                    },
+                }
+            }
+        };
+        plan.servers.push(Outcome {
+            place: server.place,
+            what,
+        });
+    }
+    Ok(plan)
+}
+
+/// How wrap calls the proxy for the server `name`.
+fn invocation(program: &str, log_dir: Option<&Path>, name: &str) -> Invocation {
+    Invocation {
+        program: program.to_owned(),
+        log: log_dir.map(|dir| dir.join(log_file_name(name)).to_string_lossy().into_owned()),
+    }
+}
+
+/// `NAME.jsonl`, with what a file name cannot hold replaced by `_`.
+pub fn log_file_name(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' | '.' => c,
+            _ => '_',
+        })
+        .collect();
+    let safe = safe.trim_start_matches('.');
+    format!("{}.jsonl", if safe.is_empty() { "server" } else { safe })
+}
+
+/// The exact original of a wrapped entry: the entry at the same place in a
+/// backup (newest first) that wraps into exactly `current`.
+fn original(
+    backups: &[(&str, OnceCell<Option<Value>>)],
+    location: &[&str],
+    current: &str,
+    wrapped: &Wrapped,
+) -> Option<String> {
+    let name = *location.last()?;
+    if wrapped.name.as_deref() != Some(name) {
+        return None;
+    }
+    let proxy = Invocation {
+        program: wrapped.program.clone(),
+        log: wrapped.log.clone(),
+    };
+    backups.iter().find_map(|(text, root)| {
+        let root = root.get_or_init(|| jsonc::parse(text).ok()).as_ref()?;
+        let value = at(root, location)?;
+        let form = entry::classify(text, value).ok()?;
+        if !matches!(form, Entry::Stdio { .. } | Entry::Remote { .. }) {
+            return None;
+        }
+        let shifted: Vec<Edit> = entry::wrap(text, value, &form, name, &proxy)
+            .into_iter()
+            .map(|edit| {
+                let mut span = edit.span;
+                span.start -= value.span.start;
+                span.end -= value.span.start;
+                Edit::replace(span, edit.text)
+            })
+            .collect();
+        let original = slice(text, value.span);
+        (apply(original, &shifted) == current).then(|| original.to_owned())
+    })
+}
+
+/// The value at a path of keys.
+fn at<'d>(root: &'d Value, location: &[&str]) -> Option<&'d Value> {
+    location.iter().try_fold(root, |value, key| {
+        value
+            .as_object()?
+            .iter()
+            .find(|member| member.key == *key)
+            .map(|member| &member.value)
+    })
+}
+
+/// Every server entry listed at `maps`, in document order per map.
+fn servers<'d>(root: &'d Value, maps: &[MapPath]) -> Result<Vec<Found<'d>>, Unreadable> {
+    if root.as_object().is_none() {
+        return Err(Unreadable {
+            offset: root.span.start,
+            message: format!("a configuration should be a JSON object, not {}", root.describe()),
+        });
+    }
+    let mut found = Vec::new();
+    for map in maps {
+        let mut holders = vec![(Vec::new(), String::new(), root)];
+        for (depth, key) in map.iter().enumerate() {
+            let mut next = Vec::new();
+            for (location, scope, value) in holders {
+                let members = object(value, &location)?;
+                if *key == "*" {
+                    for member in members {
+                        let parent = depth.checked_sub(1).map_or("", |d| map[d]);
+                        let scope = format!(" ({parent} {})", member.key);
+                        next.push((extend(&location, &member.key), scope, &member.value));
+                    }
+                } else if let Some(i) = entry::find(members, key)? {
+                    next.push((extend(&location, key), scope, &members[i].value));
+                }
+            }
+            holders = next;
+        }
+        for (location, scope, value) in holders {
+            for member in object(value, &location)? {
+                found.push(Found {
+                    location: extend(&location, &member.key),
+                    place: format!("{}{scope}", member.key),
+                    value: &member.value,
+                });
+            }
+        }
+    }
+    Ok(found)
+}
+
+fn extend<'d>(location: &[&'d str], key: &'d str) -> Vec<&'d str> {
+    let mut longer = location.to_vec();
+    longer.push(key);
+    longer
+}
+
+/// The members of an object the configuration's shape says is there.
+fn object<'d>(value: &'d Value, location: &[&str]) -> Result<&'d [jsonc::Member], Unreadable> {
+    value.as_object().ok_or_else(|| Unreadable {
+        offset: value.span.start,
+        message: format!(
+            "{} should be an object, not {}",
+            location.join("."),
+            value.describe()
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAPS: &[MapPath] = &[&["mcpServers"]];
+    const URL: Dialect = Dialect { url_key: "url" };
+
+    fn wrap(text: &str) -> (String, Vec<What>) {
+        let action = Action::Wrap {
+            program: "mcp-unknown-keys",
+            log_dir: None,
+        };
+        let plan = plan(text, MAPS, URL, &action, &[]).unwrap();
+        (
+            apply(text, &plan.edits),
+            plan.servers.into_iter().map(|s| s.what).collect(),
+        )
+    }
+
+    fn unwrap(text: &str, backups: &[String]) -> (String, Vec<What>) {
+        let plan = plan(text, MAPS, URL, &Action::Unwrap { backups }, &[]).unwrap();
+        (
+            apply(text, &plan.edits),
+            plan.servers.into_iter().map(|s| s.what).collect(),
+        )
+    }
+
+    #[test]
+    fn a_member_wrap_adds_follows_the_line_endings() {
+        let text =
+            "{\r\n  \"mcpServers\": {\r\n    \"s\": {\r\n      \"command\": \"srv\"\r\n    }\r\n  }\r\n}\r\n";
+        let (wrapped, _) = wrap(text);
+        assert!(
+            wrapped.contains(
+                "      \"command\": \"mcp-unknown-keys\",\r\n      \"args\": [\"proxy\", \"--name\", \"s\", \"--\", \"srv\"]\r\n"
+            ),
+            "{wrapped:?}"
+        );
+        assert_eq!(unwrap(&wrapped, &[text.to_owned()]).0, text);
+    }
+
+    #[test]
+    fn an_entry_wrapped_by_hand_is_rebuilt_from_its_arguments() {
+        let text = r#"{"mcpServers": {"t": {"command": "/opt/bin/mcp-unknown-keys", "args": ["proxy", "--log=t.jsonl", "--allow", "--", "--", "uvx", "mcp-server-time"]}}}"#;
+        let (unwrapped, what) = unwrap(text, &[]);
+        assert_eq!(
+            unwrapped,
+            r#"{"mcpServers": {"t": {"command": "uvx", "args": ["mcp-server-time"]}}}"#
+        );
+        assert_eq!(what, [What::Rebuilt]);
+    }
+
+    #[test]
+    fn an_entry_edited_since_wrap_is_not_replaced_by_its_backup() {
+        let original = r#"{"mcpServers": {"t": {"command": "uvx", "args": ["mcp-server-time"]}}}"#;
+        let (wrapped, _) = wrap(original);
+        let edited = wrapped.replace("mcp-server-time\"", "mcp-server-time\", \"--local-timezone=UTC\"");
+        let (unwrapped, what) = unwrap(&edited, &[original.to_owned()]);
+        assert_eq!(
+            unwrapped,
+            r#"{"mcpServers": {"t": {"command": "uvx", "args": ["mcp-server-time", "--local-timezone=UTC"]}}}"#
+        );
+        assert_eq!(what, [What::Rebuilt]);
+        assert_eq!(
+            unwrap(&wrapped, &[original.to_owned()]),
+            (original.to_owned(), vec![What::Restored])
+        );
+    }
+
+    #[test]
+    fn the_newest_backup_that_wraps_into_the_entry_is_the_original() {
+        let older =
+            r#"{"mcpServers": {"r": {"type": "http", "url": "https://x/mcp", "headers": {"A": "1"}}}}"#;
+        let newer =
+            r#"{"mcpServers": {"r": {"type": "http", "url": "https://x/mcp", "headers": { "A": "1" }}}}"#;
+        let (wrapped, _) = wrap(newer);
+        assert_eq!(wrap(older).0, wrapped, "both wrap alike");
+        let stale = r#"{"mcpServers": {"r": {"command": "other"}}}"#.to_owned();
+        let backups = [stale, newer.to_owned(), older.to_owned()];
+        assert_eq!(unwrap(&wrapped, &backups).0, newer);
+    }
+
+    #[test]
+    fn a_proxy_that_names_no_server_is_left_alone() {
+        let text = r#"{"mcpServers": {"p": {"command": "mcp-unknown-keys", "args": ["proxy", "--quiet"]}}}"#;
+        let (unwrapped, what) = unwrap(text, &[]);
+        assert_eq!(unwrapped, text);
+        assert!(matches!(&what[0], What::Skipped(reason) if reason.contains("no server")));
+    }
+
+    #[test]
+    fn unreadable_entries_leave_the_whole_document_alone() {
+        let text = r#"{"mcpServers": {"good": {"command": "x"}, "bad": {"command": "y", "args": "z"}}}"#;
+        let action = Action::Unwrap { backups: &[] };
+        let fault = plan(text, MAPS, URL, &action, &[]).unwrap_err();
+        assert_eq!(fault.offset, text.find("\"z\"").unwrap());
+        assert!(fault.message.contains("args should be an array"), "{fault}");
+    }
+
+    #[test]
+    fn log_files_are_named_after_their_server() {
+        assert_eq!(log_file_name("github"), "github.jsonl");
+        assert_eq!(log_file_name("my server/v2"), "my_server_v2.jsonl");
+        assert_eq!(log_file_name("..hidden"), "hidden.jsonl");
+        assert_eq!(log_file_name("日本"), "__.jsonl");
+        assert_eq!(log_file_name(""), "server.jsonl");
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+        use serde_json::{Map, Value as Json, json};
+
+        /// A stdio entry: a command, maybe arguments, maybe an environment.
+        fn entry() -> impl Strategy<Value = Json> {
+            let text = "[a-zA-Z0-9 ./\\\"é\u{1F600}\t-]{0,10}";
+            (
+                text,
+                proptest::option::of(proptest::collection::vec(text, 0..4)),
+                proptest::option::of(text),
+            )
+                .prop_map(|(command, args, env)| {
+                    let mut entry = Map::new();
+                    if let Some(env) = env {
+                        entry.insert("env".into(), json!({ "V": env }));
+                    }
+                    entry.insert("command".into(), json!(command));
+                    if let Some(args) = args {
+                        entry.insert("args".into(), json!(args));
+                    }
+                    Json::Object(entry)
+                })
+        }
+
+        fn document() -> impl Strategy<Value = String> {
+            (
+                proptest::collection::btree_map("[a-z.é/ -]{1,6}", entry(), 1..4),
+                any::<bool>(),
+            )
+                .prop_map(|(servers, pretty)| {
+                    let document = json!({ "mcpServers": servers, "other": [1, {"k": "v"}] });
+                    if pretty {
+                        serde_json::to_string_pretty(&document).unwrap()
+                    } else {
+                        document.to_string()
+                    }
+                })
+        }
+
+        /// What the host runs: an entry with `args: []` runs as one without.
+        fn as_run(text: &str) -> Json {
+            let mut document: Json = serde_json::from_str(text).unwrap();
+            for entry in document["mcpServers"].as_object_mut().unwrap().values_mut() {
+                let entry = entry.as_object_mut().unwrap();
+                if entry.get("args") == Some(&json!([])) {
+                    entry.remove("args");
+                }
+            }
+            document
+        }
+
+        proptest! {
+            #[test]
+            fn wrap_then_unwrap_round_trips(original in document()) {
+                let (wrapped, _) = wrap(&original);
+                let document: Json = serde_json::from_str(&wrapped).unwrap();
+                let before: Json = serde_json::from_str(&original).unwrap();
+                for (name, entry) in before["mcpServers"].as_object().unwrap() {
+                    let mut expected = vec![json!("proxy"), json!("--name"), json!(name), json!("--"), entry["command"].clone()];
+                    expected.extend(entry.get("args").and_then(Json::as_array).cloned().unwrap_or_default());
+                    prop_assert_eq!(&document["mcpServers"][name]["args"], &Json::Array(expected));
+                    prop_assert_eq!(&document["mcpServers"][name]["env"], &entry["env"]);
+                }
+                prop_assert_eq!(&document["other"], &before["other"]);
+                prop_assert_eq!(wrap(&wrapped).0, wrapped.clone());
+                prop_assert_eq!(unwrap(&wrapped, std::slice::from_ref(&original)).0, original.clone());
+                prop_assert_eq!(as_run(&unwrap(&wrapped, &[]).0), as_run(&original));
+            }
+
+            #[test]
+            fn reading_any_text_never_panics(text in "\\PC{0,64}|[{}\\[\\]\",:/*\\\\u0-9a-f \n]{0,64}") {
+                let _ = jsonc::parse(&text);
+            }
+        }
+    }
+}

@@ -1,0 +1,427 @@
+//! One server entry: what it is, and the edits that wrap it or rebuild it.
+//!
+//! Wrapping touches as few bytes as it can. A stdio entry keeps every
+//! member where it is; its `command` becomes the proxy and the proxy's
+//! arguments go in front of the first argument, the original command's
+//! token moved there as it was written:
+//!
+//! ```text
+//! "command": "npx", "args": ["-y", "pkg"]
+//! "command": "/path/mcp-unknown-keys", "args": ["proxy", "--name", "fs", "--", "npx", "-y", "pkg"]
+//! ```
+//!
+//! A URL entry's `url` (or `serverUrl`) member becomes `command` and `args`
+//! for the stdio bridge (`proxy --url URL --header 'Name: value'…`), its
+//! `headers` member goes into those arguments and its `type` becomes
+//! `stdio`.
+//!
+//! Rebuilding is the inverse, read from the wrapped entry alone: the
+//! proxy's arguments hold the server. It is exact for a stdio entry that
+//! had arguments; the exact bytes of any entry come from the backup wrap
+//! made (see the document module, which tries that first).
+
+use super::edit::{Edit, json_string, remove_member, separator_after, slice};
+use super::jsonc::{Member, Unreadable, Value};
+
+/// How a host spells what differs between hosts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dialect {
+    /// The key of a remote server's address: `url`, or Windsurf's
+    /// `serverUrl`.
+    pub url_key: &'static str,
+}
+
+/// How wrap calls the proxy for one entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invocation {
+    /// The proxy's program: an absolute path, or a name found on PATH.
+    pub program: String,
+    /// The entry's `--log` file, if any.
+    pub log: Option<String>,
+}
+
+/// What an entry is.
+#[derive(Debug)]
+pub enum Entry {
+    /// A server the host starts: `command` and optional `args` (indices
+    /// into the entry's members).
+    Stdio { command: usize, args: Option<usize> },
+    /// A server reached over streamable HTTP.
+    Remote {
+        url: usize,
+        headers: Option<usize>,
+        kind: Option<usize>,
+    },
+    /// Already the proxy in front of a server.
+    Wrapped(Wrapped),
+    /// A server the proxy cannot stand in for, and why.
+    Unsupported(String),
+}
+
+/// A wrapped entry, read back.
+#[derive(Debug)]
+pub struct Wrapped {
+    command: usize,
+    args: usize,
+    kind: Option<usize>,
+    /// The proxy's program, decoded.
+    pub program: String,
+    /// The `--name` it was given.
+    pub name: Option<String>,
+    /// The `--log` it was given.
+    pub log: Option<String>,
+    target: Target,
+}
+
+/// What a wrapped entry's proxy stands in front of.
+#[derive(Debug)]
+enum Target {
+    /// After `--`: the index in `args` of the server's command.
+    Stdio(usize),
+    /// `--url`: the address as a JSON string token, and the `--header`
+    /// values, decoded.
+    Remote { url: String, headers: Vec<String> },
+    /// Neither: not something wrap wrote.
+    Unknown,
+}
+
+/// The proxy's flags that take a value, so a value is never read as the
+/// `--` that ends them.
+const FLAGS_WITH_VALUES: &[&str] = &[
+    "--name",
+    "--log",
+    "--allow",
+    "--url",
+    "--header",
+    "--ca-cert",
+    "--otlp",
+    "--listen",
+    "--upstream",
+];
+
+/// `type` values that name a server the host starts.
+const STDIO_TYPES: &[&str] = &["stdio"];
+
+/// `type` values that name streamable HTTP, which the bridge speaks.
+const STREAMABLE_HTTP_TYPES: &[&str] = &["http", "streamable-http", "streamableHttp"];
+
+/// Reads what an entry is. An entry in a shape no host writes is an error:
+/// the document is then left as it is.
+pub fn classify(text: &str, entry: &Value) -> Result<Entry, Unreadable> {
+    let members = entry.as_object().ok_or_else(|| {
+        unreadable(
+            entry,
+            format!("a server entry should be an object, not {}", entry.describe()),
+        )
+    })?;
+    let kind = find(members, "type")?;
+    let kind_text = kind.map(|i| string(&members[i].value, "type")).transpose()?;
+    if let Some(command) = find(members, "command")? {
+        let program = string(&members[command].value, "command")?;
+        let args = find(members, "args")?;
+        let values = match args {
+            Some(i) => strings(&members[i].value)?,
+            None => Vec::new(),
+        };
+        if is_proxy(program)
+            && values.first() == Some(&"proxy")
+            && let Some(args) = args
+        {
+            let elements = members[args].value.as_array().unwrap_or_default();
+            return Ok(Entry::Wrapped(read_wrapped(
+                text, program, command, args, kind, elements, &values,
+            )));
+        }
+        return Ok(Entry::Stdio { command, args });
+    }
+    let url = match (find(members, "url")?, find(members, "serverUrl")?) {
+        (Some(url), None) | (None, Some(url)) => url,
+        (Some(_), Some(both)) => {
+            return Err(unreadable(
+                &members[both].value,
+                "an entry with both url and serverUrl",
+            ));
+        }
+        (None, None) => {
+            return match kind_text {
+                Some(kind) => Ok(Entry::Unsupported(format!(
+                    "a server of type {kind:?}: not one the proxy runs"
+                ))),
+                None => Err(unreadable(entry, "a server entry needs a command or a url")),
+            };
+        }
+    };
+    let address = string(&members[url].value, &members[url].key)?;
+    let headers = find(members, "headers")?;
+    if let Some(headers) = headers {
+        header_pairs(&members[headers].value)?;
+    }
+    if let Some(reason) = remote_unsupported(members, kind_text, address)? {
+        return Ok(Entry::Unsupported(reason));
+    }
+    Ok(Entry::Remote { url, headers, kind })
+}
+
+/// Why a remote server cannot be bridged, if it cannot.
+fn remote_unsupported(
+    members: &[Member],
+    kind: Option<&str>,
+    address: &str,
+) -> Result<Option<String>, Unreadable> {
+    if find(members, "oauth")?.is_some() || find(members, "auth")?.is_some() {
+        return Ok(Some(
+            "signs in with OAuth through the host, which the bridge cannot do: it sends the headers it is given"
+                .to_owned(),
+        ));
+    }
+    let path = address.split(['?', '#']).next().unwrap_or(address);
+    let legacy = match kind {
+        Some(kind) if STREAMABLE_HTTP_TYPES.contains(&kind) => false,
+        Some("sse") => true,
+        Some(kind) => return Ok(Some(format!("a server of type {kind:?}: not one the proxy runs"))),
+        None => path.trim_end_matches('/').ends_with("/sse"),
+    };
+    Ok(legacy.then(|| "uses the legacy HTTP+SSE transport; the bridge speaks streamable HTTP".to_owned()))
+}
+
+/// The edits that put the proxy in front of an unwrapped entry.
+pub fn wrap(text: &str, entry: &Value, form: &Entry, name: &str, proxy: &Invocation) -> Vec<Edit> {
+    let members = entry.as_object().unwrap_or_default();
+    let mut args = proxy_head(name, proxy);
+    match *form {
+        Entry::Stdio { command, args: list } => {
+            let command = &members[command];
+            args.push(json_string("--"));
+            args.push(slice(text, command.value.span).to_owned());
+            let head = args.join(", ");
+            let inserted = match list.map(|i| &members[i].value) {
+                Some(list) => match list.as_array().and_then(<[Value]>::first) {
+                    Some(first) => Edit::insert(first.span.start, format!("{head}, ")),
+                    None => Edit::insert(list.span.end - 1, head),
+                },
+                None => Edit::insert(
+                    command.value.span.end,
+                    format!("{}\"args\": [{head}]", separator_after(text, command)),
+                ),
+            };
+            vec![
+                Edit::replace(command.value.span, json_string(&proxy.program)),
+                inserted,
+            ]
+        }
+        Entry::Remote { url, headers, kind } => {
+            let url = &members[url];
+            args.push(json_string("--url"));
+            args.push(slice(text, url.value.span).to_owned());
+            for (key, value) in headers
+                .map(|i| header_pairs(&members[i].value).unwrap_or_default())
+                .unwrap_or_default()
+            {
+                args.push(json_string("--header"));
+                args.push(json_string(&format!("{key}: {value}")));
+            }
+            let replacement = format!(
+                "\"command\": {}{}\"args\": [{}]",
+                json_string(&proxy.program),
+                separator_after(text, url),
+                args.join(", ")
+            );
+            let mut edits = vec![Edit::replace(url.span(), replacement)];
+            edits.extend(headers.and_then(|i| remove_member(members, i)));
+            edits.extend(kind.map(|i| Edit::replace(members[i].value.span, json_string("stdio"))));
+            edits
+        }
+        Entry::Wrapped(_) | Entry::Unsupported(_) => Vec::new(),
+    }
+}
+
+/// The edits that take the proxy out of a wrapped entry, rebuilt from its
+/// arguments; `None` when they do not say which server it wraps.
+pub fn rebuild(text: &str, entry: &Value, wrapped: &Wrapped, dialect: Dialect) -> Option<Vec<Edit>> {
+    let members = entry.as_object().unwrap_or_default();
+    let command = &members[wrapped.command];
+    let elements = members[wrapped.args].value.as_array().unwrap_or_default();
+    match &wrapped.target {
+        Target::Stdio(at) => {
+            let mut edits = vec![Edit::replace(command.value.span, slice(text, elements[*at].span))];
+            edits.extend(match elements.get(at + 1) {
+                Some(rest) => Some(Edit::delete(span(elements[0].span.start, rest.span.start))),
+                None => remove_member(members, wrapped.args),
+            });
+            Some(edits)
+        }
+        Target::Remote { url, headers } => {
+            let mut edits = vec![Edit::replace(
+                command.span(),
+                format!("{}: {url}", json_string(dialect.url_key)),
+            )];
+            let pairs: Vec<String> = headers.iter().map(|header| header_member(header)).collect();
+            edits.extend(match pairs.is_empty() {
+                true => remove_member(members, wrapped.args),
+                false => Some(Edit::replace(
+                    members[wrapped.args].span(),
+                    format!("\"headers\": {{{}}}", pairs.join(", ")),
+                )),
+            });
+            let stdio = wrapped.kind.filter(|&i| {
+                members[i]
+                    .value
+                    .as_str()
+                    .is_some_and(|k| STDIO_TYPES.contains(&k))
+            });
+            edits.extend(stdio.map(|i| Edit::replace(members[i].value.span, json_string("http"))));
+            Some(edits)
+        }
+        Target::Unknown => None,
+    }
+}
+
+/// `"Name": "value"` from a `--header 'Name: value'` argument.
+fn header_member(header: &str) -> String {
+    let (key, value) = header.split_once(':').unwrap_or((header, ""));
+    format!(
+        "{}: {}",
+        json_string(key.trim()),
+        json_string(value.trim_start_matches([' ', '\t']))
+    )
+}
+
+/// `proxy --name NAME [--log FILE]`, as JSON string tokens.
+fn proxy_head(name: &str, proxy: &Invocation) -> Vec<String> {
+    let mut head = vec![json_string("proxy"), json_string("--name"), json_string(name)];
+    if let Some(log) = &proxy.log {
+        head.push(json_string("--log"));
+        head.push(json_string(log));
+    }
+    head
+}
+
+/// Whether `program` is this tool: its file name, with or without `.exe`.
+fn is_proxy(program: &str) -> bool {
+    let file = program.rsplit(['/', '\\']).next().unwrap_or(program);
+    let stem = file
+        .get(file.len().saturating_sub(4)..)
+        .filter(|tail| tail.eq_ignore_ascii_case(".exe"))
+        .map_or(file, |_| &file[..file.len() - 4]);
+    stem == "mcp-unknown-keys"
+}
+
+fn read_wrapped(
+    text: &str,
+    program: &str,
+    command: usize,
+    args: usize,
+    kind: Option<usize>,
+    elements: &[Value],
+    values: &[&str],
+) -> Wrapped {
+    let mut wrapped = Wrapped {
+        command,
+        args,
+        kind,
+        program: program.to_owned(),
+        name: None,
+        log: None,
+        target: Target::Unknown,
+    };
+    let mut url = None;
+    let mut headers = Vec::new();
+    let mut i = 1;
+    while i < values.len() {
+        if values[i] == "--" {
+            if i + 1 < values.len() {
+                wrapped.target = Target::Stdio(i + 1);
+            }
+            return wrapped;
+        }
+        let (flag, value, token) = match values[i].split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => (flag, Some(value), json_string(value)),
+            _ if FLAGS_WITH_VALUES.contains(&values[i]) && i + 1 < values.len() => {
+                i += 1;
+                (
+                    values[i - 1],
+                    Some(values[i]),
+                    slice(text, elements[i].span).to_owned(),
+                )
+            }
+            _ => (values[i], None, String::new()),
+        };
+        match (flag, value) {
+            ("--name", Some(value)) => wrapped.name = Some(value.to_owned()),
+            ("--log", Some(value)) => wrapped.log = Some(value.to_owned()),
+            ("--url", Some(_)) => url = Some(token),
+            ("--header", Some(value)) => headers.push(value.to_owned()),
+            _ => {}
+        }
+        i += 1;
+    }
+    if let Some(url) = url {
+        wrapped.target = Target::Remote { url, headers };
+    }
+    wrapped
+}
+
+/// The index of the member named `key`; more than one is an error (hosts
+/// would silently take the last).
+pub fn find(members: &[Member], key: &str) -> Result<Option<usize>, Unreadable> {
+    let mut found = members
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.key == key)
+        .map(|(i, _)| i);
+    let first = found.next();
+    match found.next() {
+        Some(again) => Err(Unreadable {
+            offset: members[again].key_span.start,
+            message: format!("{key:?} appears twice in one object"),
+        }),
+        None => Ok(first),
+    }
+}
+
+fn string<'v>(value: &'v Value, what: &str) -> Result<&'v str, Unreadable> {
+    value.as_str().ok_or_else(|| {
+        unreadable(
+            value,
+            format!("{what} should be a string, not {}", value.describe()),
+        )
+    })
+}
+
+fn strings(value: &Value) -> Result<Vec<&str>, Unreadable> {
+    let elements = value.as_array().ok_or_else(|| {
+        unreadable(
+            value,
+            format!("args should be an array, not {}", value.describe()),
+        )
+    })?;
+    elements
+        .iter()
+        .map(|element| string(element, "each of args"))
+        .collect()
+}
+
+/// A `headers` object's names and values, decoded.
+fn header_pairs(value: &Value) -> Result<Vec<(&str, &str)>, Unreadable> {
+    let members = value.as_object().ok_or_else(|| {
+        unreadable(
+            value,
+            format!("headers should be an object, not {}", value.describe()),
+        )
+    })?;
+    members
+        .iter()
+        .map(|member| Ok((member.key.as_str(), string(&member.value, "a header's value")?)))
+        .collect()
+}
+
+fn unreadable(value: &Value, message: impl Into<String>) -> Unreadable {
+    Unreadable {
+        offset: value.span.start,
+        message: message.into(),
+    }
+}
+
+fn span(start: usize, end: usize) -> super::jsonc::Span {
+    super::jsonc::Span { start, end }
+}
