@@ -36,6 +36,8 @@ use super::tap::Tap;
 
 /// The command line of the remote doors, flattened into `proxy`'s.
 #[derive(clap::Args, Debug, Default)]
+#[group(skip)]
+#[command(next_help_heading = "Remote servers (streamable HTTP)")]
 pub struct Args {
     /// Bridge stdio to the MCP server at URL (streamable HTTP, both
     /// protocol eras): put this command in a host that only runs stdio
