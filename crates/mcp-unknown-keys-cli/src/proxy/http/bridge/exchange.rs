@@ -170,39 +170,29 @@ impl Exchange {
         }
     }
 
-    /// Forwards the events of one stream until it ends.
+    /// Forwards the events of one stream until it brings the answer to the
+    /// request (the stream is then let go: a resumed stream may stay open),
+    /// or ends.
     async fn pump(&self, bridge: &Bridge, mut body: Incoming, parser: &mut Parser) -> Ended {
-        let mut answered = false;
         loop {
             let frame = match body.frame().await {
-                None => {
-                    return if answered {
-                        Ended::Answered
-                    } else {
-                        Ended::Early(None)
-                    };
-                }
-                Some(Err(error)) => {
-                    return if answered {
-                        Ended::Answered
-                    } else {
-                        Ended::Early(Some(describe(&error)))
-                    };
-                }
+                None => return Ended::Early(None),
+                Some(Err(error)) => return Ended::Early(Some(describe(&error))),
                 Some(Ok(frame)) => frame,
             };
             let Some(chunk) = frame.data_ref() else { continue };
             let mut events = Vec::new();
             parser.feed(chunk, |event| events.push(event));
+            let mut answered = false;
             for data in events.into_iter().filter_map(message_data) {
-                if self
+                answered |= self
                     .id
                     .as_ref()
-                    .is_some_and(|id| ServerMessage::read(&data).answers(id))
-                {
-                    answered = true;
-                }
+                    .is_some_and(|id| ServerMessage::read(&data).answers(id));
                 self.deliver(bridge, &data).await;
+            }
+            if answered {
+                return Ended::Answered;
             }
         }
     }
