@@ -204,7 +204,7 @@ fn a_slow_stream_is_forwarded_event_by_event_and_calls_go_side_by_side() {
     let progress = recv_json(&mut s);
     assert_eq!(progress["method"], "notifications/progress");
     s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"release","arguments":{}}}"#);
-    let mut ids: Vec<Value> = vec![recv_json(&mut s)["id"].clone(), recv_json(&mut s)["id"].clone()];
+    let mut ids = [recv_json(&mut s)["id"].clone(), recv_json(&mut s)["id"].clone()];
     ids.sort_by_key(|id| id.as_i64());
     assert_eq!(ids, [json!(1), json!(2)]);
     assert!(s.finish().status.success());
@@ -215,7 +215,7 @@ fn the_servers_own_messages_come_on_the_get_stream() {
     let server = Server::python(&[]);
     let mut s = initialized(&server, &[]);
     s.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"changed","arguments":{}}}"#);
-    let mut methods = vec![recv_json(&mut s), recv_json(&mut s)];
+    let mut methods = [recv_json(&mut s), recv_json(&mut s)];
     methods.sort_by_key(|m| m["method"].is_null());
     assert_eq!(methods[0]["method"], "notifications/tools/list_changed");
     assert_eq!(methods[1]["id"], 1);

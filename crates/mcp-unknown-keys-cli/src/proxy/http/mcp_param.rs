@@ -147,12 +147,12 @@ fn annotations(
 /// plain visible ASCII without surrounding whitespace, else
 /// `=?base64?…?=` of its UTF-8 bytes.
 pub fn header_text(value: &str) -> String {
-    let plain = value
+    let visible = value
         .bytes()
-        .all(|byte| byte == b'\t' || (0x20..=0x7e).contains(&byte))
-        && !value.starts_with([' ', '\t'])
-        && !value.ends_with([' ', '\t'])
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
+        .all(|byte| byte == b'\t' || (0x20..=0x7e).contains(&byte));
+    let padded = value.starts_with([' ', '\t']) || value.ends_with([' ', '\t']);
+    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
+    let plain = visible && !padded && !sentinel;
     if plain {
         value.to_owned()
     } else {

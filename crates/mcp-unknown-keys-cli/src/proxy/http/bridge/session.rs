@@ -119,10 +119,10 @@ impl Session {
         if let Some(method) = message.method().and_then(|m| HeaderValue::from_str(m).ok()) {
             headers.push((MCP_METHOD, method));
         }
-        if let Some(name) = message.routed_name() {
-            if let Ok(name) = HeaderValue::from_str(&header_text(name)) {
-                headers.push((MCP_NAME, name));
-            }
+        if let Some(name) = message.routed_name()
+            && let Ok(name) = HeaderValue::from_str(&header_text(name))
+        {
+            headers.push((MCP_NAME, name));
         }
         if let Some(tool) = message.tool() {
             headers.extend(self.params().headers(tool, message.arguments()));
