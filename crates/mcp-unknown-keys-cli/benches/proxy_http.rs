@@ -34,7 +34,9 @@ const CALLS_EACH: usize = 200;
 const RUNS: usize = 3;
 
 fn call(id: usize) -> String {
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"fs_read","arguments":{{"path":"a"}}}}}}"#)
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"fs_read","arguments":{{"path":"a"}}}}}}"#
+    )
 }
 
 fn main() {
@@ -47,8 +49,15 @@ fn main() {
     let reverse_url = format!("http://{}/mcp", reverse.address);
     let mut bridge = Door::bridge(&url);
     bridge.line(&r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#.to_owned());
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(post_once(&client(), &reverse_url, r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(post_once(
+        &client(),
+        &reverse_url,
+        r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#,
+    ));
 
     let (mut direct, mut through_reverse, mut through_bridge) = (Vec::new(), Vec::new(), Vec::new());
     let (mut direct_rate, mut reverse_rate, mut bridge_rate) = (0f64, 0f64, 0f64);
@@ -64,7 +73,11 @@ fn main() {
     println!("### Remote doors (best of {RUNS} interleaved runs; {ROUND_TRIPS} round trips each)\n");
     println!("| route | median | p99 | added at the median | added at p99 |");
     println!("|---|---|---|---|---|");
-    for (name, (median, p99)) in [("direct HTTP", direct), ("reverse proxy (--listen)", reverse_rt), ("bridge (--url, stdio)", bridge_rt)] {
+    for (name, (median, p99)) in [
+        ("direct HTTP", direct),
+        ("reverse proxy (--listen)", reverse_rt),
+        ("bridge (--url, stdio)", bridge_rt),
+    ] {
         println!(
             "| {name} | {:.1} µs | {:.1} µs | {:+.1} µs | {:+.1} µs |",
             median,
@@ -75,7 +88,11 @@ fn main() {
     }
     println!("\n| {IN_FLIGHT} calls in flight | calls/s | / direct |");
     println!("|---|---|---|");
-    for (name, rate) in [("direct HTTP", direct_rate), ("reverse proxy", reverse_rate), ("bridge", bridge_rate)] {
+    for (name, rate) in [
+        ("direct HTTP", direct_rate),
+        ("reverse proxy", reverse_rate),
+        ("bridge", bridge_rate),
+    ] {
         println!("| {name} | {rate:.0} | {:.2}× |", rate / direct_rate);
     }
 }
@@ -148,13 +165,29 @@ struct Door {
 impl Door {
     fn reverse(upstream: &str) -> Door {
         let mut child = Command::new(PROXY)
-            .args(["proxy", "--quiet", "--listen", "127.0.0.1:0", "--upstream", upstream])
+            .args([
+                "proxy",
+                "--quiet",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                upstream,
+            ])
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let address = line.split("http://").nth(1).unwrap().split('/').next().unwrap().to_owned();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let address = line
+            .split("http://")
+            .nth(1)
+            .unwrap()
+            .split('/')
+            .next()
+            .unwrap()
+            .to_owned();
         Door {
             child,
             address,
@@ -231,7 +264,9 @@ impl Door {
 impl Drop for Door {
     fn drop(&mut self) {
         drop(self.child.stdin.take());
-        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
         let deadline = Instant::now() + Duration::from_secs(5);
         while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
             thread::sleep(Duration::from_millis(10));
@@ -248,21 +283,29 @@ fn serve() -> String {
     let address = listener.local_addr().unwrap().to_string();
     listener.set_nonblocking(true).unwrap();
     thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
             loop {
                 let (stream, _) = listener.accept().await.unwrap();
                 let _ = stream.set_nodelay(true);
                 let service = hyper::service::service_fn(answer);
-                tokio::spawn(hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service));
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service),
+                );
             }
         });
     });
     address
 }
 
-async fn answer(request: hyper::Request<Incoming>) -> Result<hyper::Response<Full<Bytes>>, std::convert::Infallible> {
+async fn answer(
+    request: hyper::Request<Incoming>,
+) -> Result<hyper::Response<Full<Bytes>>, std::convert::Infallible> {
     let body = request.into_body().collect().await.unwrap().to_bytes();
     let text = std::str::from_utf8(&body).unwrap();
     let id = text

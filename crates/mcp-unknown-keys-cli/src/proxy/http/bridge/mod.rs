@@ -150,25 +150,24 @@ impl Bridge {
     /// session every later message needs.
     async fn request(self: &Arc<Self>, message: &Outgoing<'_>, line: Bytes, tapped: Option<Bytes>) {
         let exchange = exchange::Exchange::plan(self, message, line);
-        let Some(id) = exchange.id().cloned() else {
-            return;
-        };
         if message.method() == Some("initialize") {
             exchange.run(self.clone(), tapped).await;
             return;
         }
+        let id = exchange.id().cloned();
         let endless = message.method() == Some("subscriptions/listen");
         let bridge = self.clone();
         let task = tokio::spawn(async move {
-            exchange.run(bridge.clone(), tapped).await;
+            exchange.run(bridge, tapped).await;
         });
-        let mut in_flight = self.in_flight();
-        if !task.is_finished() {
+        // An id that is neither a string nor a number cannot be matched to
+        // an answer: such a request is sent, but not awaited.
+        if let Some(id) = id {
             let entry = InFlight {
                 task: task.abort_handle(),
                 endless,
             };
-            in_flight.insert(id, entry);
+            self.in_flight().insert(id, entry);
         }
     }
 
