@@ -67,9 +67,10 @@ pub struct Args {
 }
 
 impl Args {
-    /// Whether a remote door was asked for.
+    /// Whether a remote door was asked for, or one of its options given
+    /// (which the stdio proxy would otherwise ignore in silence).
     pub fn requested(&self) -> bool {
-        self.url.is_some() || self.listen.is_some()
+        self.url.is_some() || self.listen.is_some() || !self.headers.is_empty() || !self.ca_certs.is_empty()
     }
 }
 
