@@ -108,7 +108,7 @@ fn door(args: &super::Args) -> Result<(), super::Failure> {
     }
     let (Some(listen), Some(url)) = (remote.listen, &remote.upstream) else {
         return Err(super::failure(
-            "give --url URL, or --listen ADDR with --upstream URL".into(),
+            "--header and --ca-cert go with --url URL, or with --listen ADDR --upstream URL".into(),
             2,
         ));
     };
