@@ -28,10 +28,16 @@ struct PythonHttpServer {
 impl PythonHttpServer {
     /// Starts the server and waits until it accepts connections.
     fn start() -> PythonHttpServer {
+        PythonHttpServer::start_with(&[])
+    }
+
+    /// Starts the server with these arguments (`--tls CERT KEY`).
+    fn start_with(args: &[&str]) -> PythonHttpServer {
         let python = python();
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/http_server.py");
         let mut child = Command::new(&python)
             .arg(script)
+            .args(args)
             // Closing its stdin (our death included) stops it too.
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -124,7 +130,7 @@ async fn tools_are_listed_with_their_schemas_as_parameters() {
     let tools = mcp.tools_for_llm().await.unwrap();
     let mut names: Vec<_> = tools.iter().filter_map(|tool| tool.name()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["add", "echo"]);
+    assert_eq!(names, ["add", "echo", "header"]);
 
     let add = tools.iter().find(|tool| tool.name() == Some("add")).unwrap();
     assert_eq!(add.description(), Some("Add two integers."));
@@ -275,4 +281,58 @@ fn the_server_is_not_left_behind() {
         .map(|status| status.success())
         .unwrap_or(false);
     assert!(!alive, "the Python HTTP server {pid} is still running");
+}
+
+/// A private CA and a certificate it signed for `localhost`, as PEM files.
+fn certificates(dir: &std::path::Path) -> [std::path::PathBuf; 3] {
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca = rcgen::CertifiedIssuer::self_signed(ca_params, rcgen::KeyPair::generate().unwrap()).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let leaf = rcgen::CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .signed_by(&key, &ca)
+        .unwrap();
+    let paths = [dir.join("ca.pem"), dir.join("cert.pem"), dir.join("key.pem")];
+    std::fs::write(&paths[0], ca.pem()).unwrap();
+    std::fs::write(&paths[1], leaf.pem()).unwrap();
+    std::fs::write(&paths[2], key.serialize_pem()).unwrap();
+    paths
+}
+
+#[tokio::test]
+async fn https_with_a_private_ca_and_headers() {
+    let dir = std::env::temp_dir().join(format!("mcp-unknown-keys-https-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let [ca, cert, key] = certificates(&dir);
+    let server = PythonHttpServer::start_with(&["--tls", cert.to_str().unwrap(), key.to_str().unwrap()]);
+    let url = format!("https://localhost:{}/mcp", server.port);
+
+    let mcp = McpServer::http(&url)
+        .header("X-Tenant", "blue")
+        .header("Authorization", "Bearer s3cret")
+        .ca_cert(&ca)
+        .timeout(Duration::from_secs(20))
+        .connect()
+        .await
+        .unwrap_or_else(|error| panic!("{error}"));
+    assert_eq!(
+        call(&mcp, "header", r#"{"name":"x-tenant"}"#).await.content,
+        "blue"
+    );
+    assert_eq!(call(&mcp, "add", r#"{"a":1,"b":2}"#).await.content, "3");
+    mcp.close().await;
+
+    // Without the CA, the certificate is refused; the secret is never shown.
+    let refused = McpServer::http(&url)
+        .header("Authorization", "Bearer s3cret")
+        .timeout(Duration::from_secs(20));
+    assert!(!format!("{refused:?}").contains("s3cret"));
+    let error = refused.connect().await.unwrap_err().to_string();
+    assert!(
+        error.contains("certificate") || error.contains("Unknown"),
+        "{error}"
+    );
+    assert!(!error.contains("s3cret"), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

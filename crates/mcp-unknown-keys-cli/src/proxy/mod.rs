@@ -21,6 +21,8 @@
 //! only when it may answer a pending `tools/list` or is a short
 //! `list_changed` notification. Unix only (signals, exit statuses).
 
+#[cfg(feature = "remote")]
+mod http;
 mod relay;
 mod signals;
 pub mod tap;
@@ -77,13 +79,25 @@ pub struct Args {
     #[allow(dead_code)]
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
+    /// A remote server instead: `--url`, or `--listen` with `--upstream`.
+    #[cfg(feature = "remote")]
+    #[command(flatten)]
+    remote: http::Args,
     /// The MCP server to run over stdio, and its arguments.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[cfg_attr(feature = "remote", arg(last = true, required_unless_present_any = ["url", "listen"], value_name = "COMMAND"))]
+    #[cfg_attr(
+        not(feature = "remote"),
+        arg(last = true, required = true, value_name = "COMMAND")
+    )]
     command: Vec<OsString>,
 }
 
 /// Runs `proxy`: exits with the server's status.
 pub fn run(args: Args) -> ExitCode {
+    #[cfg(feature = "remote")]
+    if args.remote.requested() {
+        return http::run(&args);
+    }
     match proxy(args) {
         Ok(status) => exit_code(status),
         Err(failure) => {

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses a part
 
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod servers;
 pub mod transcript;
 

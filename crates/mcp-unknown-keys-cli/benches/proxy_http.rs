@@ -1,0 +1,328 @@
+//! The remote doors against a direct HTTP client, side by side in one run.
+//!
+//! `cargo bench -p mcp-unknown-keys-cli --bench proxy_http` prints a
+//! Markdown table. The bench plays the server itself (a hyper server on
+//! loopback answering `tools/call` with a small JSON result) and the
+//! clients:
+//!
+//! - the round trip of a small `tools/call`: direct (HTTP, keep-alive),
+//!   through the reverse proxy (`--listen`), and through the bridge
+//!   (`--url`: a line on stdin, a line on stdout) — median and p99, and what
+//!   each door adds to the direct median;
+//! - throughput with 32 calls in flight: 32 HTTP clients direct and through
+//!   the reverse proxy; 32 calls pipelined through the bridge's stdio.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+
+const PROXY: &str = env!("CARGO_BIN_EXE_mcp-unknown-keys");
+const LISTING: &str = r#"{"tools":[{"name":"fs_read","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}]}"#;
+const ROUND_TRIPS: usize = 2000;
+const IN_FLIGHT: usize = 32;
+const CALLS_EACH: usize = 200;
+const RUNS: usize = 3;
+
+fn call(id: usize) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"fs_read","arguments":{{"path":"a"}}}}}}"#
+    )
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo test --benches` asks; nothing to list
+    }
+    let server = serve();
+    let url = format!("http://{server}/mcp");
+    let reverse = Door::reverse(&url);
+    let reverse_url = format!("http://{}/mcp", reverse.address);
+    let mut bridge = Door::bridge(&url);
+    bridge.line(&r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#.to_owned());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(post_once(
+        &client(),
+        &reverse_url,
+        r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#,
+    ));
+
+    let (mut direct, mut through_reverse, mut through_bridge) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut direct_rate, mut reverse_rate, mut bridge_rate) = (0f64, 0f64, 0f64);
+    for _ in 0..RUNS {
+        direct.push(runtime.block_on(round_trips(&url)));
+        through_reverse.push(runtime.block_on(round_trips(&reverse_url)));
+        through_bridge.push(bridge.round_trips());
+        direct_rate = direct_rate.max(runtime.block_on(throughput(&url)));
+        reverse_rate = reverse_rate.max(runtime.block_on(throughput(&reverse_url)));
+        bridge_rate = bridge_rate.max(bridge.throughput());
+    }
+    let [direct, reverse_rt, bridge_rt] = [direct, through_reverse, through_bridge].map(best);
+    println!("### Remote doors (best of {RUNS} interleaved runs; {ROUND_TRIPS} round trips each)\n");
+    println!("| route | median | p99 | added at the median | added at p99 |");
+    println!("|---|---|---|---|---|");
+    for (name, (median, p99)) in [
+        ("direct HTTP", direct),
+        ("reverse proxy (--listen)", reverse_rt),
+        ("bridge (--url, stdio)", bridge_rt),
+    ] {
+        println!(
+            "| {name} | {:.1} µs | {:.1} µs | {:+.1} µs | {:+.1} µs |",
+            median,
+            p99,
+            median - direct.0,
+            p99 - direct.1
+        );
+    }
+    println!("\n| {IN_FLIGHT} calls in flight | calls/s | / direct |");
+    println!("|---|---|---|");
+    for (name, rate) in [
+        ("direct HTTP", direct_rate),
+        ("reverse proxy", reverse_rate),
+        ("bridge", bridge_rate),
+    ] {
+        println!("| {name} | {rate:.0} | {:.2}× |", rate / direct_rate);
+    }
+}
+
+/// The (median, p99) of the run with the lowest median.
+fn best(runs: Vec<Vec<f64>>) -> (f64, f64) {
+    runs.into_iter()
+        .map(|mut xs| {
+            xs.sort_by(f64::total_cmp);
+            (xs[xs.len() / 2], xs[xs.len() * 99 / 100])
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .unwrap()
+}
+
+fn client() -> Client<HttpConnector, Full<Bytes>> {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    Client::builder(TokioExecutor::new()).build(connector)
+}
+
+async fn post_once(client: &Client<HttpConnector, Full<Bytes>>, url: &str, body: &str) -> Bytes {
+    let request = hyper::Request::post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(body.to_owned())))
+        .unwrap();
+    let response = client.request(request).await.unwrap();
+    response.into_body().collect().await.unwrap().to_bytes()
+}
+
+/// Round-trip times in µs, one call at a time.
+async fn round_trips(url: &str) -> Vec<f64> {
+    let client = client();
+    let mut times = Vec::with_capacity(ROUND_TRIPS);
+    for id in 1..=ROUND_TRIPS {
+        let start = Instant::now();
+        post_once(&client, url, &call(id)).await;
+        times.push(start.elapsed().as_secs_f64() * 1e6);
+    }
+    times
+}
+
+/// Calls per second with `IN_FLIGHT` clients, each calling in turn.
+async fn throughput(url: &str) -> f64 {
+    let start = Instant::now();
+    let mut clients = Vec::new();
+    for c in 0..IN_FLIGHT {
+        let url = url.to_owned();
+        clients.push(tokio::spawn(async move {
+            let client = client();
+            for n in 0..CALLS_EACH {
+                post_once(&client, &url, &call(c * CALLS_EACH + n)).await;
+            }
+        }));
+    }
+    for c in clients {
+        c.await.unwrap();
+    }
+    (IN_FLIGHT * CALLS_EACH) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// A running door, stopped on drop.
+struct Door {
+    child: Child,
+    address: String,
+    lines: Option<BufReader<std::process::ChildStdout>>,
+}
+
+impl Door {
+    fn reverse(upstream: &str) -> Door {
+        let mut child = Command::new(PROXY)
+            .args([
+                "proxy",
+                "--quiet",
+                "--listen",
+                "127.0.0.1:0",
+                "--upstream",
+                upstream,
+            ])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let address = line
+            .split("http://")
+            .nth(1)
+            .unwrap()
+            .split('/')
+            .next()
+            .unwrap()
+            .to_owned();
+        Door {
+            child,
+            address,
+            lines: None,
+        }
+    }
+
+    fn bridge(url: &str) -> Door {
+        let mut child = Command::new(PROXY)
+            .args(["proxy", "--quiet", "--url", url])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = Some(BufReader::new(child.stdout.take().unwrap()));
+        Door {
+            child,
+            address: String::new(),
+            lines,
+        }
+    }
+
+    /// Sends a line and reads the answer.
+    fn line(&mut self, line: &String) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+        let mut answer = String::new();
+        self.lines.as_mut().unwrap().read_line(&mut answer).unwrap();
+    }
+
+    fn round_trips(&mut self) -> Vec<f64> {
+        (1..=ROUND_TRIPS)
+            .map(|id| {
+                let line = call(id);
+                let start = Instant::now();
+                self.line(&line);
+                start.elapsed().as_secs_f64() * 1e6
+            })
+            .collect()
+    }
+
+    /// Calls per second with `IN_FLIGHT` calls kept in flight on stdio.
+    fn throughput(&mut self) -> f64 {
+        let total = IN_FLIGHT * CALLS_EACH;
+        let answered = Arc::new(AtomicUsize::new(0));
+        let mut lines = self.lines.take().unwrap();
+        let counter = answered.clone();
+        let start = Instant::now();
+        let reader = thread::spawn(move || {
+            let mut answer = String::new();
+            for _ in 0..total {
+                answer.clear();
+                lines.read_line(&mut answer).unwrap();
+                counter.fetch_add(1, Ordering::Release);
+            }
+            lines
+        });
+        let stdin = self.child.stdin.as_mut().unwrap();
+        for id in 0..total {
+            while id >= answered.load(Ordering::Acquire) + IN_FLIGHT {
+                thread::yield_now();
+            }
+            stdin.write_all(call(id).as_bytes()).unwrap();
+            stdin.write_all(b"\n").unwrap();
+            stdin.flush().unwrap();
+        }
+        self.lines = Some(reader.join().unwrap());
+        total as f64 / start.elapsed().as_secs_f64()
+    }
+}
+
+impl Drop for Door {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The server: answers `tools/list` with [`LISTING`] and anything else with
+/// a small result for its id, as `application/json`. Returns its address.
+fn serve() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    listener.set_nonblocking(true).unwrap();
+    thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                let _ = stream.set_nodelay(true);
+                let service = hyper::service::service_fn(answer);
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service),
+                );
+            }
+        });
+    });
+    address
+}
+
+async fn answer(
+    request: hyper::Request<Incoming>,
+) -> Result<hyper::Response<Full<Bytes>>, std::convert::Infallible> {
+    let body = request.into_body().collect().await.unwrap().to_bytes();
+    let text = std::str::from_utf8(&body).unwrap();
+    let id = text
+        .split("\"id\":")
+        .nth(1)
+        .and_then(|rest| rest.split([',', '}']).next())
+        .unwrap_or("null");
+    let result = if text.contains("tools/list") {
+        LISTING.to_owned()
+    } else {
+        r#"{"content":[{"type":"text","text":"ok"}]}"#.to_owned()
+    };
+    let mut response = hyper::Response::new(Full::new(Bytes::from(format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
+    ))));
+    response
+        .headers_mut()
+        .insert("content-type", "application/json".parse().unwrap());
+    Ok(response)
+}

@@ -1,0 +1,273 @@
+//! `proxy --url URL`: stdio to the host, streamable HTTP to the server.
+//!
+//! Each line from the host is POSTed as it is; each message the server
+//! sends back — a JSON body, or an event of an SSE stream — is written to
+//! stdout as one line. Requests go side by side (a slow call holds up no
+//! other); a notification or a response is sent only once the message
+//! before it was, so that `notifications/initialized` reaches the server
+//! before the requests that follow it. The tap sees each line as the stdio
+//! proxy shows it one.
+//!
+//! - [`exchange`] carries one message and its answer, streams included;
+//! - [`session`] keeps what the protocol carries from one request to the
+//!   next (era, `Mcp-Session-Id`, version) and builds the requests;
+//! - [`reply`](super::reply) writes the only bytes the bridge ever authors.
+
+mod exchange;
+mod session;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+use std::time::Duration;
+
+use bytes::Bytes;
+use hyper::header::HeaderMap;
+use tokio::sync::{Notify, mpsc};
+use tokio::task::AbortHandle;
+
+use self::session::Session;
+use super::client::Upstream;
+use super::message::{Kind, Outgoing, RequestId};
+use super::note;
+use crate::proxy::relay::LineTap;
+use crate::proxy::tap::Tap;
+
+/// How long a notification or a response may take to be accepted before
+/// the next message is sent anyway.
+const ACCEPT_PATIENCE: Duration = Duration::from_secs(10);
+
+/// The bridge's shared state.
+struct Bridge {
+    upstream: Upstream,
+    session: Session,
+    tap: Arc<Tap>,
+    out: Out,
+    /// Requests awaiting their answer, by id: to close a 2026-07-28
+    /// request's stream on `notifications/cancelled`, and to know when the
+    /// host has nothing left to wait for.
+    in_flight: Mutex<HashMap<RequestId, InFlight>>,
+    /// Wakes the end of the session when a request is answered.
+    answered: Notify,
+    /// The stream of the server's own messages (2025 era), once opened.
+    listening: Mutex<Option<AbortHandle>>,
+}
+
+struct InFlight {
+    task: AbortHandle,
+    /// A `subscriptions/listen` stream: it has no answer to wait for.
+    endless: bool,
+}
+
+/// Runs the bridge until the host has closed stdin and every answer it
+/// awaits is written, or SIGINT or SIGTERM comes; then ends the session.
+pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let (lines, from_host) = mpsc::channel(64);
+    thread::Builder::new()
+        .name("from-host".into())
+        .spawn(move || read_host(&lines))
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    let (out, to_host) = mpsc::channel(256);
+    let writer = thread::Builder::new()
+        .name("to-host".into())
+        .spawn(move || write_host(to_host))
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    let bridge = Arc::new(Bridge {
+        session: Session::new(headers),
+        upstream,
+        out: Out {
+            lines: out,
+            tap: tap.clone(),
+        },
+        tap,
+        in_flight: Mutex::default(),
+        answered: Notify::new(),
+        listening: Mutex::new(None),
+    });
+    runtime.block_on(async {
+        tokio::select! {
+            () = bridge.clone().serve(from_host) => {}
+            _ = super::signalled() => {}
+        }
+        bridge.close().await;
+    });
+    drop(bridge);
+    drop(runtime);
+    let _ = writer.join();
+    Ok(())
+}
+
+impl Bridge {
+    /// Sends each host line on, in order; returns once stdin is closed and
+    /// every request the host awaits is answered.
+    async fn serve(self: Arc<Self>, mut from_host: mpsc::Receiver<Vec<u8>>) {
+        while let Some(line) = from_host.recv().await {
+            let line = Bytes::from(line);
+            if !line.trim_ascii().is_empty() {
+                self.clone().dispatch(line).await;
+            }
+        }
+        self.all_answered().await;
+    }
+
+    /// One host line.
+    async fn dispatch(self: Arc<Self>, line: Bytes) {
+        let message = Outgoing::read(&line);
+        let tapped = line.len() <= self.tap.client().keep_limit() && self.tap.client().before_forward(&line);
+        let tapped = tapped.then(|| line.clone());
+        match message.kind() {
+            Kind::Request => self.request(&message, line.clone(), tapped).await,
+            Kind::Notification | Kind::Response | Kind::Unreadable => {
+                if let Some(cancelled) = self.session.cancels_by_closing(&message) {
+                    self.close_stream(cancelled);
+                } else {
+                    let sent = tokio::time::timeout(
+                        ACCEPT_PATIENCE,
+                        self.clone().deliver_one_way(&message, line.clone()),
+                    );
+                    if sent.await.is_err() {
+                        note(&format!(
+                            "{} has not accepted a {} within {} s; sending the next message anyway",
+                            self.upstream.shown(),
+                            message.method().unwrap_or("message"),
+                            ACCEPT_PATIENCE.as_secs()
+                        ));
+                    }
+                }
+                if let Some(line) = tapped {
+                    self.tap.client().after_forward(&line);
+                }
+            }
+        }
+    }
+
+    /// A request: sent on a task of its own, except `initialize`, whose
+    /// session every later message needs.
+    async fn request(self: &Arc<Self>, message: &Outgoing<'_>, line: Bytes, tapped: Option<Bytes>) {
+        let exchange = exchange::Exchange::plan(self, message, line);
+        if message.method() == Some("initialize") {
+            exchange.run(self.clone(), tapped).await;
+            return;
+        }
+        let id = exchange.id().cloned();
+        let endless = message.method() == Some("subscriptions/listen");
+        let bridge = self.clone();
+        let task = tokio::spawn(async move {
+            exchange.run(bridge, tapped).await;
+        });
+        // An id that is neither a string nor a number cannot be matched to
+        // an answer: such a request is sent, but not awaited.
+        if let Some(id) = id {
+            let entry = InFlight {
+                task: task.abort_handle(),
+                endless,
+            };
+            self.in_flight().insert(id, entry);
+        }
+    }
+
+    /// A request is answered (or will never be): forget it.
+    fn done(&self, id: &RequestId) {
+        self.in_flight().remove(id);
+        self.answered.notify_waiters();
+    }
+
+    /// `notifications/cancelled` in the 2026-07-28 era: closing the
+    /// request's stream is the cancellation.
+    fn close_stream(&self, id: RequestId) {
+        if let Some(request) = self.in_flight().remove(&id) {
+            request.task.abort();
+        }
+    }
+
+    /// Waits until no request the host awaits is left unanswered.
+    async fn all_answered(&self) {
+        loop {
+            let answered = self.answered.notified();
+            if !self.in_flight().values().any(|request| !request.endless) {
+                return;
+            }
+            answered.await;
+        }
+    }
+
+    /// Ends the session: open streams closed, the session deleted.
+    async fn close(&self) {
+        for (_, request) in self.in_flight().drain() {
+            request.task.abort();
+        }
+        if let Some(listening) = self.listening().take() {
+            listening.abort();
+        }
+        self.end_session().await;
+    }
+
+    fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, InFlight>> {
+        self.in_flight.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn listening(&self) -> std::sync::MutexGuard<'_, Option<AbortHandle>> {
+        self.listening.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The host's stdout, written by a thread of its own: a host that reads
+/// slowly holds up the streams that write to it, never the runtime.
+struct Out {
+    lines: mpsc::Sender<Vec<u8>>,
+    tap: Arc<Tap>,
+}
+
+impl Out {
+    /// Writes one server message as one line, shown to the tap first.
+    async fn write(&self, message: &[u8]) {
+        let line = super::message::as_line(message);
+        let server = self.tap.server();
+        if line.len() <= server.keep_limit() {
+            server.before_forward(&line);
+        }
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(&line);
+        bytes.push(b'\n');
+        let _ = self.lines.send(bytes).await;
+    }
+}
+
+/// Reads the host's lines, newline and CR dropped, until stdin ends.
+fn read_host(lines: &mpsc::Sender<Vec<u8>>) {
+    let mut stdin = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
+    loop {
+        let mut line = Vec::new();
+        match stdin.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                if line.last() == Some(&b'\n') {
+                    line.pop();
+                }
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                if lines.blocking_send(line).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Writes lines to stdout as they come, each in one write. Once the host
+/// stops reading, lines are dropped.
+fn write_host(mut lines: mpsc::Receiver<Vec<u8>>) {
+    let mut stdout = std::io::stdout().lock();
+    let mut open = true;
+    while let Some(line) = lines.blocking_recv() {
+        if open {
+            open = stdout.write_all(&line).and_then(|()| stdout.flush()).is_ok();
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! `--header 'Name: value'`: headers the user adds to every request to the
+//! server, with `${VAR}` in a value read from the environment, so that a
+//! secret stays out of the host's configuration file.
+//!
+//! A value is never shown: not in errors, not in logs. Errors name the
+//! header and the variable, nothing more.
+
+use std::fmt;
+
+use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+
+/// Headers the bridge sets itself, from the protocol: a user's value would
+/// contradict the message or the session.
+const SET_BY_THE_BRIDGE: [&str; 10] = [
+    "accept",
+    "content-type",
+    "content-length",
+    "host",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+    "last-event-id",
+    "transfer-encoding",
+];
+
+/// Why a `--header` cannot be used. Says which header and which variable,
+/// never the value.
+#[derive(Debug, PartialEq, Eq)]
+pub enum HeaderError {
+    /// No colon between a name and a value.
+    NoColon,
+    /// The name is not an HTTP field name.
+    BadName(String),
+    /// The bridge sets this header itself.
+    Reserved(String),
+    /// `${VAR}` names a variable that is not set (or not Unicode).
+    Unset { header: String, variable: String },
+    /// `${` without its `}`, or a name that is not `[A-Za-z_][A-Za-z0-9_]*`.
+    BadReference(String),
+    /// The value, once expanded, holds a byte no header value may (a line
+    /// break, say).
+    BadValue(String),
+}
+
+impl fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            // Not even the start of it: it may be nothing but a secret.
+            HeaderError::NoColon => f.write_str("a --header has no colon: write it as 'Name: value'"),
+            HeaderError::BadName(name) => write!(f, "--header {name:?}: not a valid header name"),
+            HeaderError::Reserved(name) => write!(
+                f,
+                "--header {name}: the proxy sets this header itself, from the protocol"
+            ),
+            HeaderError::Unset { header, variable } => write!(
+                f,
+                "--header {header}: the environment variable {variable} is not set"
+            ),
+            HeaderError::BadReference(header) => write!(
+                f,
+                "--header {header}: write a variable as ${{NAME}}, NAME made of letters, digits and _"
+            ),
+            HeaderError::BadValue(header) => write!(
+                f,
+                "--header {header}: the value (once variables are read) holds a character a header cannot carry"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HeaderError {}
+
+/// Reads every `--header`, expanding `${VAR}` with `env`. Values are marked
+/// sensitive, so that hyper never shows them either.
+pub fn parse_all(specs: &[String], env: impl Fn(&str) -> Option<String>) -> Result<HeaderMap, HeaderError> {
+    let mut headers = HeaderMap::new();
+    for spec in specs {
+        let (name, value) = parse(spec, &env)?;
+        headers.append(name, value);
+    }
+    Ok(headers)
+}
+
+/// Reads one `Name: value`.
+fn parse(
+    spec: &str,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<(HeaderName, HeaderValue), HeaderError> {
+    let (name, value) = spec.split_once(':').ok_or(HeaderError::NoColon)?;
+    let name = name.trim();
+    let header =
+        HeaderName::from_bytes(name.as_bytes()).map_err(|_| HeaderError::BadName(name.to_owned()))?;
+    if SET_BY_THE_BRIDGE.contains(&header.as_str()) {
+        return Err(HeaderError::Reserved(name.to_owned()));
+    }
+    let expanded = expand(value.trim(), name, env)?;
+    let mut value = HeaderValue::from_str(&expanded).map_err(|_| HeaderError::BadValue(name.to_owned()))?;
+    value.set_sensitive(true);
+    Ok((header, value))
+}
+
+/// Replaces each `${VAR}` with the variable's value; a `$` not followed by
+/// `{` stays as it is.
+fn expand(value: &str, header: &str, env: &impl Fn(&str) -> Option<String>) -> Result<String, HeaderError> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| HeaderError::BadReference(header.to_owned()))?;
+        let variable = &after[..end];
+        if !is_variable_name(variable) {
+            return Err(HeaderError::BadReference(header.to_owned()));
+        }
+        let found = env(variable).ok_or_else(|| HeaderError::Unset {
+            header: header.to_owned(),
+            variable: variable.to_owned(),
+        })?;
+        out.push_str(&found);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn is_variable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|first| first == '_' || first.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        match name {
+            "TOKEN" => Some("s3cret".into()),
+            "NL" => Some("a\nb".into()),
+            _ => None,
+        }
+    }
+
+    fn one(spec: &str) -> Result<(HeaderName, HeaderValue), HeaderError> {
+        parse(spec, &env)
+    }
+
+    #[test]
+    fn variables_are_expanded_and_values_marked_sensitive() {
+        let (name, value) = one("Authorization: Bearer ${TOKEN}").unwrap();
+        assert_eq!(name, "authorization");
+        assert_eq!(value, "Bearer s3cret");
+        assert!(value.is_sensitive());
+        assert_eq!(
+            one("X-Price: $5 and ${TOKEN}${TOKEN}").unwrap().1,
+            "$5 and s3crets3cret"
+        );
+        assert_eq!(one("X-Empty:").unwrap().1, "");
+    }
+
+    #[test]
+    fn errors_name_the_header_and_variable_never_the_value() {
+        let unset = one("Authorization: Bearer ${MISSING}").unwrap_err();
+        assert_eq!(
+            unset.to_string(),
+            "--header Authorization: the environment variable MISSING is not set"
+        );
+        let newline = one("X-Key: ${NL}").unwrap_err();
+        assert_eq!(newline, HeaderError::BadValue("X-Key".into()));
+        assert!(!newline.to_string().contains("a\nb"));
+        for spec in ["X-Key: ${TOKEN", "X-Key: ${1X}", "X-Key: ${}"] {
+            assert_eq!(
+                one(spec).unwrap_err(),
+                HeaderError::BadReference("X-Key".into()),
+                "{spec}"
+            );
+        }
+        assert_eq!(one("s3cret").unwrap_err(), HeaderError::NoColon);
+    }
+
+    #[test]
+    fn headers_the_protocol_sets_are_refused() {
+        for name in [
+            "Mcp-Session-Id",
+            "MCP-Protocol-Version",
+            "Accept",
+            "Content-Type",
+            "Mcp-Method",
+        ] {
+            assert_eq!(
+                one(&format!("{name}: x")).unwrap_err(),
+                HeaderError::Reserved(name.into())
+            );
+        }
+        assert_eq!(
+            one("Bad Name: x").unwrap_err(),
+            HeaderError::BadName("Bad Name".into())
+        );
+    }
+
+    #[test]
+    fn repeated_names_are_all_sent() {
+        let specs = ["X-A: 1".to_owned(), "X-A: 2".to_owned()];
+        let headers = parse_all(&specs, env).unwrap();
+        assert_eq!(headers.get_all("x-a").iter().count(), 2);
+    }
+}

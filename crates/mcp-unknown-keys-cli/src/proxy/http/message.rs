@@ -1,0 +1,283 @@
+//! What the HTTP doors read of a JSON-RPC message: enough to route it
+//! (method, id, name, protocol version) and to frame it for stdio. A
+//! message is read from its bytes, never re-serialised: what is sent is
+//! always the bytes that came.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// A message from the host, as far as routing it needs.
+#[derive(Debug, Default, Deserialize)]
+pub struct Outgoing<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<OutgoingParams<'a>>,
+    #[serde(default)]
+    result: Option<IgnoredAny>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct OutgoingParams<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    uri: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "requestId")]
+    request_id: Option<&'a RawValue>,
+    #[serde(default)]
+    cursor: Option<IgnoredAny>,
+    #[serde(borrow, default, rename = "_meta")]
+    meta: Option<Meta<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Meta<'a> {
+    #[serde(borrow, default, rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: Option<Cow<'a, str>>,
+}
+
+/// What kind of message a host line is.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A request: it has a method and an id, and wants an answer.
+    Request,
+    /// A notification: a method, no id.
+    Notification,
+    /// An answer to a request of the server's (legacy era only).
+    Response,
+    /// Not one JSON-RPC message: not JSON, a batch array, or neither a
+    /// method nor a result. Sent as it is; nothing can be answered for it.
+    Unreadable,
+}
+
+impl<'a> Outgoing<'a> {
+    /// Reads a host line; an unreadable line reads as [`Kind::Unreadable`].
+    pub fn read(line: &'a [u8]) -> Outgoing<'a> {
+        let parsed = std::str::from_utf8(line)
+            .ok()
+            .filter(|text| text.trim_start().starts_with('{'))
+            .and_then(|text| serde_json::from_str(text).ok());
+        parsed.unwrap_or_default()
+    }
+
+    /// The kind of message.
+    pub fn kind(&self) -> Kind {
+        match (&self.method, self.id) {
+            (Some(_), Some(_)) => Kind::Request,
+            (Some(_), None) => Kind::Notification,
+            (None, Some(_)) if self.result.is_some() || self.error.is_some() => Kind::Response,
+            _ => Kind::Unreadable,
+        }
+    }
+
+    /// The id, as it was written.
+    pub fn id(&self) -> Option<&'a RawValue> {
+        self.id
+    }
+
+    /// The method, if any.
+    pub fn method(&self) -> Option<&str> {
+        self.method.as_deref()
+    }
+
+    /// What `Mcp-Name` carries: `params.name` of `tools/call` and
+    /// `prompts/get`, `params.uri` of `resources/read`.
+    pub fn routed_name(&self) -> Option<&str> {
+        let params = self.params.as_ref()?;
+        match self.method()? {
+            "tools/call" | "prompts/get" => params.name.as_deref(),
+            "resources/read" => params.uri.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The tool a `tools/call` calls.
+    pub fn tool(&self) -> Option<&str> {
+        match self.method()? {
+            "tools/call" => self.params.as_ref()?.name.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// A `tools/call`'s arguments, as raw JSON.
+    pub fn arguments(&self) -> Option<&'a RawValue> {
+        self.params.as_ref()?.arguments
+    }
+
+    /// The request a `notifications/cancelled` gives up.
+    pub fn cancelled_request(&self) -> Option<&'a RawValue> {
+        match self.method()? {
+            "notifications/cancelled" => self.params.as_ref()?.request_id,
+            _ => None,
+        }
+    }
+
+    /// Whether a listing request asks for a further page.
+    pub fn has_cursor(&self) -> bool {
+        self.params.as_ref().is_some_and(|params| params.cursor.is_some())
+    }
+
+    /// The protocol version a modern request declares in its `_meta`.
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.params.as_ref()?.meta.as_ref()?.protocol_version.as_deref()
+    }
+}
+
+/// A message from the server, as far as the bridge needs it.
+#[derive(Debug, Default, Deserialize)]
+pub struct Incoming<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    method: Option<IgnoredAny>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+}
+
+impl<'a> Incoming<'a> {
+    /// Reads a server message; anything else reads as nothing.
+    pub fn read(bytes: &'a [u8]) -> Incoming<'a> {
+        serde_json::from_slice(bytes).unwrap_or_default()
+    }
+
+    /// Whether this answers the request whose id is `id`.
+    pub fn answers(&self, id: &RequestId) -> bool {
+        self.method.is_none()
+            && (self.result.is_some() || self.error.is_some())
+            && self.id.and_then(RequestId::read).as_ref() == Some(id)
+    }
+
+    /// The result, raw.
+    pub fn result(&self) -> Option<&'a RawValue> {
+        self.result
+    }
+}
+
+/// A JSON-RPC id as a value: `1` and `1` match however either was written.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RequestId(String);
+
+impl RequestId {
+    /// Reads an id: a string or a number; `None` for anything else.
+    pub fn read(raw: &RawValue) -> Option<RequestId> {
+        match serde_json::from_str::<Value>(raw.get()).ok()? {
+            Value::String(text) => Some(RequestId(format!("s{text}"))),
+            Value::Number(number) => Some(RequestId(format!("n{number}"))),
+            _ => None,
+        }
+    }
+}
+
+/// A message as one stdio line: the JSON whitespace around it dropped, and
+/// each raw line break in it — only ever insignificant whitespace in JSON,
+/// whose strings escape them — made a space, so that the line stays one
+/// line. Every other byte is kept as received.
+pub fn as_line(message: &[u8]) -> Cow<'_, [u8]> {
+    let trimmed = message.trim_ascii();
+    if memchr::memchr2(b'\n', b'\r', trimmed).is_none() {
+        return Cow::Borrowed(trimmed);
+    }
+    let spaced = trimmed
+        .iter()
+        .map(|&byte| {
+            if byte == b'\n' || byte == b'\r' {
+                b' '
+            } else {
+                byte
+            }
+        })
+        .collect();
+    Cow::Owned(spaced)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_read_for_routing() {
+        let line = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_weather","arguments":{"city":"Oslo"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        let message = Outgoing::read(line);
+        assert_eq!(message.kind(), Kind::Request);
+        assert_eq!(message.routed_name(), Some("get_weather"));
+        assert_eq!(message.tool(), Some("get_weather"));
+        assert_eq!(message.arguments().unwrap().get(), r#"{"city":"Oslo"}"#);
+        assert_eq!(message.protocol_version(), Some("2026-07-28"));
+        let read = Outgoing::read(
+            br#"{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"file:///a"}}"#,
+        );
+        assert_eq!(read.routed_name(), Some("file:///a"));
+        assert_eq!(read.protocol_version(), None);
+    }
+
+    #[test]
+    fn kinds_are_told_apart() {
+        let kind = |line: &str| Outgoing::read(line.as_bytes()).kind();
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Kind::Notification
+        );
+        assert_eq!(kind(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#), Kind::Response);
+        assert_eq!(
+            kind(r#"{"jsonrpc":"2.0","id":3,"error":{"code":1,"message":""}}"#),
+            Kind::Response
+        );
+        for line in [
+            "",
+            "[]",
+            "{",
+            "null",
+            r#"{"id":1}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"x"}]"#,
+        ] {
+            assert_eq!(kind(line), Kind::Unreadable, "{line}");
+        }
+    }
+
+    #[test]
+    fn a_cancellation_names_its_request() {
+        let line = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"abc"}}"#;
+        assert_eq!(
+            Outgoing::read(line).cancelled_request().unwrap().get(),
+            r#""abc""#
+        );
+    }
+
+    #[test]
+    fn an_answer_is_matched_to_its_request_by_value() {
+        let id = RequestId::read(&RawValue::from_string("1".into()).unwrap()).unwrap();
+        let text = RequestId::read(&RawValue::from_string(r#""1""#.into()).unwrap()).unwrap();
+        assert!(Incoming::read(br#"{"id":1,"result":{}}"#).answers(&id));
+        assert!(Incoming::read(br#"{"error":{},"id":1}"#).answers(&id));
+        assert!(!Incoming::read(br#"{"id":1,"result":{}}"#).answers(&text));
+        assert!(Incoming::read(br#"{"id":"\u0031","result":{}}"#).answers(&text));
+        assert!(!Incoming::read(br#"{"id":1,"method":"ping"}"#).answers(&id));
+        assert!(!Incoming::read(br#"{"method":"notifications/progress"}"#).answers(&id));
+    }
+
+    #[test]
+    fn a_message_becomes_one_line() {
+        assert_eq!(&*as_line(b"{\"a\":1}"), b"{\"a\":1}");
+        assert!(matches!(
+            as_line(b"\r\n {\"a\":1}\n"),
+            Cow::Borrowed(b"{\"a\":1}")
+        ));
+        assert_eq!(
+            &*as_line(b"{\n  \"a\": \"x\\ny\"\r\n}\n"),
+            b"{   \"a\": \"x\\ny\"  }"
+        );
+    }
+}

@@ -1,0 +1,148 @@
+//! The remote doors of `proxy`, for MCP servers reached over streamable
+//! HTTP (feature `remote`):
+//!
+//! - `proxy --url URL`: a stdio command for the host, that carries each
+//!   message to the server and back ([`bridge`]);
+//! - `proxy --listen ADDR --upstream URL`: an HTTP reverse proxy for hosts
+//!   that connect by URL ([`reverse`]).
+//!
+//! Both read copies of the messages with the stdio proxy's [`Tap`], an
+//! HTTP body or an SSE event's data shown to it as a line would be, and
+//! both pass the bytes of every message through as they came. The HTTP
+//! client ([`client`], [`tls`]), the SSE reader ([`sse`]), what is read of a
+//! message ([`message`], [`mcp_param`]) and the user's headers
+//! ([`headers`]) are shared.
+
+mod bridge;
+mod client;
+mod headers;
+mod mcp_param;
+mod message;
+mod reply;
+mod reverse;
+mod sse;
+mod tls;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use mcp_unknown_keys::audit::{Auditor, Findings};
+
+use self::client::Upstream;
+use super::Warnings;
+use super::tap::Tap;
+
+/// The command line of the remote doors, flattened into `proxy`'s.
+#[derive(clap::Args, Debug, Default)]
+#[group(skip)]
+#[command(next_help_heading = "Remote servers (streamable HTTP)")]
+pub struct Args {
+    /// Bridge stdio to the MCP server at URL (streamable HTTP, both
+    /// protocol eras): put this command in a host that only runs stdio
+    /// servers.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["command", "listen"])]
+    url: Option<String>,
+    /// Serve an HTTP reverse proxy at ADDR (such as 127.0.0.1:8808) in front
+    /// of --upstream, for hosts that connect by URL.
+    #[arg(long, value_name = "ADDR", requires = "upstream", conflicts_with = "command")]
+    listen: Option<SocketAddr>,
+    /// The MCP endpoint --listen stands in front of.
+    #[arg(long, value_name = "URL", requires = "listen")]
+    upstream: Option<String>,
+    /// Let --listen take an address other than loopback: anyone who reaches
+    /// it reaches the upstream server, with the credentials the proxy adds.
+    #[arg(long, requires = "listen")]
+    allow_non_loopback: bool,
+    /// Add a header to every request to the server (repeatable), such as
+    /// 'Authorization: Bearer ${TOKEN}': ${VAR} is read from the
+    /// environment, and values never appear in logs or errors.
+    #[arg(long = "header", value_name = "'NAME: VALUE'")]
+    headers: Vec<String>,
+    /// Trust the CA certificates of FILE (PEM) for the server's TLS, beside
+    /// the system's and the bundled Mozilla roots (repeatable).
+    #[arg(long = "ca-cert", value_name = "FILE")]
+    ca_certs: Vec<PathBuf>,
+}
+
+impl Args {
+    /// Whether a remote door was asked for, or one of its options given
+    /// (which the stdio proxy would otherwise ignore in silence).
+    pub fn requested(&self) -> bool {
+        self.url.is_some() || self.listen.is_some() || !self.headers.is_empty() || !self.ca_certs.is_empty()
+    }
+}
+
+/// Runs the door asked for; exits 0 once the host is done or a signal
+/// ends it, 2 for a command line that cannot work, 1 otherwise.
+pub fn run(args: &super::Args) -> ExitCode {
+    match door(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("mcp-unknown-keys: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+fn door(args: &super::Args) -> Result<(), super::Failure> {
+    let remote = &args.remote;
+    let headers = headers::parse_all(&remote.headers, |name| std::env::var(name).ok())
+        .map_err(|e| super::failure(e.to_string(), 2))?;
+    let warnings = Arc::new(Warnings::open(args)?);
+    let auditor = {
+        let (warnings, allow) = (warnings.clone(), args.allow.clone());
+        move || {
+            Auditor::new()
+                .with_shared_sink(warnings.clone())
+                .allow_all(allow.iter().cloned())
+        }
+    };
+    if let Some(url) = &remote.url {
+        let upstream = Upstream::new(url, &remote.ca_certs).map_err(|e| super::failure(e, 2))?;
+        let tap = Arc::new(Tap::new(auditor()));
+        let outcome = bridge::run(upstream, headers, tap.clone());
+        warnings.summarise(&tap.findings());
+        return outcome.map_err(|e| super::failure(e, 1));
+    }
+    let (Some(listen), Some(url)) = (remote.listen, &remote.upstream) else {
+        return Err(super::failure(
+            "--header and --ca-cert go with --url URL, or with --listen ADDR --upstream URL".into(),
+            2,
+        ));
+    };
+    if !listen.ip().is_loopback() && !remote.allow_non_loopback {
+        return Err(super::failure(
+            format!(
+                "--listen {listen} is not a loopback address: anyone who can reach it could use the server \
+                 through the proxy; add --allow-non-loopback to listen there anyway"
+            ),
+            2,
+        ));
+    }
+    let upstream = Upstream::new(url, &remote.ca_certs).map_err(|e| super::failure(e, 2))?;
+    let summarise = move |findings: &Findings| warnings.summarise(findings);
+    let sessions = reverse::Sessions::new(auditor, summarise);
+    reverse::run(listen, upstream, headers, sessions).map_err(|e| super::failure(e, 1))
+}
+
+/// Says something about the transport on stderr: not a warning, so not
+/// prefixed as warnings are.
+fn note(text: &str) {
+    eprintln!("mcp-unknown-keys remote: {text}");
+}
+
+/// Resolves with the signal's number when SIGINT or SIGTERM arrives.
+async fn signalled() -> i32 {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut interrupt), Ok(mut terminate)) =
+        (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
+    else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = interrupt.recv() => libc::SIGINT,
+        _ = terminate.recv() => libc::SIGTERM,
+    }
+}

@@ -1,0 +1,175 @@
+//! Bodies on their way through the reverse proxy: every frame forwarded as
+//! it arrives, while the tap is shown the messages they carry.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use bytes::{Bytes, BytesMut};
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+
+use super::super::client::{Body, BoxError};
+use super::super::sse::Parser;
+use crate::proxy::relay::LineTap;
+use crate::proxy::tap::Tap;
+
+/// A request body: read whole when it is no longer than `limit` (a
+/// JSON-RPC message, to show the tap before it is sent); else what was
+/// read is sent, followed by the rest as it comes, untapped.
+pub async fn read_request(mut body: Incoming, limit: usize) -> Result<Request, BoxError> {
+    let mut read = BytesMut::new();
+    loop {
+        match body.frame().await {
+            None => return Ok(Request::Whole(read.freeze())),
+            Some(frame) => {
+                if let Some(data) = frame?.data_ref() {
+                    read.extend_from_slice(data);
+                }
+                if read.len() > limit {
+                    let rest = Prefixed {
+                        prefix: Some(read.freeze()),
+                        rest: body,
+                    };
+                    return Ok(Request::Streamed(rest.boxed()));
+                }
+            }
+        }
+    }
+}
+
+/// A request body, as [`read_request`] read it.
+pub enum Request {
+    /// All of it.
+    Whole(Bytes),
+    /// Too long to tap: sent as it streams.
+    Streamed(Body),
+}
+
+/// What was read of a body, then the rest of it.
+struct Prefixed {
+    prefix: Option<Bytes>,
+    rest: Incoming,
+}
+
+impl HttpBody for Prefixed {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        if let Some(prefix) = self.prefix.take() {
+            return Poll::Ready(Some(Ok(Frame::data(prefix))));
+        }
+        Pin::new(&mut self.rest).poll_frame(cx).map_err(Into::into)
+    }
+}
+
+/// How a response body carries messages.
+pub enum Carries {
+    /// An SSE stream: each event's data is a message.
+    Events(Parser),
+    /// A JSON body: the whole body is one message, `length` bytes long
+    /// when the response said so.
+    Json { length: Option<u64> },
+    /// Nothing the tap reads (an error page, a compressed body).
+    Nothing,
+}
+
+/// A response body forwarded frame by frame, the tap shown each message
+/// before the frame that completes it goes on.
+pub struct Tapped {
+    inner: Incoming,
+    tap: Arc<Tap>,
+    carries: Carries,
+    /// A JSON body read so far, while the tap may want it.
+    json: Option<BytesMut>,
+}
+
+impl Tapped {
+    pub fn new(inner: Incoming, tap: Arc<Tap>, carries: Carries) -> Tapped {
+        let json = matches!(carries, Carries::Json { .. }).then(BytesMut::new);
+        Tapped {
+            inner,
+            tap,
+            carries,
+            json,
+        }
+    }
+
+    /// Shows the tap the messages `chunk` completes.
+    fn look(&mut self, chunk: &Bytes) {
+        let server = self.tap.server();
+        match &mut self.carries {
+            Carries::Events(parser) => {
+                parser.set_limit(server.keep_limit());
+                let tap = &self.tap;
+                parser.feed(chunk, |event| {
+                    if let Some(data) = event
+                        .data
+                        .filter(|_| event.kind.as_deref().is_none_or(|k| k == "message"))
+                    {
+                        tap.server().before_forward(&data);
+                    }
+                });
+            }
+            Carries::Json { length } => {
+                let Some(json) = &mut self.json else { return };
+                if json.len() + chunk.len() > server.keep_limit() {
+                    self.json = None;
+                    return;
+                }
+                json.extend_from_slice(chunk);
+                if length.is_some_and(|length| json.len() as u64 == length) {
+                    self.finish();
+                }
+            }
+            Carries::Nothing => {}
+        }
+    }
+
+    /// The body ended: a JSON body is a whole message now.
+    fn finish(&mut self) {
+        if let Some(json) = self.json.take()
+            && !json.is_empty()
+        {
+            self.tap.server().before_forward(&json);
+        }
+    }
+}
+
+impl HttpBody for Tapped {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = &mut *self;
+        let frame = ready!(Pin::new(&mut this.inner).poll_frame(cx));
+        match &frame {
+            Some(Ok(frame)) => {
+                if let Some(chunk) = frame.data_ref() {
+                    this.look(chunk);
+                }
+            }
+            None => this.finish(),
+            Some(Err(_)) => this.json = None,
+        }
+        Poll::Ready(frame.map(|frame| frame.map_err(Into::into)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        // A JSON body still held is shown to the tap on the poll that
+        // finds its end: ask for that poll.
+        self.json.is_none() && self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}

@@ -1,0 +1,293 @@
+//! `proxy --listen ADDR --upstream URL`: an HTTP reverse proxy in front of a
+//! streamable-HTTP MCP server, for hosts that connect by URL.
+//!
+//! Requests and responses pass through with their status, headers and
+//! bytes (`Authorization`, `Mcp-Session-Id`, `Mcp-Param-*` and every other
+//! end-to-end header included); the hop-by-hop headers are dropped, as an
+//! HTTP proxy must, and `Host` becomes the upstream's. A response streams
+//! frame by frame: an SSE event reaches the client as soon as the server
+//! sends it. The tap reads a copy of each POSTed message (audits a
+//! `tools/call`, notes a `tools/list`) and of each message coming back (learns
+//! a listing), one tap per session ([`sessions`]).
+
+mod body;
+mod sessions;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+
+use self::body::{Carries, Tapped};
+pub use self::sessions::Sessions;
+use super::client::{Body, Upstream, describe};
+use super::message::Outgoing;
+use super::note;
+use super::reply::{self, Failure};
+use super::sse::Parser;
+use crate::proxy::relay::LineTap;
+
+const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+
+/// Headers that belong to one connection, never forwarded (RFC 9110,
+/// 7.6.1), besides those `Connection` names.
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// The proxy's shared state.
+struct Proxy {
+    upstream: Upstream,
+    /// The user's `--header`s, added to every upstream request.
+    headers: HeaderMap,
+    sessions: Sessions,
+}
+
+/// Serves until SIGINT or SIGTERM, then writes each session's summary.
+pub fn run(
+    listen: SocketAddr,
+    upstream: Upstream,
+    headers: HeaderMap,
+    sessions: Sessions,
+) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let proxy = Arc::new(Proxy {
+        upstream,
+        headers,
+        sessions,
+    });
+    let served = runtime.block_on(async {
+        let listener = TcpListener::bind(listen)
+            .await
+            .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
+        let bound = listener.local_addr().map_err(|e| e.to_string())?;
+        note(&format!(
+            "listening on http://{bound}/ in front of {}",
+            proxy.upstream.shown()
+        ));
+        tokio::select! {
+            () = accept(listener, proxy.clone()) => {}
+            _ = super::signalled() => {}
+        }
+        Ok(())
+    });
+    proxy.sessions.end_all();
+    served
+}
+
+async fn accept(listener: TcpListener, proxy: Arc<Proxy>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let proxy = proxy.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request| proxy.clone().forward(request));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+impl Proxy {
+    /// One request, to the upstream and back.
+    async fn forward(self: Arc<Self>, request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+        let (parts, incoming) = request.into_parts();
+        let key = self.sessions.key(&parts.headers);
+        let tap = self.sessions.tap(&key);
+        let client = tap.client();
+        let (body, tapped, id) = match body::read_request(incoming, client.keep_limit()).await {
+            Ok(body::Request::Whole(bytes)) => {
+                let tapped = client.before_forward(&bytes);
+                let id = Outgoing::read(&bytes).id().map(|id| id.get().to_owned());
+                (full(bytes.clone()), tapped.then_some(bytes), id)
+            }
+            Ok(body::Request::Streamed(body)) => (body, None, None),
+            Err(error) => return Ok(plain(StatusCode::BAD_REQUEST, &describe(&*error))),
+        };
+        let mut upstream = Request::new(body);
+        *upstream.method_mut() = parts.method.clone();
+        *upstream.uri_mut() = self.target(&parts.uri);
+        *upstream.headers_mut() = end_to_end(parts.headers);
+        upstream.headers_mut().remove(HOST);
+        for (name, value) in &self.headers {
+            upstream.headers_mut().insert(name, value.clone());
+        }
+        let answer = self.upstream.request(upstream).await;
+        if let Some(bytes) = &tapped {
+            tap.client().after_forward(bytes);
+        }
+        let response = match answer {
+            Ok(response) => response,
+            Err(error) => {
+                let failure = Failure::Unreachable(describe(&error));
+                return Ok(self.unreachable(&failure, id.as_deref()));
+            }
+        };
+        if parts.method == Method::DELETE && response.status().is_success() {
+            self.sessions.end(&key);
+        }
+        let (mut head, incoming) = response.into_parts();
+        let carries = carries(&head.headers);
+        head.headers = end_to_end(head.headers);
+        let body = Tapped::new(incoming, tap, carries).boxed();
+        Ok(Response::from_parts(head, body))
+    }
+
+    /// Where a request goes: the upstream URL for `/` and for the
+    /// upstream's own path, the same path on the upstream's origin for any
+    /// other (OAuth metadata, say).
+    fn target(&self, asked: &Uri) -> Uri {
+        let url = self.upstream.url();
+        let path = match asked.path() {
+            "/" | "" => url.path(),
+            path => path,
+        };
+        let query = asked
+            .query()
+            .or(if path == url.path() { url.query() } else { None });
+        let path_and_query = match query {
+            Some(query) => format!("{path}?{query}"),
+            None => path.to_owned(),
+        };
+        let mut parts = url.clone().into_parts();
+        parts.path_and_query = path_and_query.parse().ok();
+        Uri::from_parts(parts).unwrap_or_else(|_| url.clone())
+    }
+
+    /// 502, with a JSON-RPC error answering the request when it had an id.
+    fn unreachable(&self, failure: &Failure, id: Option<&str>) -> Response<Body> {
+        let text = failure.explain(self.upstream.shown(), "");
+        note(&text);
+        let id = id.and_then(|id| serde_json::value::RawValue::from_string(id.to_owned()).ok());
+        let Some(id) = id else {
+            return plain(StatusCode::BAD_GATEWAY, &text);
+        };
+        let mut response = Response::new(full(Bytes::from(reply::error(&id, &text))));
+        *response.status_mut() = StatusCode::BAD_GATEWAY;
+        response
+            .headers_mut()
+            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        response
+    }
+}
+
+/// What the tap can read in a response body.
+fn carries(headers: &HeaderMap) -> Carries {
+    let encoded = headers
+        .get(CONTENT_ENCODING)
+        .is_some_and(|encoding| encoding.as_bytes() != b"identity");
+    let content_type = headers
+        .get(CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
+    if encoded {
+        Carries::Nothing
+    } else if content_type.starts_with("text/event-stream") {
+        Carries::Events(Parser::new(0))
+    } else if content_type.starts_with("application/json") {
+        let length = headers
+            .get(hyper::header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.parse().ok());
+        Carries::Json { length }
+    } else {
+        Carries::Nothing
+    }
+}
+
+/// The headers without the hop-by-hop ones.
+fn end_to_end(mut headers: HeaderMap) -> HeaderMap {
+    let named: Vec<HeaderName> = headers
+        .get_all(CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+    headers
+}
+
+fn full(bytes: Bytes) -> Body {
+    Full::new(bytes).map_err(|never| match never {}).boxed()
+}
+
+fn plain(status: StatusCode, text: &str) -> Response<Body> {
+    let mut response = Response::new(full(Bytes::from(format!("mcp-unknown-keys: {text}\n"))));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hop_by_hop_headers_stop_here_and_the_rest_pass() {
+        let mut headers = HeaderMap::new();
+        for (name, value) in [
+            ("connection", "keep-alive, x-hop"),
+            ("keep-alive", "timeout=5"),
+            ("x-hop", "1"),
+            ("transfer-encoding", "chunked"),
+            ("authorization", "Bearer t"),
+            ("mcp-session-id", "s"),
+            ("mcp-param-region", "us"),
+            ("upgrade", "h2c"),
+        ] {
+            headers.insert(HeaderName::from_static(name), HeaderValue::from_static(value));
+        }
+        let kept = end_to_end(headers);
+        let mut names: Vec<&str> = kept.keys().map(HeaderName::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["authorization", "mcp-param-region", "mcp-session-id"]);
+    }
+
+    #[test]
+    fn the_root_and_the_upstream_path_go_to_the_endpoint_other_paths_to_its_origin() {
+        let proxy = Proxy {
+            upstream: Upstream::new("https://mcp.example.com/v1/mcp?tenant=a", &[]).unwrap(),
+            headers: HeaderMap::new(),
+            sessions: Sessions::new(|| mcp_unknown_keys::audit::Auditor::new().with_sink(()), |_| {}),
+        };
+        let target = |path: &str| proxy.target(&path.parse().unwrap()).to_string();
+        assert_eq!(target("/"), "https://mcp.example.com/v1/mcp?tenant=a");
+        assert_eq!(target("/v1/mcp"), "https://mcp.example.com/v1/mcp?tenant=a");
+        assert_eq!(target("/v1/mcp?x=1"), "https://mcp.example.com/v1/mcp?x=1");
+        assert_eq!(
+            target("/.well-known/oauth-protected-resource"),
+            "https://mcp.example.com/.well-known/oauth-protected-resource"
+        );
+    }
+}
