@@ -182,6 +182,23 @@ impl Session {
     pub fn warnings(&self) -> Vec<Value> {
         read_warnings(&self.log)
     }
+
+    /// Waits until at least `count` warnings are logged: the audit runs
+    /// off the relay, a heavy one after the call is forwarded.
+    pub fn wait_for_warnings(&self, count: usize) -> Vec<Value> {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let warnings = self.warnings();
+            if warnings.len() >= count {
+                return warnings;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{count} warning(s) in time: {warnings:?}"
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
+    }
 }
 
 impl Drop for Session {
