@@ -31,6 +31,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Child, ExitCode, ExitStatus};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self, Sender};
 use std::thread;
 use std::time::Duration;
@@ -126,11 +127,18 @@ fn proxy(args: Args) -> Result<ExitStatus, Failure> {
     blocked
         .forward_to(group, events.clone())
         .map_err(|e| Failure::new(format!("cannot start a thread: {e}"), 1))?;
-    let (exit_seen, exited) =
+    let exited = Arc::new(AtomicBool::new(false));
+    let (exit_news_in, exit_news_out) =
         io::pipe().map_err(|e| Failure::new(format!("cannot create a pipe: {e}"), 1))?;
+    let from_server = ServerOutput::new(
+        child.stdout.take().expect("stdout is piped"),
+        exited.clone(),
+        exit_news_in,
+    )
+    .map_err(|e| Failure::new(format!("cannot read the server's output: {e}"), 1))?;
     start_client_to_server(&mut child, tap.clone())?;
-    start_server_to_client(&mut child, exit_seen, tap.clone(), events.clone())?;
-    session::watch(group, exited, events)?;
+    start_server_to_client(from_server, tap.clone(), events.clone())?;
+    session::watch(group, exited, exit_news_out, events)?;
     // The server is never reaped (see `session`): dropping `child` leaves it.
     drop(child);
 
@@ -191,12 +199,10 @@ fn start_client_to_server(child: &mut Child, tap: Arc<Tap>) -> Result<(), Failur
 }
 
 fn start_server_to_client(
-    child: &mut Child,
-    exit_seen: io::PipeReader,
+    mut from_server: ServerOutput,
     tap: Arc<Tap>,
     events: Sender<Event>,
 ) -> Result<(), Failure> {
-    let mut from_server = ServerOutput::new(child.stdout.take().expect("stdout is piped"), exit_seen);
     let to_client = stdio_file(io::stdout().as_fd())?;
     spawn("server-to-client", move || {
         if let Err(relay::Stopped::Write) = relay::relay(&mut from_server, &to_client, &tap.server()) {

@@ -11,49 +11,53 @@
 use std::io::{self, ErrorKind, Read};
 use std::os::fd::{AsFd, AsRawFd};
 use std::process::ChildStdout;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The server's stdout, ending once the server has exited and its bytes
 /// are read.
+///
+/// The pipe is read without blocking, so a read that finds bytes costs one
+/// call; only an empty pipe waits, on the pipe and on the news of the
+/// server's exit at once.
 pub struct ServerOutput {
     pipe: ChildStdout,
-    /// Readable once the server has exited.
-    exited: io::PipeReader,
+    /// Set once the server has exited, before `exit_news` is written to.
+    exited: Arc<AtomicBool>,
+    /// Readable once the server has exited: wakes a wait on an empty pipe.
+    exit_news: io::PipeReader,
     /// Once the server has exited: the bytes it left in the pipe, still to
     /// read.
     left: Option<usize>,
 }
 
 impl ServerOutput {
-    pub fn new(pipe: ChildStdout, exited: io::PipeReader) -> ServerOutput {
-        ServerOutput {
+    /// Reads `pipe`, told of the server's exit by `exited` and `exit_news`.
+    pub fn new(
+        pipe: ChildStdout,
+        exited: Arc<AtomicBool>,
+        exit_news: io::PipeReader,
+    ) -> io::Result<ServerOutput> {
+        set_nonblocking(&pipe)?;
+        Ok(ServerOutput {
             pipe,
             exited,
+            exit_news,
             left: None,
-        }
+        })
     }
 
-    /// Waits until the pipe has bytes (or its end) or the server has exited;
-    /// returns whether it has exited.
-    fn wait(&self) -> io::Result<bool> {
-        let mut fds = [
-            libc::pollfd {
-                fd: self.exited.as_fd().as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: self.pipe.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
+    /// Waits until the pipe has bytes (or its end) or the server has exited.
+    fn wait(&self) -> io::Result<()> {
+        let mut fds = [self.exit_news.as_fd(), self.pipe.as_fd()].map(|fd| libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        });
         loop {
             // SAFETY: `fds` is a valid array of two pollfd.
-            let ready = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-            if ready >= 0 {
-                // The exit first: a process left behind may keep the pipe
-                // readable forever.
-                return Ok(fds[0].revents != 0);
+            if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } >= 0 {
+                return Ok(());
             }
             let error = io::Error::last_os_error();
             if error.kind() != ErrorKind::Interrupted {
@@ -65,20 +69,44 @@ impl ServerOutput {
 
 impl Read for ServerOutput {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.left.is_none() && self.wait()? {
-            self.left = Some(bytes_in(&self.pipe)?);
-        }
-        match self.left {
-            None => self.pipe.read(buf),
-            Some(0) => Ok(0),
-            Some(left) => {
-                let take = left.min(buf.len());
-                let n = self.pipe.read(&mut buf[..take])?;
-                self.left = Some(if n == 0 { 0 } else { left - n });
-                Ok(n)
+        loop {
+            // The exit first: a process left behind may keep the pipe full.
+            if self.left.is_none() && self.exited.load(Ordering::Acquire) {
+                self.left = Some(bytes_in(&self.pipe)?);
+            }
+            let take = match self.left {
+                None => buf.len(),
+                Some(0) => return Ok(0),
+                Some(left) => left.min(buf.len()),
+            };
+            match self.pipe.read(&mut buf[..take]) {
+                Ok(n) => {
+                    if let Some(left) = &mut self.left {
+                        *left = if n == 0 { 0 } else { *left - n };
+                    }
+                    return Ok(n);
+                }
+                // The bytes counted at the exit are there to read: an empty
+                // pipe then means someone else took them.
+                Err(e) if e.kind() == ErrorKind::WouldBlock && self.left.is_some() => return Ok(0),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => self.wait()?,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
             }
         }
     }
+}
+
+fn set_nonblocking(pipe: &ChildStdout) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor this process owns, with integer
+    // arguments. The pipe's read end is the proxy's alone.
+    unsafe {
+        let flags = libc::fcntl(pipe.as_raw_fd(), libc::F_GETFL);
+        if flags < 0 || libc::fcntl(pipe.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// How many bytes a pipe holds, unread.

@@ -23,6 +23,8 @@ use std::io::{self, ErrorKind, Write};
 use std::mem::MaybeUninit;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -113,13 +115,20 @@ fn die_with_the_proxy(command: &mut Command) {
 fn die_with_the_proxy(_command: &mut Command) {}
 
 /// Waits, on a thread of its own, for the server to exit without reaping
-/// it; then wakes the output relay through `exited` and tells `events`.
-pub fn watch(group: Group, mut exited: io::PipeWriter, events: Sender<Event>) -> Result<(), Failure> {
+/// it; then tells the output relay (`exited`, and a byte to `exit_news` to
+/// wake it) and `events`.
+pub fn watch(
+    group: Group,
+    exited: Arc<AtomicBool>,
+    mut exit_news: io::PipeWriter,
+    events: Sender<Event>,
+) -> Result<(), Failure> {
     thread::Builder::new()
         .name("server-exit".into())
         .spawn(move || {
             let status = wait_without_reaping(group.pid);
-            let _ = exited.write_all(b"x");
+            exited.store(true, Ordering::Release);
+            let _ = exit_news.write_all(b"x");
             let _ = events.send(Event::ServerExited(status));
         })
         .map(drop)

@@ -129,9 +129,12 @@ impl Tap {
         thread::Builder::new()
             .name("audit".into())
             .spawn(move || {
-                while let Some(entry) = reader.queue.pop() {
-                    reader.worker.read(&entry, &reader.window);
-                    reader.queue.finished(&entry);
+                while let Some(entries) = reader.queue.pop_all() {
+                    let bytes = entries.iter().map(|entry| entry.line.len()).sum();
+                    for entry in &entries {
+                        reader.worker.read(entry, &reader.window);
+                    }
+                    reader.queue.finished(entries.len() as u64, bytes);
                     reader.say_unread();
                 }
             })
@@ -232,26 +235,30 @@ impl LineTap for ClientLines<'_> {
         // A method is matched decoded, so a word can hide behind a `\u`
         // escape: a line with one is always read.
         let escaped = has(&ESCAPE, line);
-        if !(escaped || has(&TOOLS, line) || has(&CANCELLED, line)) {
+        let tools = tools_words(line);
+        if !(escaped || tools.any || has(&CANCELLED, line)) {
             return false;
         }
-        let in_window = escaped || has(&LIST, line);
+        let in_window = escaped || tools.list;
         if in_window {
             self.0.window.fetch_add(1, Ordering::SeqCst);
         }
-        if !self.0.queue.try_push(From::Client, line, in_window) {
-            if in_window {
-                self.0.window.fetch_sub(1, Ordering::SeqCst);
-            }
-            self.0.unread.behind.fetch_add(1, Ordering::Relaxed);
-            if escaped || has(&CALL, line) {
-                self.0.unread.behind_calls.fetch_add(1, Ordering::Relaxed);
-            }
+        if self.0.queue.try_push(From::Client, line, in_window) {
+            return true;
+        }
+        if in_window {
+            self.0.window.fetch_sub(1, Ordering::SeqCst);
+        }
+        self.0.unread.behind.fetch_add(1, Ordering::Relaxed);
+        if escaped || has(&CALL, line) {
+            self.0.unread.behind_calls.fetch_add(1, Ordering::Relaxed);
         }
         false
     }
 
-    fn after_forward(&self, _line: &[u8]) {}
+    fn after_forward(&self, _line: &[u8]) {
+        self.0.queue.wake();
+    }
 
     fn passed_over(&self) {
         self.0.unread.too_long.fetch_add(1, Ordering::Relaxed);
@@ -283,13 +290,19 @@ impl LineTap for ServerLines<'_> {
     fn before_forward(&self, line: &[u8]) -> bool {
         let wanted = self.window_open()
             || (line.len() <= MAX_NOTIFICATION_LINE && (has(&LIST_CHANGED, line) || has(&ESCAPE, line)));
-        if wanted && !self.0.queue.try_push(From::Server, line, false) {
-            self.0.unread.server_behind.fetch_add(1, Ordering::Relaxed);
+        if !wanted {
+            return false;
         }
+        if self.0.queue.try_push(From::Server, line, false) {
+            return true;
+        }
+        self.0.unread.server_behind.fetch_add(1, Ordering::Relaxed);
         false
     }
 
-    fn after_forward(&self, _line: &[u8]) {}
+    fn after_forward(&self, _line: &[u8]) {
+        self.0.queue.wake();
+    }
 }
 
 impl fmt::Debug for ClientLines<'_> {
@@ -310,13 +323,38 @@ type Word = LazyLock<memmem::Finder<'static>>;
 
 static ESCAPE: Word = LazyLock::new(|| memmem::Finder::new("\\u"));
 static TOOLS: Word = LazyLock::new(|| memmem::Finder::new("tools"));
-static LIST: Word = LazyLock::new(|| memmem::Finder::new("list"));
+
 static CALL: Word = LazyLock::new(|| memmem::Finder::new("call"));
 static CANCELLED: Word = LazyLock::new(|| memmem::Finder::new("cancelled"));
 static LIST_CHANGED: Word = LazyLock::new(|| memmem::Finder::new("list_changed"));
 
 fn has(word: &Word, line: &[u8]) -> bool {
     word.find(line).is_some()
+}
+
+/// What a line's `tools` words may be.
+struct ToolsWords {
+    /// The line says `tools` at all.
+    any: bool,
+    /// It says `tools/list`, its slash perhaps written `\/`.
+    list: bool,
+}
+
+/// One pass over the line for `tools`, looking at what follows each.
+fn tools_words(line: &[u8]) -> ToolsWords {
+    let mut words = ToolsWords {
+        any: false,
+        list: false,
+    };
+    for at in TOOLS.find_iter(line) {
+        words.any = true;
+        let rest = &line[at + b"tools".len()..];
+        if rest.starts_with(b"/list") || rest.starts_with(b"\\/list") {
+            words.list = true;
+            break;
+        }
+    }
+    words
 }
 
 #[cfg(test)]

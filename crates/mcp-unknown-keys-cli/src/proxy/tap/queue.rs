@@ -2,10 +2,12 @@
 //! the order the relays saw them, bounded in bytes.
 //!
 //! A relay only ever tries to push: when the queue is full the line is
-//! refused at once (the caller counts it) and the relay goes on. The worker
-//! waits for lines; anyone may wait until the worker has caught up.
+//! refused at once (the caller counts it) and the relay goes on; it wakes
+//! the worker only once the line is forwarded. The worker waits for lines;
+//! anyone may wait until the worker has caught up.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -29,9 +31,11 @@ pub struct Entry {
 /// A FIFO of entries holding at most a given number of line bytes.
 pub struct Queue {
     state: Mutex<State>,
-    /// Signalled when an entry arrives, when the queue closes, and when the
-    /// worker finishes an entry.
+    /// Signalled when entries arrive, when the queue closes, and when the
+    /// worker finishes entries.
     changed: Condvar,
+    /// Entries arrived while someone waited, and nobody was woken yet.
+    wake_due: AtomicBool,
     capacity: usize,
 }
 
@@ -54,6 +58,7 @@ impl Queue {
         Queue {
             state: Mutex::default(),
             changed: Condvar::new(),
+            wake_due: AtomicBool::new(false),
             capacity,
         }
     }
@@ -79,7 +84,8 @@ impl Queue {
     }
 
     /// Queues a copy of `line`, unless it does not fit: then returns false
-    /// at once.
+    /// at once. The worker is not woken here: call [`Queue::wake`] once the
+    /// line is forwarded, so the wake-up costs the relay nothing first.
     pub fn try_push(&self, from: From, line: &[u8], in_window: bool) -> bool {
         let mut state = self.state();
         if state.closed || state.bytes + line.len() > self.capacity {
@@ -92,21 +98,26 @@ impl Queue {
             line: line.to_vec(),
             in_window,
         });
-        let wake = state.waiters > 0;
-        drop(state);
-        if wake {
-            self.changed.notify_all();
+        if state.waiters > 0 {
+            self.wake_due.store(true, Ordering::Release);
         }
         true
     }
 
-    /// The next entry, waiting for one; `None` once the queue is closed and
-    /// empty.
-    pub fn pop(&self) -> Option<Entry> {
+    /// Wakes the worker if a line pushed while it waited has not yet.
+    pub fn wake(&self) {
+        if self.wake_due.swap(false, Ordering::AcqRel) {
+            self.changed.notify_all();
+        }
+    }
+
+    /// Every entry queued, in order, waiting for one; `None` once the
+    /// queue is closed and empty. One lock for a whole burst of lines.
+    pub fn pop_all(&self) -> Option<VecDeque<Entry>> {
         let mut state = self.state();
         loop {
-            if let Some(entry) = state.entries.pop_front() {
-                return Some(entry);
+            if !state.entries.is_empty() {
+                return Some(std::mem::take(&mut state.entries));
             }
             if state.closed {
                 return None;
@@ -115,11 +126,12 @@ impl Queue {
         }
     }
 
-    /// The worker is done with an entry popped earlier.
-    pub fn finished(&self, entry: &Entry) {
+    /// The worker is done with `entries` entries popped earlier, of `bytes`
+    /// in all.
+    pub fn finished(&self, entries: u64, bytes: usize) {
         let mut state = self.state();
-        state.bytes -= entry.line.len();
-        state.finished += 1;
+        state.bytes -= bytes;
+        state.finished += entries;
         let wake = state.waiters > 0;
         drop(state);
         if wake {
@@ -134,6 +146,9 @@ impl Queue {
         let until = within.map(|within| Instant::now() + within);
         let mut state = self.state();
         let target = state.pushed;
+        // A line pushed by a relay still blocked in its write has woken
+        // nobody yet.
+        self.changed.notify_all();
         while state.finished < target {
             if until.is_some_and(|at| Instant::now() >= at) {
                 break;
@@ -165,13 +180,24 @@ mod tests {
             !queue.try_push(From::Client, b"ab", false),
             "11 bytes do not fit in 10"
         );
-        let first = queue.pop().unwrap();
-        assert_eq!((first.from, &first.line[..]), (From::Client, &b"12345"[..]));
-        // Popped but not finished: its bytes still count.
+        let popped: Vec<(From, Vec<u8>)> = queue
+            .pop_all()
+            .unwrap()
+            .into_iter()
+            .map(|entry| (entry.from, entry.line))
+            .collect();
+        assert_eq!(
+            popped,
+            [
+                (From::Client, b"12345".to_vec()),
+                (From::Server, b"6789".to_vec())
+            ]
+        );
+        // Popped but not finished: their bytes still count.
         assert!(!queue.try_push(From::Client, b"ab", false));
-        queue.finished(&first);
+        queue.finished(2, 9);
         assert!(queue.try_push(From::Client, b"ab", false));
-        assert_eq!(queue.pop().unwrap().line, b"6789");
+        assert_eq!(queue.pop_all().unwrap()[0].line, b"ab");
     }
 
     #[test]
@@ -182,12 +208,14 @@ mod tests {
         let worker = {
             let queue = queue.clone();
             thread::spawn(move || {
-                while let Some(entry) = queue.pop() {
-                    queue.finished(&entry);
+                while let Some(entries) = queue.pop_all() {
+                    let bytes = entries.iter().map(|entry| entry.line.len()).sum();
+                    queue.finished(entries.len() as u64, bytes);
                 }
             })
         };
         queue.try_push(From::Client, b"two", false);
+        queue.wake();
         assert_eq!(queue.settle(None), 0);
         queue.close();
         worker.join().unwrap();

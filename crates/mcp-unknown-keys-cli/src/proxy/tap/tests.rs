@@ -20,8 +20,8 @@ fn from_client(tap: &Tap, line: &str) {
 }
 
 fn from_server(tap: &Tap, line: &str) {
-    if line.len() <= tap.server().keep_limit() {
-        assert!(!tap.server().before_forward(line.as_bytes()));
+    if line.len() <= tap.server().keep_limit() && tap.server().before_forward(line.as_bytes()) {
+        tap.server().after_forward(line.as_bytes());
     }
 }
 
@@ -149,13 +149,25 @@ fn the_window_opens_before_a_listing_request_is_forwarded_and_closes_once_answer
     );
     tap.settle(None);
     assert_eq!(tap.server().keep_limit(), MAX_NOTIFICATION_LINE);
-    // A call that mentions `list` opens the window until it is read.
+    // A call that mentions `tools/list` opens the window until it is read;
+    // one that mentions a mere `list` does not.
     from_client(
         &tap,
-        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{"list":1}}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_directory","arguments":{"x":"tools/list"}}}"#,
     );
     tap.settle(None);
     assert_eq!(tap.server().keep_limit(), MAX_NOTIFICATION_LINE);
+    from_client(
+        &tap,
+        r#"{"method":"tools/call","params":{"name":"list_directory"}}"#,
+    );
+    assert_eq!(tap.server().keep_limit(), MAX_NOTIFICATION_LINE);
+    from_client(&tap, r#"{"jsonrpc":"2.0","id":3,"method":"tools\/list"}"#);
+    assert_eq!(
+        tap.server().keep_limit(),
+        MAX_TAPPED_LINE,
+        "a slash written `\\/`"
+    );
 }
 
 #[test]
