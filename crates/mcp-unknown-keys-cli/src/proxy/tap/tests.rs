@@ -187,6 +187,20 @@ fn unanswered_listings_are_forgotten_beyond_a_bound() {
 }
 
 #[test]
+fn a_listing_left_unanswered_while_the_server_answers_much_else_is_forgotten() {
+    let (tap, _) = tap();
+    from_client(&tap, r#"{"jsonrpc":"2.0","id":"never","method":"tools/list"}"#);
+    for id in 0..worker::MAX_RESPONSES_AWAITING {
+        from_server(&tap, &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#));
+    }
+    tap.settle(None);
+    assert_eq!(tap.server().keep_limit(), MAX_TAPPED_LINE, "still awaited");
+    from_server(&tap, r#"{"jsonrpc":"2.0","id":"other","result":{}}"#);
+    tap.settle(None);
+    assert_eq!(tap.server().keep_limit(), MAX_NOTIFICATION_LINE, "given up");
+}
+
+#[test]
 fn a_listing_is_audited_against_from_its_first_page() {
     let (tap, warnings) = tap();
     from_client(&tap, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);

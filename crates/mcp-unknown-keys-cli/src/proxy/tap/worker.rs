@@ -20,6 +20,12 @@ use super::queue::{Entry, From};
 /// beyond it (a server may never answer a request).
 pub const MAX_PENDING_LISTINGS: usize = 64;
 
+/// A `tools/list` request is forgotten once the server has sent this many
+/// other responses without answering it: while one is awaited every server
+/// line is read, so one never answered (or answered with an id it does not
+/// match) must not keep them all read.
+pub const MAX_RESPONSES_AWAITING: u64 = 256;
+
 /// Where notices go.
 type Notices = Box<dyn Fn(&str) + Send + Sync>;
 
@@ -31,11 +37,21 @@ pub struct Worker {
     notices: Mutex<Notices>,
 }
 
+/// A `tools/list` request awaiting its response.
+struct Pending {
+    id: Id,
+    /// It has no cursor: its response opens a listing.
+    first: bool,
+    /// The server's responses read before it was sent.
+    since: u64,
+}
+
 #[derive(Default)]
 struct State {
-    /// `tools/list` requests awaiting their response, oldest first, each
-    /// with whether it opens a listing.
-    pending: VecDeque<(Id, bool)>,
+    /// `tools/list` requests awaiting their response, oldest first.
+    pending: VecDeque<Pending>,
+    /// The server's responses read so far.
+    responses: u64,
     /// The listing being assembled.
     listing: Listing,
     findings: Findings,
@@ -117,7 +133,8 @@ impl Worker {
             window.fetch_sub(1, Ordering::SeqCst);
         }
         window.fetch_add(1, Ordering::SeqCst);
-        state.pending.push_back((id, first));
+        let since = state.responses;
+        state.pending.push_back(Pending { id, first, since });
     }
 
     /// A client cancelled a request: a listing it was may never be answered.
@@ -126,15 +143,23 @@ impl Worker {
     }
 
     fn forget_in(&self, state: &mut State, id: &Id, window: &AtomicUsize) -> Option<bool> {
-        let at = state.pending.iter().position(|(pending, _)| pending == id)?;
+        let at = state.pending.iter().position(|pending| pending.id == *id)?;
         window.fetch_sub(1, Ordering::SeqCst);
-        state.pending.remove(at).map(|(_, first)| first)
+        state.pending.remove(at).map(|pending| pending.first)
     }
 
     /// A server answered: if it answers a pending listing, learn from it.
     fn answered(&self, id: &Id, result: Option<&RawValue>, window: &AtomicUsize) {
         let mut state = self.state();
-        let Some(first) = self.forget_in(&mut state, id, window) else {
+        state.responses += 1;
+        let answered = self.forget_in(&mut state, id, window);
+        while let Some(oldest) = state.pending.front()
+            && state.responses - oldest.since > MAX_RESPONSES_AWAITING
+        {
+            state.pending.pop_front();
+            window.fetch_sub(1, Ordering::SeqCst);
+        }
+        let Some(first) = answered else {
             return;
         };
         let page = result
