@@ -2,7 +2,8 @@
 //!
 //! `cargo bench -p mcp-unknown-keys-cli --bench proxy` prints a Markdown
 //! table of ratios measured in this one run (absolute times on a shared
-//! machine are noise). The bench binary also plays the servers: it runs
+//! machine are noise); `MCP_UK_BENCH_RUNS=3` takes fewer runs of each, and
+//! `MCP_UK_BENCH_THROUGHPUT_ONLY=1` stops after the throughput table. The bench binary also plays the servers: it runs
 //! itself with `MCP_UK_BENCH_ROLE` set.
 //!
 //! - bulk server→client traffic: tool results of 4 KiB to 1 MiB;
@@ -333,7 +334,11 @@ fn peak_memory(size: usize, to_client: bool) -> u64 {
 }
 
 fn bench() {
-    let runs = 9;
+    // `MCP_UK_BENCH_RUNS=3` for a quick look; the figures to quote take 9.
+    let runs = std::env::var("MCP_UK_BENCH_RUNS")
+        .ok()
+        .and_then(|runs| runs.parse().ok())
+        .unwrap_or(9);
     println!("### Proxy throughput (best of {runs} interleaved runs; ratio = relay time / proxy time)\n");
     println!("| traffic | message | `cat` relay | proxy | proxy / relay |");
     println!("|---|---|---|---|---|");
@@ -369,6 +374,10 @@ fn bench() {
             count as f64 / proxy / 1e3,
             cat / proxy
         );
+    }
+
+    if std::env::var_os("MCP_UK_BENCH_THROUGHPUT_ONLY").is_some() {
+        return;
     }
 
     println!("\n### Round trip of a small `tools/call` (µs, 2 000 calls each)\n");

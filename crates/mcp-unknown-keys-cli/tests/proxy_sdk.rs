@@ -73,8 +73,14 @@ fn assert_one_warning(run: &Run, tool: &str, key: &str) {
     // One warning line; the summary on exit counts both calls.
     assert_eq!(lines.len(), 1, "{}", run.stderr);
     assert!(lines[0].contains(&format!("called with undeclared argument(s) {key};")));
-    let row = format!("  {tool} `{key}`: 2 calls (");
+    let row = format!("    {tool} `{key}`: 2 calls (");
     assert!(run.stderr.lines().any(|l| l.starts_with(&row)), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("mcp-unknown-keys summary: 2 call(s): all audited"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

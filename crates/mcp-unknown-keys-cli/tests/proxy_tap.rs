@@ -72,18 +72,24 @@ fn on_exit_a_summary_counts_every_call_that_carried_each_key_with_its_cause() {
     assert_eq!(
         finished.summary_lines(),
         [
-            "mcp-unknown-keys summary: 2 key(s) on 1 tool(s), with the calls that carried each",
-            "  fs_read `ffset`: 2 calls (truncated)",
-            "  fs_read `recursive`: 1 call (invented)",
+            "mcp-unknown-keys summary: 2 call(s): all audited",
+            "  2 undeclared key(s) on 1 tool(s), with the calls that carried each:",
+            "    fs_read `ffset`: 2 calls (truncated)",
+            "    fs_read `recursive`: 1 call (invented)",
         ]
     );
     let logged = finished.logged_summary();
-    assert_eq!(logged[0]["key"], "ffset");
-    assert_eq!(logged[0]["calls"], 2);
-    assert_eq!(logged[0]["cause"], "truncated");
-    assert_eq!(logged[0]["first_id"], "2");
-    assert_eq!(logged[1]["key"], "recursive");
-    assert_eq!(logged[1]["first_id"], "3");
+    assert_eq!(
+        logged,
+        serde_json::json!({
+            "coverage": {"calls": 2, "audited": 2, "unaudited": {}, "unlisted_tools": {}},
+            "findings": [
+                {"tool": "fs_read", "key": "ffset", "calls": 2, "first_id": "2", "cause": "truncated"},
+                {"tool": "fs_read", "key": "recursive", "calls": 1, "first_id": "3", "cause": "invented"},
+            ],
+            "declared_keys": {"fs_read": ["offset", "path"]},
+        })
+    );
 }
 
 #[test]
@@ -94,7 +100,8 @@ fn a_quiet_session_with_nothing_found_logs_an_empty_summary_and_says_nothing() {
     s.echo(&call("2", "fs_read", r#"{"path":"a"}"#));
     let finished = done(s);
     assert_eq!(finished.stderr, "");
-    assert_eq!(finished.logged_summary(), serde_json::json!([]));
+    assert_eq!(finished.logged_summary()["findings"], serde_json::json!([]));
+    assert_eq!(finished.logged_summary()["coverage"]["audited"], 1);
 }
 
 #[test]
@@ -129,17 +136,18 @@ fn ids_are_strings_or_numbers_and_responses_may_come_in_any_order() {
 }
 
 #[test]
-fn a_paginated_listing_is_merged_and_replaces_the_catalogue_on_its_last_page() {
+fn each_page_of_a_listing_is_audited_against_as_it_arrives_and_a_first_page_starts_afresh() {
     let mut s = cat(&[]);
     s.echo(&list_request("1", None));
     s.echo(&list_response("1", &[("a", &["x"])], Some("page-2")));
-    // Not the last page yet: no catalogue.
+    // The first page alone is a catalogue: a client may fetch no further.
     s.echo(&call("2", "a", r#"{"k1":1}"#));
     s.echo(&list_request("3", Some("page-2")));
     s.echo(&list_response("3", &[("b", &["y"])], None));
     s.echo(&call("4", "a", r#"{"k2":1}"#));
     s.echo(&call("5", "b", r#"{"k3":1}"#));
-    // A new listing: the old catalogue holds until its last page.
+    // A new listing starts a new catalogue from its first page: `a` is not
+    // in it.
     s.echo(&list_request("6", None));
     s.echo(&list_response("6", &[("b", &["y"])], Some("next")));
     s.echo(&call("7", "a", r#"{"k4":1}"#));
@@ -147,15 +155,18 @@ fn a_paginated_listing_is_merged_and_replaces_the_catalogue_on_its_last_page() {
     s.echo(&list_response("8", &[("c", &["z"])], None));
     s.echo(&call("9", "a", r#"{"k5":1}"#));
     s.echo(&call("10", "c", r#"{"k6":1}"#));
+    let finished = done(s);
     assert_eq!(
-        summary(&done(s).warnings),
+        summary(&finished.warnings),
         [
+            says("a", &["k1"], "2"),
             says("a", &["k2"], "4"),
             says("b", &["k3"], "5"),
-            says("a", &["k4"], "7"),
             says("c", &["k6"], "10"),
         ]
     );
+    let coverage = &finished.logged_summary()["coverage"];
+    assert_eq!(coverage["unaudited"], serde_json::json!({"unlisted_tool": 2}));
 }
 
 #[test]
@@ -202,10 +213,9 @@ fn lines_the_tap_cannot_read_pass_untouched_and_do_not_disturb_it() {
     let mut s = cat(&[]);
     s.echo(&list_request("1", None));
     s.echo(&list_response("1", FS_READ, None));
-    let unreadable: [&[u8]; 7] = [
+    let unreadable: [&[u8]; 6] = [
         b"\xff\xfe{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}\n",
         b"this is not JSON at all, tools/call\n",
-        b"[{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"fs_read\",\"arguments\":{\"batch\":1}}}]\n",
         b"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/frobnicate\",\"params\":{\"name\":\"fs_read\",\"arguments\":{\"k\":1}}}\n",
         b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"fs_read\",\"arguments\":\"not an object\"}}\n",
         b"\r\n",
@@ -319,8 +329,12 @@ fn a_recorded_session_audits_offline_into_the_warnings_the_proxy_logged() {
     // logged (a log holds no values to find a fragment in).
     let mut log = live.join("\n") + "\n";
     assert_eq!(audit_offline(&log), live);
-    log += finished.log.lines().last().unwrap();
-    assert!(log.ends_with("]}"), "the summary line ends the log");
+    let summary = finished.log.lines().last().unwrap();
+    assert!(
+        summary.starts_with(r#"{"summary":"#),
+        "the summary line ends the log"
+    );
+    log += summary;
     assert_eq!(audit_offline(&(log + "\n")), live);
 }
 

@@ -129,7 +129,8 @@ fn a_wrapped_entry_runs_its_server_through_the_proxy() {
 
     // Run it as a host would: the command line as configured, the server's
     // own command (`mcp-unknown-keys`) found on PATH.
-    let bin_dir = Path::new(binary()).parent().unwrap();
+    let binary = binary();
+    let bin_dir = Path::new(&binary).parent().unwrap();
     let path_var = std::env::join_paths(
         std::iter::once(bin_dir.to_path_buf()).chain(std::env::split_paths(
             &std::env::var_os("PATH").unwrap_or_default(),

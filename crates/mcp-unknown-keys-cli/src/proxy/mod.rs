@@ -6,56 +6,56 @@
 //! the messages to learn the catalogue and audit `tools/call` requests.
 //!
 //! - [`relay`] copies bytes and shows complete lines to a tap;
-//! - [`tap`] reads those lines and audits through the core's `Auditor`;
-//! - this module wires the command line, the child process, signals and the
-//!   exit status.
+//! - [`output`] reads the server's stdout to the last byte the server wrote;
+//! - [`tap`] queues copies of the lines that matter for an audit worker;
+//! - [`session`] runs the server and decides when the session ends;
+//! - [`signals`] forwards the host's signals to the server's group;
+//! - [`log`] writes `--log` from a thread of its own;
+//! - [`summary`] says what the session audited and found;
+//! - `http` (feature `remote`) reaches remote servers over streamable HTTP:
+//!   a stdio bridge (`--url`) and a reverse proxy (`--listen`), through the
+//!   same tap.
 //!
-//! The life of a session: when the client closes stdin, the server's stdin
-//! is closed and the server has [`EXIT_GRACE`] to exit, then gets SIGTERM,
-//! then SIGKILL. When the server exits, what it wrote is forwarded and the
-//! proxy exits with its status (128+N for signal N). SIGINT and SIGTERM
-//! sent to the proxy go to the server.
-//!
-//! Limits, each chosen so the relay never waits on the tap: a line over
-//! [`tap::MAX_TAPPED_LINE`] is forwarded but not read; a server line is read
-//! only when it may answer a pending `tools/list` or is a short
-//! `list_changed` notification. Unix only (signals, exit statuses).
+//! `docs/proxy.md` tells the life of a session and every limit.
 
 #[cfg(feature = "remote")]
 mod http;
+mod log;
+mod output;
 mod relay;
+mod session;
 mod signals;
+mod summary;
 pub mod tap;
 
 use std::ffi::OsString;
-use std::fs::{File, OpenOptions};
-use std::io::{self, ErrorKind, Write};
+use std::fs::File;
+use std::io::{self, Write};
 use std::os::fd::AsFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::process::{Child, ExitCode, ExitStatus};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{self, Sender};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use mcp_unknown_keys::audit::{Auditor, Finding, Findings, Printable, Sink, StderrSink, Warning};
+use mcp_unknown_keys::audit::{Auditor, Sink, StderrSink, Warning};
 
+use self::log::Log;
+use self::output::ServerOutput;
+use self::session::Event;
 use self::signals::Blocked;
+use self::summary::Summary;
 use self::tap::Tap;
 
-/// How long a server may take to exit once its stdin is closed, before it
-/// is sent SIGTERM.
-const EXIT_GRACE: Duration = Duration::from_secs(3);
+/// At exit, how long the audit may take to read the lines still queued
+/// before the summary is written without them.
+pub(crate) const SETTLE_AT_EXIT: Duration = Duration::from_secs(3);
 
-/// How long a server may take to exit after SIGTERM, before SIGKILL.
-const TERM_GRACE: Duration = Duration::from_secs(2);
-
-/// Once the server has exited, how long its output may stay silent before
-/// the proxy stops waiting for the end of it (a process the server started
-/// may hold the pipe open).
-const OUTPUT_IDLE: Duration = Duration::from_millis(500);
+/// At exit, how long the log may take to write the lines handed to it.
+const LOG_AT_EXIT: Duration = Duration::from_secs(3);
 
 /// The command line of `proxy`.
 #[derive(clap::Args, Debug)]
@@ -63,14 +63,15 @@ pub struct Args {
     /// Also append each warning to FILE, as one JSON object per line
     /// (`tool`, `unknown_keys`, `declared_keys`, `id`, `hints`,
     /// `missing_keys`: keys only, never values), and on exit a last line
-    /// `{"summary":[…]}`.
+    /// `{"summary":{"coverage":…,"findings":[…],"declared_keys":{…}}}`.
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
     /// Tolerate KEY on every tool, as `reason` is (repeatable): for keys a
     /// host injects, such as `toolCallId`.
     #[arg(long = "allow", value_name = "KEY")]
     allow: Vec<String>,
-    /// Do not write warnings to stderr (the log still gets them).
+    /// Do not write warnings, notices or the summary to stderr (the log
+    /// still gets them; a failing log is still said).
     #[arg(long)]
     quiet: bool,
     /// The server's name, as `wrap` gives it from the host's configuration.
@@ -113,65 +114,61 @@ struct Failure {
     code: u8,
 }
 
-/// Events the main thread waits on.
-enum Event {
-    /// The client closed the proxy's stdin.
-    ClientClosed,
-    /// The relay forwarded the end of the server's output.
-    OutputDone,
-    /// The server exited.
-    ServerExited(io::Result<ExitStatus>),
+impl Failure {
+    fn new(message: String, code: u8) -> Failure {
+        Failure { message, code }
+    }
 }
 
 fn proxy(args: Args) -> Result<ExitStatus, Failure> {
-    let warnings = Arc::new(Warnings::open(&args)?);
-    let auditor = Auditor::new()
-        .with_shared_sink(warnings.clone())
-        .allow_all(args.allow.iter().cloned());
-    let tap = Arc::new(Tap::new(auditor));
+    // Before any thread starts: each inherits the mask, and a signal no
+    // thread blocks would end the proxy.
     let blocked =
-        Blocked::block().map_err(|e| failure(format!("cannot set up signal forwarding: {e}"), 1))?;
-    let mut child = spawn(&args.command, &blocked)?;
-    blocked.forward_to(child.id());
-
-    // Both relays share the tap; this function keeps it too, for the summary
-    // of what it found once they end.
+        Blocked::block().map_err(|e| Failure::new(format!("cannot set up signal forwarding: {e}"), 1))?;
+    let warnings = Arc::new(Warnings::open(&args)?);
+    let tap = Arc::new(warnings.tap(&args.allow));
+    let (mut child, group) = session::spawn(&args.command, &blocked)?;
     let (events, event) = mpsc::channel();
-    let progress = Arc::new(AtomicU64::new(0));
-    start_client_to_server(&mut child, tap.clone(), events.clone())?;
-    start_server_to_client(&mut child, tap.clone(), events.clone(), progress.clone())?;
-    let pid = child.id();
-    thread::spawn(move || {
-        let _ = events.send(Event::ServerExited(child.wait()));
-    });
+    blocked
+        .forward_to(group, events.clone())
+        .map_err(|e| Failure::new(format!("cannot start a thread: {e}"), 1))?;
+    let exited = Arc::new(AtomicBool::new(false));
+    let (exit_news_in, exit_news_out) =
+        io::pipe().map_err(|e| Failure::new(format!("cannot create a pipe: {e}"), 1))?;
+    let from_server = ServerOutput::new(
+        child.stdout.take().expect("stdout is piped"),
+        exited.clone(),
+        exit_news_in,
+    )
+    .map_err(|e| Failure::new(format!("cannot read the server's output: {e}"), 1))?;
+    start_client_to_server(&mut child, tap.clone())?;
+    start_server_to_client(from_server, tap.clone(), events.clone())?;
+    session::watch(group, exited, exit_news_out, events)?;
+    // The server is never reaped (see `session`): dropping `child` leaves it.
+    drop(child);
 
-    let (status, output_done) = wait_for_server(&event, pid);
-    if !output_done {
-        wait_for_output(&event, &progress);
-    }
-    warnings.summarise(&tap.findings());
-    status.map_err(|e| failure(format!("cannot wait for the server: {e}"), 1))
+    let status = session::wait_for_the_end(&event);
+    warnings.summarise(&tap);
+    warnings.finish();
+    status.map_err(|e| Failure::new(format!("cannot wait for the server: {e}"), 1))
 }
 
 /// Where the proxy's warnings go: stderr unless `--quiet`, and the log with
 /// `--log`.
 struct Warnings {
     stderr: bool,
-    log: Option<Mutex<File>>,
+    log: Option<Log>,
 }
 
 impl Warnings {
+    /// Opens `--log`, if given; warnings go to stderr unless `--quiet`.
     fn open(args: &Args) -> Result<Warnings, Failure> {
         let log = match &args.log {
             None => None,
-            Some(path) => {
-                let file = OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .map_err(|e| failure(format!("cannot open the log {}: {e}", path.display()), 2))?;
-                Some(Mutex::new(file))
-            }
+            Some(path) => Some(
+                Log::open(path)
+                    .map_err(|e| Failure::new(format!("cannot open the log {}: {e}", path.display()), 2))?,
+            ),
         };
         Ok(Warnings {
             stderr: !args.quiet,
@@ -179,49 +176,48 @@ impl Warnings {
         })
     }
 
-    /// The session's summary, once the server has exited: per (tool, key),
-    /// how many calls carried it and its cause. On stderr when anything was
-    /// found; in the log always, as a last line `{"summary":[…]}`.
-    fn summarise(&self, findings: &Findings) {
-        if self.stderr && !findings.is_empty() {
-            // Not prefixed `mcp-unknown-keys:` as warnings are, so that a
-            // host or a script counting warning lines counts only those.
-            let mut lines = format!(
-                "mcp-unknown-keys summary: {} key(s) on {} tool(s), with the calls that carried each\n",
-                findings.len(),
-                findings.tools()
-            );
-            for finding in findings.iter() {
-                // The key in backticks: a model-written key may hold spaces
-                // or colons of its own.
-                let calls = if finding.calls == 1 { "call" } else { "calls" };
-                let cause = finding
-                    .cause
-                    .map(|cause| format!(" ({cause})"))
-                    .unwrap_or_default();
-                lines += &format!(
-                    "  {} `{}`: {} {calls}{cause}\n",
-                    Printable(finding.tool),
-                    Printable(finding.key),
-                    finding.calls
-                );
+    /// A tap whose auditor says its warnings here, tolerating `--allow`
+    /// keys, and whose notices go to stderr unless `--quiet`.
+    fn tap(self: &Arc<Self>, allow: &[String]) -> Tap {
+        let auditor = Auditor::new()
+            .with_shared_sink(self.clone())
+            .allow_all(allow.iter().cloned());
+        let stderr = self.stderr;
+        Tap::new(auditor).with_notices(move |notice| {
+            if stderr {
+                let _ = writeln!(io::stderr().lock(), "mcp-unknown-keys: {notice}");
             }
-            let _ = io::stderr().lock().write_all(lines.as_bytes());
-        }
-        let summary: Vec<Finding<'_>> = findings.iter().collect();
-        self.log(&serde_json::json!({ "summary": summary }).to_string());
+        })
     }
 
-    /// Appends one line to the log, if there is one.
-    fn log(&self, line: &str) {
+    /// The summary of what `tap` audited and found, once its session has
+    /// ended; the audit gets [`SETTLE_AT_EXIT`] to read what is queued.
+    fn summarise(&self, tap: &Tap) {
+        let unsettled = tap.settle(Some(SETTLE_AT_EXIT));
+        self.write_summary(&Summary {
+            coverage: &tap.coverage(),
+            findings: &tap.findings(),
+            unread: tap.unread(),
+            unsettled,
+        });
+    }
+
+    /// Writes a summary: on stderr when there is anything to say; in the
+    /// log always, as its last line.
+    fn write_summary(&self, summary: &Summary<'_>) {
+        if self.stderr && !summary.is_empty() {
+            let _ = io::stderr().lock().write_all(summary.to_text().as_bytes());
+        }
         if let Some(log) = &self.log {
-            // One write per line: with O_APPEND, concurrent writers do not
-            // interleave. A full disk is no reason to disturb the session.
-            let line = format!("{line}\n");
-            let _ = log
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .write_all(line.as_bytes());
+            log.summary(summary.to_json_line());
+        }
+    }
+
+    /// The proxy is about to exit: the log gets [`LOG_AT_EXIT`] to write
+    /// the lines handed to it.
+    fn finish(&self) {
+        if let Some(log) = &self.log {
+            log.finish(LOG_AT_EXIT);
         }
     }
 }
@@ -231,146 +227,46 @@ impl Sink for Warnings {
         if self.stderr {
             StderrSink.warn(warning);
         }
-        self.log(&warning.to_json_line());
+        if let Some(log) = &self.log {
+            log.warning(warning.to_json_line());
+        }
     }
 }
 
-fn spawn(command: &[OsString], blocked: &Blocked) -> Result<Child, Failure> {
-    let (program, args) = command.split_first().expect("clap requires COMMAND");
-    let mut server = Command::new(program);
-    blocked.unblock_in(&mut server);
-    server
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| {
-            // The shell's codes: 127 not found, 126 found but not runnable.
-            let code = if e.kind() == ErrorKind::NotFound { 127 } else { 126 };
-            failure(format!("cannot start {}: {e}", program.to_string_lossy()), code)
-        })
-}
-
-fn start_client_to_server(
-    child: &mut Child,
-    tap: Arc<Tap>,
-    events: mpsc::Sender<Event>,
-) -> Result<(), Failure> {
+fn start_client_to_server(child: &mut Child, tap: Arc<Tap>) -> Result<(), Failure> {
     let from_client = stdio_file(io::stdin().as_fd())?;
     let to_server = child.stdin.take().expect("stdin is piped");
-    thread::Builder::new()
-        .name("client-to-server".into())
-        .spawn(move || {
-            if let Err(relay::Stopped::Write) = relay::relay(&from_client, &to_server, &tap.client()) {
-                // The server no longer reads: keep the client from blocking.
-                drop(to_server);
-                relay::drain(&from_client);
-            } else {
-                // Dropping our end closes the server's stdin.
-                drop(to_server);
-            }
-            let _ = events.send(Event::ClientClosed);
-        })
-        .map_err(|e| failure(format!("cannot start a thread: {e}"), 1))?;
-    Ok(())
+    spawn("client-to-server", move || {
+        if let Err(relay::Stopped::Write) = relay::relay(&from_client, &to_server, &tap.client()) {
+            // The server no longer reads: keep the client from blocking.
+            drop(to_server);
+            relay::drain(&from_client);
+        }
+        // Dropping our end, if not dropped yet, closes the server's stdin.
+    })
 }
 
 fn start_server_to_client(
-    child: &mut Child,
+    mut from_server: ServerOutput,
     tap: Arc<Tap>,
-    events: mpsc::Sender<Event>,
-    progress: Arc<AtomicU64>,
+    events: Sender<Event>,
 ) -> Result<(), Failure> {
-    let mut from_server = child.stdout.take().expect("stdout is piped");
-    let to_client = Progress {
-        out: stdio_file(io::stdout().as_fd())?,
-        progress,
-    };
+    let to_client = stdio_file(io::stdout().as_fd())?;
+    spawn("server-to-client", move || {
+        if let Err(relay::Stopped::Write) = relay::relay(&mut from_server, &to_client, &tap.server()) {
+            // The client no longer reads: keep the server from blocking.
+            relay::drain(&mut from_server);
+        }
+        let _ = events.send(Event::OutputDone);
+    })
+}
+
+fn spawn(name: &str, work: impl FnOnce() + Send + 'static) -> Result<(), Failure> {
     thread::Builder::new()
-        .name("server-to-client".into())
-        .spawn(move || {
-            if let Err(relay::Stopped::Write) = relay::relay(&mut from_server, to_client, &tap.server()) {
-                // The client no longer reads: keep the server from blocking.
-                relay::drain(&mut from_server);
-            }
-            let _ = events.send(Event::OutputDone);
-        })
-        .map_err(|e| failure(format!("cannot start a thread: {e}"), 1))?;
-    Ok(())
-}
-
-/// Waits for the server to exit. Once the client has closed stdin, the
-/// server gets [`EXIT_GRACE`] to exit, then SIGTERM, then SIGKILL.
-fn wait_for_server(event: &mpsc::Receiver<Event>, pid: u32) -> (io::Result<ExitStatus>, bool) {
-    let mut deadline: Option<Instant> = None;
-    let mut terminated = false;
-    let mut output_done = false;
-    loop {
-        let next = match deadline {
-            None => event.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            Some(at) => event.recv_timeout(at.saturating_duration_since(Instant::now())),
-        };
-        match next {
-            Ok(Event::ServerExited(status)) => return (status, output_done),
-            Ok(Event::OutputDone) => output_done = true,
-            Ok(Event::ClientClosed) => deadline = Some(Instant::now() + EXIT_GRACE),
-            Err(RecvTimeoutError::Timeout) if !terminated => {
-                signals::send(pid, libc::SIGTERM);
-                terminated = true;
-                deadline = Some(Instant::now() + TERM_GRACE);
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                signals::send(pid, libc::SIGKILL);
-                deadline = None;
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                return (
-                    Err(io::Error::other("the server's waiter went away")),
-                    output_done,
-                );
-            }
-        }
-    }
-}
-
-/// Waits until everything the server wrote has been forwarded, or its output
-/// has been idle for [`OUTPUT_IDLE`] (while not blocked on a slow client).
-fn wait_for_output(event: &mpsc::Receiver<Event>, progress: &AtomicU64) {
-    let mut seen = progress.load(Ordering::Acquire);
-    loop {
-        match event.recv_timeout(OUTPUT_IDLE) {
-            Ok(Event::OutputDone) | Err(RecvTimeoutError::Disconnected) => return,
-            Ok(_) => {}
-            Err(RecvTimeoutError::Timeout) => {
-                let now = progress.load(Ordering::Acquire);
-                if now == seen {
-                    return;
-                }
-                seen = now;
-            }
-        }
-    }
-}
-
-/// The client's end of the relay; counts writes begun and finished, so that
-/// a write blocked on a slow client counts as progress.
-struct Progress {
-    out: File,
-    progress: Arc<AtomicU64>,
-}
-
-impl Write for Progress {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.progress.fetch_add(1, Ordering::AcqRel);
-        let written = (&self.out).write(buf);
-        self.progress.fetch_add(1, Ordering::AcqRel);
-        written
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
+        .name(name.into())
+        .spawn(work)
+        .map(drop)
+        .map_err(|e| Failure::new(format!("cannot start a thread: {e}"), 1))
 }
 
 /// The proxy's own stdin or stdout as an unbuffered file: bytes go through
@@ -378,7 +274,7 @@ impl Write for Progress {
 fn stdio_file(fd: std::os::fd::BorrowedFd<'_>) -> Result<File, Failure> {
     fd.try_clone_to_owned()
         .map(File::from)
-        .map_err(|e| failure(format!("cannot use stdio: {e}"), 1))
+        .map_err(|e| Failure::new(format!("cannot use stdio: {e}"), 1))
 }
 
 /// The server's exit status as the proxy's: its code, or 128+N for signal N.
@@ -388,8 +284,4 @@ fn exit_code(status: ExitStatus) -> ExitCode {
         (None, Some(signal)) => ExitCode::from((128 + signal) as u8),
         (None, None) => ExitCode::FAILURE,
     }
-}
-
-fn failure(message: String, code: u8) -> Failure {
-    Failure { message, code }
 }

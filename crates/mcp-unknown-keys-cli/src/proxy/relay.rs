@@ -34,6 +34,21 @@ pub trait LineTap {
     /// A line, shown once its newline has been forwarded: work that must
     /// not delay the message.
     fn after_forward(&self, line: &[u8]);
+
+    /// A line longer than [`LineTap::keep_limit`] is being forwarded
+    /// without being shown: said once per such line, when it is found too
+    /// long. Nothing by default.
+    fn passed_over(&self) {}
+
+    /// Shows a whole message forwarded in one piece, such as an HTTP body or
+    /// an SSE event: before and after at once when it fits, else passed over.
+    fn show(&self, message: &[u8]) {
+        if message.len() > self.keep_limit() {
+            self.passed_over();
+        } else if self.before_forward(message) {
+            self.after_forward(message);
+        }
+    }
 }
 
 /// Why a relay stopped before the end of its input.
@@ -114,7 +129,9 @@ impl Lines {
             let piece = &chunk[start..end];
             if !self.too_long {
                 if self.partial.is_empty() {
-                    if piece.len() <= tap.keep_limit() && shielded(|| tap.before_forward(piece)) {
+                    if piece.len() > tap.keep_limit() {
+                        shielded(|| tap.passed_over());
+                    } else if shielded(|| tap.before_forward(piece)) {
                         self.deferred.push(start..end);
                     }
                 } else if self.partial.len() + piece.len() <= self.limit {
@@ -122,6 +139,8 @@ impl Lines {
                     if shielded(|| tap.before_forward(&self.partial)) {
                         std::mem::swap(&mut self.partial, &mut self.held);
                     }
+                } else {
+                    shielded(|| tap.passed_over());
                 }
             }
             self.start_line();
@@ -165,6 +184,7 @@ impl Lines {
         } else {
             self.too_long = true;
             release(&mut self.partial);
+            shielded(|| tap.passed_over());
         }
     }
 }
@@ -195,6 +215,7 @@ mod tests {
         limit: usize,
         before: RefCell<Vec<Vec<u8>>>,
         after: RefCell<Vec<Vec<u8>>>,
+        passed_over: RefCell<usize>,
     }
 
     impl Recorder {
@@ -203,6 +224,7 @@ mod tests {
                 limit,
                 before: RefCell::default(),
                 after: RefCell::default(),
+                passed_over: RefCell::default(),
             }
         }
     }
@@ -217,6 +239,9 @@ mod tests {
         }
         fn after_forward(&self, line: &[u8]) {
             self.after.borrow_mut().push(line.to_vec());
+        }
+        fn passed_over(&self) {
+            *self.passed_over.borrow_mut() += 1;
         }
     }
 
@@ -276,6 +301,8 @@ mod tests {
             }
             let expected: Vec<Vec<u8>> = segments.iter().filter(|s| s.len() <= limit).map(|s| s.to_vec()).collect();
             proptest::prop_assert_eq!(&*tap.before.borrow(), &expected);
+            let too_long = segments.iter().filter(|s| s.len() > limit).count();
+            proptest::prop_assert_eq!(*tap.passed_over.borrow(), too_long);
         }
     }
 
@@ -307,6 +334,7 @@ mod tests {
             let (out, tap) = run(long.as_bytes(), step, 100);
             assert_eq!(out, long.as_bytes());
             assert_eq!(*tap.before.borrow(), [b"call short".to_vec()]);
+            assert_eq!(*tap.passed_over.borrow(), 1);
         }
     }
 }

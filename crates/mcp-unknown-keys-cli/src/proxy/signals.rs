@@ -1,15 +1,28 @@
-//! SIGINT and SIGTERM go to the server: the proxy stands in for it, so a
-//! host that asks the "server" to stop asks the real one, and the proxy then
-//! exits with the server's status.
+//! Every terminating signal a host may send goes to the server's process
+//! group: the proxy stands in for the server, so a host that asks the
+//! "server" to stop asks the real one (and whatever it started), and the
+//! proxy then exits with the server's status, its summary written.
 
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
+use std::sync::mpsc::Sender;
 use std::thread;
 
-/// The signals forwarded to the server.
-const FORWARDED: [libc::c_int; 2] = [libc::SIGINT, libc::SIGTERM];
+use super::session::{Event, Group};
+
+/// The signals forwarded to the server: those a host or a user may send to
+/// stop or poke a process, whose default action would end the proxy.
+pub const FORWARDED: [libc::c_int; 7] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGALRM,
+];
 
 /// The forwarded signals, blocked in the proxy so that they wait for
 /// [`Blocked::forward_to`] instead of ending it.
@@ -56,10 +69,9 @@ impl Blocked {
         }
     }
 
-    /// Sends every forwarded signal the proxy receives from now on to `pid`,
-    /// from a thread of its own.
-    pub fn forward_to(self, pid: u32) {
-        let pid = pid as libc::pid_t;
+    /// From a thread of its own, sends every forwarded signal the proxy
+    /// receives from now on to the server's `group`, and tells `events`.
+    pub fn forward_to(self, group: Group, events: Sender<Event>) -> io::Result<()> {
         thread::Builder::new()
             .name("signals".into())
             .spawn(move || {
@@ -69,16 +81,15 @@ impl Blocked {
                     if unsafe { libc::sigwait(&self.set, &mut signal) } != 0 {
                         return;
                     }
-                    // SAFETY: kill has no memory-safety preconditions.
-                    unsafe { libc::kill(pid, signal) };
+                    // Told before it is forwarded, so the main thread sees
+                    // it before the server's exit that it may cause.
+                    let told = events.send(Event::Signal);
+                    group.signal(signal);
+                    if told.is_err() {
+                        return;
+                    }
                 }
             })
-            .expect("the signal thread starts");
+            .map(drop)
     }
-}
-
-/// Sends `signal` to `pid`.
-pub fn send(pid: u32, signal: libc::c_int) {
-    // SAFETY: kill has no memory-safety preconditions.
-    unsafe { libc::kill(pid as libc::pid_t, signal) };
 }

@@ -23,9 +23,11 @@ use serde_json::Value;
 /// How long a test waits for any one answer before failing.
 pub const PATIENCE: Duration = Duration::from_secs(20);
 
-/// The `mcp-unknown-keys` binary under test.
-pub fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_mcp-unknown-keys")
+/// The `mcp-unknown-keys` binary under test: this build's, or the one
+/// `MCP_UK_TEST_BINARY` names (to check that a regression test fails on an
+/// older build).
+pub fn binary() -> String {
+    std::env::var("MCP_UK_TEST_BINARY").unwrap_or_else(|_| env!("CARGO_BIN_EXE_mcp-unknown-keys").to_owned())
 }
 
 /// The path of a third-party test prerequisite, from the environment
@@ -65,13 +67,41 @@ pub struct Session {
 }
 
 impl Session {
-    /// Starts `proxy --log LOG OPTIONS -- SERVER...`.
+    /// Starts `proxy --log LOG OPTIONS -- SERVER...`, LOG a fresh file.
     pub fn start(options: &[&str], server: &[&str]) -> Session {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("warnings.jsonl");
+        Session::start_in(dir, log, options, server, |_| {})
+    }
+
+    /// Starts `proxy --log LOG OPTIONS -- SERVER...` with the LOG given.
+    pub fn start_logging_to(log: &str, options: &[&str], server: &[&str]) -> Session {
+        Session::start_in(tempfile::tempdir().unwrap(), log.into(), options, server, |_| {})
+    }
+
+    /// [`Session::start`] with the LOG given and the proxy's command
+    /// adjusted by `adjust` before it starts.
+    pub fn start_with(
+        log: &Path,
+        options: &[&str],
+        server: &[&str],
+        adjust: impl FnOnce(&mut Command),
+    ) -> Session {
+        Session::start_in(tempfile::tempdir().unwrap(), log.into(), options, server, adjust)
+    }
+
+    fn start_in(
+        dir: tempfile::TempDir,
+        log: PathBuf,
+        options: &[&str],
+        server: &[&str],
+        adjust: impl FnOnce(&mut Command),
+    ) -> Session {
         let mut all = vec!["--log", log.to_str().unwrap()];
         all.extend_from_slice(options);
-        let mut child = proxy_command(&all, server).spawn().expect("the proxy starts");
+        let mut command = proxy_command(&all, server);
+        adjust(&mut command);
+        let mut child = command.spawn().expect("the proxy starts");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().unwrap();
         let mut stderr = child.stderr.take().unwrap();
@@ -146,13 +176,30 @@ impl Session {
             stderr,
             stdout,
             warnings: read_warnings(&self.log),
-            log: std::fs::read_to_string(&self.log).unwrap_or_default(),
+            log: read_log(&self.log),
         }
     }
 
     /// The warnings logged so far.
     pub fn warnings(&self) -> Vec<Value> {
         read_warnings(&self.log)
+    }
+
+    /// Waits until at least `count` warnings are logged: the audit runs
+    /// off the relay, a heavy one after the call is forwarded.
+    pub fn wait_for_warnings(&self, count: usize) -> Vec<Value> {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let warnings = self.warnings();
+            if warnings.len() >= count {
+                return warnings;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{count} warning(s) in time: {warnings:?}"
+            );
+            thread::sleep(Duration::from_millis(50));
+        }
     }
 }
 
@@ -189,11 +236,12 @@ pub struct Finished {
 }
 
 impl Finished {
-    /// The stderr lines that are warnings.
+    /// The stderr lines that are warnings (not notices such as a failing
+    /// log's).
     pub fn warning_lines(&self) -> Vec<&str> {
         self.stderr
             .lines()
-            .filter(|l| l.starts_with("mcp-unknown-keys: "))
+            .filter(|l| l.starts_with("mcp-unknown-keys: ") && l.contains(" was called with "))
             .collect()
     }
 
@@ -210,7 +258,8 @@ impl Finished {
 }
 
 impl Finished {
-    /// The summary the proxy logged as its last line, once the server exited.
+    /// The summary the proxy logged as its last line, once the session
+    /// ended: `{"coverage":…,"findings":[…],"declared_keys":{…}}`.
     pub fn logged_summary(&self) -> Value {
         let last = self.log.lines().last().expect("the log has a summary line");
         let line: Value = serde_json::from_str(last).expect("each log line is JSON");
@@ -236,10 +285,12 @@ pub fn wait_with_patience(child: &mut Child) -> ExitStatus {
 
 /// Reads a warnings log: one JSON object per line, each checked to carry
 /// the four fields with the right types; the summary line the proxy adds on
-/// exit, which must come last, is left out.
+/// exit, which must come last, is left out. A last line still being written
+/// (no newline yet) is not read: the log writes whole lines.
 pub fn read_warnings(log: &Path) -> Vec<Value> {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    let mut lines: Vec<&str> = text.lines().collect();
+    let text = read_log(log);
+    let whole = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
+    let mut lines: Vec<&str> = whole.lines().collect();
     if lines
         .last()
         .is_some_and(|line| line.starts_with(r#"{"summary":"#))
@@ -257,6 +308,16 @@ pub fn read_warnings(log: &Path) -> Vec<Value> {
             warning
         })
         .collect()
+}
+
+/// The log as written, when it is a regular file (not a device or a FIFO,
+/// which cannot be read back).
+pub fn read_log(log: &Path) -> String {
+    if log.is_file() {
+        std::fs::read_to_string(log).unwrap_or_default()
+    } else {
+        String::new()
+    }
 }
 
 /// The (tool, unknown keys, id) of each warning, for compact assertions.

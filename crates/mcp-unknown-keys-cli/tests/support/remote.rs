@@ -266,6 +266,6 @@ pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","p
 pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
 
 /// The `mcp-unknown-keys` binary, for host configurations.
-pub fn proxy_binary() -> &'static str {
+pub fn proxy_binary() -> String {
     binary()
 }

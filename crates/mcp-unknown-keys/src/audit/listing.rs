@@ -1,6 +1,10 @@
-//! A listing that comes in pages: the catalogue it makes, once it is whole.
+//! A listing that comes in pages, and the tools of one page read one by one.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::Catalog;
 
@@ -8,10 +12,11 @@ use super::Catalog;
 ///
 /// A page answering a request without a cursor opens a new listing; a page
 /// answering a request with one extends the listing being assembled. The
-/// catalogue is handed out only when the last page (one without
-/// `nextCursor`) arrives, so calls made meanwhile are still audited against
-/// the previous catalogue, whole. The proxy and the `audit` command both
-/// assemble listings through it.
+/// catalogue is handed out after every page: calls are audited against
+/// what has been listed so far (a client that fetches only the first page
+/// still has its calls to those tools audited), a later page adds to it,
+/// and a fresh first page starts a new catalogue. The proxy and the `audit`
+/// command both assemble listings through it.
 ///
 /// ```
 /// use mcp_unknown_keys::audit::Listing;
@@ -20,9 +25,12 @@ use super::Catalog;
 /// let mut listing = Listing::default();
 /// let page_1 = [json!({"name": "read", "inputSchema": {"properties": {"path": {}}}})];
 /// let page_2 = [json!({"name": "write", "inputSchema": {"properties": {"path": {}}}})];
-/// assert!(listing.page(&page_1, true, true).is_none()); // more to come
-/// let catalog = listing.page(&page_2, false, false).expect("the last page");
-/// assert_eq!(catalog.tool_names(), ["read", "write"]);
+/// let so_far = listing.page(&page_1, true, true).expect("the first page");
+/// assert_eq!(so_far.tool_names(), ["read"]);
+/// let whole = listing.page(&page_2, false, false).expect("the last page");
+/// assert_eq!(whole.tool_names(), ["read", "write"]);
+/// // A further page of a listing already complete is passed over.
+/// assert!(listing.page(&page_2, false, false).is_none());
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Listing {
@@ -30,11 +38,15 @@ pub struct Listing {
 }
 
 impl Listing {
-    /// Takes one page of `tools` (MCP tools or OpenAI declarations).
-    /// `first`: it answers a request without a cursor, so it opens a new
-    /// listing. `more`: it carries a `nextCursor`. Returns the whole
-    /// catalogue when this page ends the listing; a further page of a
-    /// listing that was never opened (or was abandoned) is passed over.
+    /// Takes one page of `tools` (MCP tools or OpenAI declarations) and
+    /// returns the catalogue to audit against from now on: the pages of the
+    /// listing so far. `first`: it answers a request without a cursor, so it
+    /// opens a new listing. `more`: it carries a `nextCursor`.
+    ///
+    /// Returns `None`, and the catalogue in use stays, for a further page
+    /// of a listing that was never opened, was abandoned, or had already
+    /// ended. Each page but the last hands out a copy of the listing so far,
+    /// so a listing of many small pages costs its size times its pages.
     pub fn page<'a>(
         &mut self,
         tools: impl IntoIterator<Item = &'a Value>,
@@ -44,8 +56,13 @@ impl Listing {
         if first {
             self.assembling = Some(Catalog::new());
         }
-        self.assembling.as_mut()?.extend_tools(tools);
-        if more { None } else { self.assembling.take() }
+        let assembling = self.assembling.as_mut()?;
+        assembling.extend_tools(tools);
+        if more {
+            Some(assembling.clone())
+        } else {
+            self.assembling.take()
+        }
     }
 
     /// Gives up the listing being assembled: an error answered one of its
@@ -57,5 +74,123 @@ impl Listing {
     /// Whether a listing is open, waiting for further pages.
     pub fn is_assembling(&self) -> bool {
         self.assembling.is_some()
+    }
+}
+
+/// The tools of a listing's `tools` array, each read on its own.
+///
+/// A schema may nest deeper than a JSON parser will build (serde_json stops
+/// at 128 levels). Read as a whole, such a listing would be lost with every
+/// tool in it; read tool by tool, only the one tool is lost, and named.
+/// The proxy and the `audit` command both read listings through
+/// [`ListedTools::read`], so they skip the same tools.
+///
+/// ```
+/// use mcp_unknown_keys::audit::ListedTools;
+///
+/// let deep = format!("{}{}", "[".repeat(500), "]".repeat(500));
+/// let array = format!(
+///     r#"[{{"name":"read","inputSchema":{{"properties":{{"path":{{}}}}}}}},
+///        {{"name":"deep","inputSchema":{{"properties":{{"x":{deep}}}}}}}]"#
+/// );
+/// let listed = ListedTools::read(&array).expect("an array");
+/// assert_eq!(listed.tools.len(), 1);
+/// assert_eq!(listed.tools[0]["name"], "read");
+/// assert_eq!(listed.unreadable, ["deep"]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ListedTools {
+    /// Every tool that could be read, in order.
+    pub tools: Vec<Value>,
+    /// The tools that could not be read, by name (`#N`, counted from 0, for
+    /// one whose name cannot be read either), in order.
+    pub unreadable: Vec<String>,
+}
+
+impl ListedTools {
+    /// Reads the raw JSON text of a `tools` array, tool by tool; `None`
+    /// when the text is not a JSON array at all.
+    pub fn read(array: &str) -> Option<ListedTools> {
+        // Raw values are only delimited, not built: no depth limit applies.
+        let elements: Vec<&RawValue> = serde_json::from_str(array).ok()?;
+        let mut listed = ListedTools::default();
+        for (index, element) in elements.iter().enumerate() {
+            match serde_json::from_str::<Value>(element.get()) {
+                Ok(tool) => listed.tools.push(tool),
+                Err(_) => listed
+                    .unreadable
+                    .push(name_of(element).unwrap_or_else(|| format!("#{index}"))),
+            }
+        }
+        Some(listed)
+    }
+}
+
+/// The `name` of a tool that cannot be read whole, if that much can be: its
+/// other members are skipped without being built.
+fn name_of(tool: &RawValue) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow)]
+        name: Cow<'a, str>,
+    }
+    // Other members are skipped as `IgnoredAny`, at any depth.
+    let named: Named<'_> = serde_json::from_str(tool.get()).ok()?;
+    Some(named.name.into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tool(name: &str, key: &str) -> Value {
+        json!({"name": name, "inputSchema": {"properties": {key: {}}}})
+    }
+
+    #[test]
+    fn each_page_hands_out_the_listing_so_far_and_a_first_page_starts_afresh() {
+        let mut listing = Listing::default();
+        let first = listing.page(&[tool("a", "x")], true, true).unwrap();
+        assert_eq!(first.tool_names(), ["a"]);
+        assert!(listing.is_assembling());
+        let fresh = listing.page(&[tool("b", "y")], true, true).unwrap();
+        assert_eq!(
+            fresh.tool_names(),
+            ["b"],
+            "a fresh first page forgets the old pages"
+        );
+        let last = listing.page(&[tool("c", "z")], false, false).unwrap();
+        assert_eq!(last.tool_names(), ["b", "c"]);
+        assert!(!listing.is_assembling());
+    }
+
+    #[test]
+    fn a_page_of_no_listing_is_passed_over() {
+        let mut listing = Listing::default();
+        assert!(listing.page(&[tool("a", "x")], false, true).is_none());
+        listing.page(&[tool("a", "x")], true, true).unwrap();
+        listing.abandon();
+        assert!(listing.page(&[tool("b", "x")], false, false).is_none());
+    }
+
+    #[test]
+    fn a_tool_that_nests_too_deep_is_skipped_and_named_and_the_rest_are_read() {
+        let deep = format!("{}1{}", "{\"a\":".repeat(300), "}".repeat(300));
+        let array = format!(
+            r#"[{{"name":"before","inputSchema":{{"properties":{{"p":{{}}}}}}}},{{"inputSchema":{deep},"name":"deep"}},{{"inputSchema":{deep}}},{{"name":"after","inputSchema":{{"properties":{{"q":{{}}}}}}}}]"#
+        );
+        let listed = ListedTools::read(&array).unwrap();
+        let names: Vec<&str> = listed.tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["before", "after"]);
+        assert_eq!(listed.unreadable, ["deep", "#2"]);
+    }
+
+    #[test]
+    fn text_that_is_not_an_array_is_no_listing() {
+        assert_eq!(ListedTools::read(r#"{"name":"a"}"#), None);
+        assert_eq!(ListedTools::read("[1,"), None);
+        assert_eq!(ListedTools::read("[]"), Some(ListedTools::default()));
     }
 }

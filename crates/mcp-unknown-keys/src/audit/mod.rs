@@ -31,6 +31,6 @@ pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS};
 pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};
 pub use keys::{Arguments, NotAnObject, arguments_text};
-pub use listing::Listing;
+pub use listing::{ListedTools, Listing};
 pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
 pub use warning::{MAX_SHOWN_CHARS, Printable, Warning};

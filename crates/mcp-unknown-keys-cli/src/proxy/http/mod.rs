@@ -28,8 +28,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use mcp_unknown_keys::audit::{Auditor, Findings};
-
 use self::client::Upstream;
 use super::Warnings;
 use super::tap::Tap;
@@ -89,31 +87,24 @@ pub fn run(args: &super::Args) -> ExitCode {
 fn door(args: &super::Args) -> Result<(), super::Failure> {
     let remote = &args.remote;
     let headers = headers::parse_all(&remote.headers, |name| std::env::var(name).ok())
-        .map_err(|e| super::failure(e.to_string(), 2))?;
+        .map_err(|e| super::Failure::new(e.to_string(), 2))?;
     let warnings = Arc::new(Warnings::open(args)?);
-    let auditor = {
-        let (warnings, allow) = (warnings.clone(), args.allow.clone());
-        move || {
-            Auditor::new()
-                .with_shared_sink(warnings.clone())
-                .allow_all(allow.iter().cloned())
-        }
-    };
     if let Some(url) = &remote.url {
-        let upstream = Upstream::new(url, &remote.ca_certs).map_err(|e| super::failure(e, 2))?;
-        let tap = Arc::new(Tap::new(auditor()));
+        let upstream = Upstream::new(url, &remote.ca_certs).map_err(|e| super::Failure::new(e, 2))?;
+        let tap = Arc::new(warnings.tap(&args.allow));
         let outcome = bridge::run(upstream, headers, tap.clone());
-        warnings.summarise(&tap.findings());
-        return outcome.map_err(|e| super::failure(e, 1));
+        warnings.summarise(&tap);
+        warnings.finish();
+        return outcome.map_err(|e| super::Failure::new(e, 1));
     }
     let (Some(listen), Some(url)) = (remote.listen, &remote.upstream) else {
-        return Err(super::failure(
+        return Err(super::Failure::new(
             "--header and --ca-cert go with --url URL, or with --listen ADDR --upstream URL".into(),
             2,
         ));
     };
     if !listen.ip().is_loopback() && !remote.allow_non_loopback {
-        return Err(super::failure(
+        return Err(super::Failure::new(
             format!(
                 "--listen {listen} is not a loopback address: anyone who can reach it could use the server \
                  through the proxy; add --allow-non-loopback to listen there anyway"
@@ -121,10 +112,19 @@ fn door(args: &super::Args) -> Result<(), super::Failure> {
             2,
         ));
     }
-    let upstream = Upstream::new(url, &remote.ca_certs).map_err(|e| super::failure(e, 2))?;
-    let summarise = move |findings: &Findings| warnings.summarise(findings);
-    let sessions = reverse::Sessions::new(auditor, summarise);
-    reverse::run(listen, upstream, headers, sessions).map_err(|e| super::failure(e, 1))
+    let upstream = Upstream::new(url, &remote.ca_certs).map_err(|e| super::Failure::new(e, 2))?;
+    let new_tap = {
+        let (warnings, allow) = (warnings.clone(), args.allow.clone());
+        move || warnings.tap(&allow)
+    };
+    let summarise = {
+        let warnings = warnings.clone();
+        move |tap: &Tap| warnings.summarise(tap)
+    };
+    let sessions = reverse::Sessions::new(new_tap, summarise);
+    let served = reverse::run(listen, upstream, headers, sessions);
+    warnings.finish();
+    served.map_err(|e| super::Failure::new(e, 1))
 }
 
 /// Says something about the transport on stderr: not a warning, so not

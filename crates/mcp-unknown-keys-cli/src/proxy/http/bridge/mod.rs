@@ -118,7 +118,13 @@ impl Bridge {
     /// One host line.
     async fn dispatch(self: Arc<Self>, line: Bytes) {
         let message = Outgoing::read(&line);
-        let tapped = line.len() <= self.tap.client().keep_limit() && self.tap.client().before_forward(&line);
+        let client = self.tap.client();
+        let tapped = if line.len() > client.keep_limit() {
+            client.passed_over();
+            false
+        } else {
+            client.before_forward(&line)
+        };
         let tapped = tapped.then(|| line.clone());
         match message.kind() {
             Kind::Request => self.request(&message, line.clone(), tapped).await,
@@ -227,10 +233,7 @@ impl Out {
     /// Writes one server message as one line, shown to the tap first.
     async fn write(&self, message: &[u8]) {
         let line = super::message::as_line(message);
-        let server = self.tap.server();
-        if line.len() <= server.keep_limit() {
-            server.before_forward(&line);
-        }
+        self.tap.server().show(&line);
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(&line);
         bytes.push(b'\n');

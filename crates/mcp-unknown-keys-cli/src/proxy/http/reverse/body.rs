@@ -112,13 +112,14 @@ impl Tapped {
                         .data
                         .filter(|_| event.kind.as_deref().is_none_or(|k| k == "message"))
                     {
-                        tap.server().before_forward(&data);
+                        tap.server().show(&data);
                     }
                 });
             }
             Carries::Json { length } => {
                 let Some(json) = &mut self.json else { return };
                 if json.len() + chunk.len() > server.keep_limit() {
+                    server.passed_over();
                     self.json = None;
                     return;
                 }
@@ -136,7 +137,7 @@ impl Tapped {
         if let Some(json) = self.json.take()
             && !json.is_empty()
         {
-            self.tap.server().before_forward(&json);
+            self.tap.server().show(&json);
         }
     }
 }

@@ -123,7 +123,10 @@ impl Proxy {
                 let id = Outgoing::read(&bytes).id().map(|id| id.get().to_owned());
                 (full(bytes.clone()), tapped.then_some(bytes), id)
             }
-            Ok(body::Request::Streamed(body)) => (body, None, None),
+            Ok(body::Request::Streamed(body)) => {
+                client.passed_over();
+                (body, None, None)
+            }
             Err(error) => return Ok(plain(StatusCode::BAD_REQUEST, &describe(&*error))),
         };
         let mut upstream = Request::new(body);
@@ -279,7 +282,10 @@ mod tests {
         let proxy = Proxy {
             upstream: Upstream::new("https://mcp.example.com/v1/mcp?tenant=a", &[]).unwrap(),
             headers: HeaderMap::new(),
-            sessions: Sessions::new(|| mcp_unknown_keys::audit::Auditor::new().with_sink(()), |_| {}),
+            sessions: Sessions::new(
+                || crate::proxy::tap::Tap::new(mcp_unknown_keys::audit::Auditor::new().with_sink(())),
+                |_| {},
+            ),
         };
         let target = |path: &str| proxy.target(&path.parse().unwrap()).to_string();
         assert_eq!(target("/"), "https://mcp.example.com/v1/mcp?tenant=a");

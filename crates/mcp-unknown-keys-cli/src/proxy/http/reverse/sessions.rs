@@ -15,7 +15,6 @@ use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use hyper::header::{AUTHORIZATION, HeaderMap};
-use mcp_unknown_keys::audit::{Auditor, Findings};
 
 use crate::proxy::tap::Tap;
 
@@ -33,8 +32,8 @@ pub enum Key {
 
 /// The taps of the sessions seen.
 pub struct Sessions {
-    auditor: Box<dyn Fn() -> Auditor + Send + Sync>,
-    summarise: Box<dyn Fn(&Findings) + Send + Sync>,
+    new_tap: Box<dyn Fn() -> Tap + Send + Sync>,
+    summarise: Box<dyn Fn(&Tap) + Send + Sync>,
     hasher: RandomState,
     open: Mutex<Open>,
 }
@@ -47,14 +46,14 @@ struct Open {
 }
 
 impl Sessions {
-    /// Sessions whose taps audit through `auditor()` and whose findings go
-    /// to `summarise` when they end.
+    /// Sessions whose taps come from `new_tap` and are handed to
+    /// `summarise` when they end.
     pub fn new(
-        auditor: impl Fn() -> Auditor + Send + Sync + 'static,
-        summarise: impl Fn(&Findings) + Send + Sync + 'static,
+        new_tap: impl Fn() -> Tap + Send + Sync + 'static,
+        summarise: impl Fn(&Tap) + Send + Sync + 'static,
     ) -> Sessions {
         Sessions {
-            auditor: Box::new(auditor),
+            new_tap: Box::new(new_tap),
             summarise: Box::new(summarise),
             hasher: RandomState::new(),
             open: Mutex::default(),
@@ -78,7 +77,7 @@ impl Sessions {
         if let Some(tap) = open.taps.get(key) {
             return tap.clone();
         }
-        let tap = Arc::new(Tap::new((self.auditor)()));
+        let tap = Arc::new((self.new_tap)());
         open.taps.insert(key.clone(), tap.clone());
         open.order.push_back(key.clone());
         let evicted = if open.order.len() > MAX_SESSIONS {
@@ -112,11 +111,11 @@ impl Sessions {
         }
     }
 
-    /// A session's summary, when it found anything.
+    /// A session's summary, when it saw any call.
     fn summary(&self, tap: &Tap) {
-        let findings = tap.findings();
-        if !findings.is_empty() {
-            (self.summarise)(&findings);
+        tap.settle(Some(crate::proxy::SETTLE_AT_EXIT));
+        if tap.coverage().calls > 0 || !tap.findings().is_empty() {
+            (self.summarise)(tap);
         }
     }
 }
@@ -127,7 +126,10 @@ mod tests {
     use hyper::header::HeaderValue;
 
     fn sessions() -> Sessions {
-        Sessions::new(|| Auditor::new().with_sink(()), |_| {})
+        Sessions::new(
+            || Tap::new(mcp_unknown_keys::audit::Auditor::new().with_sink(())),
+            |_| {},
+        )
     }
 
     #[test]

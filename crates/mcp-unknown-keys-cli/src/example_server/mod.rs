@@ -9,8 +9,11 @@
 //!
 //! Tools:
 //! - `read` {path, offset?, limit?}: a text file's lines, from line `offset`
-//!   (0-based, default 0), at most `limit` of them;
-//! - `write` {path, content}: writes a file, creating its directories;
+//!   (0-based, default 0), at most `limit` of them; only regular files, and
+//!   at most their first [`files::MAX_READ_BYTES`] (the answer says so when
+//!   a file is longer);
+//! - `write` {path, content}: writes a regular file, creating its
+//!   directories;
 //! - `list` {path?}: a directory's entries (default `.`), with structured
 //!   content `{"entries":[{"name","kind"}]}`;
 //! - `task` {prompt}: pretends to start a task and echoes a summary of the
@@ -22,23 +25,34 @@
 //! for pagination tests.
 //!
 //! Paths are relative to the root (or absolute, under it); a path that
-//! leads outside it (`..`, an absolute path elsewhere, a symbolic link out)
-//! is refused with a tool error. Unknown tools are refused with a JSON-RPC
-//! `invalid params` error.
+//! leads outside it (`..`, an absolute path elsewhere, a symbolic link out,
+//! even one swapped in while the call runs) is refused with a tool error:
+//! see [`files`]. Unknown tools are refused with a JSON-RPC
+//! `invalid params` error. A request longer than
+//! [`oversized::MAX_REQUEST_BYTES`] (16 MiB) is answered with an
+//! `invalid request` error that says so: see [`oversized`].
+
+mod files;
+mod oversized;
 
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
+    Implementation, JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::RequestContext;
+use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
+
+use self::files::{MAX_READ_BYTES, Root};
+use self::oversized::{MAX_REQUEST_BYTES, OVERSIZED};
 
 /// The command line of `example-server`.
 #[derive(clap::Args, Debug)]
@@ -83,14 +97,8 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 fn serve(root: &Path, with_sleep_tool: bool, page_size: Option<usize>) -> Result<(), String> {
-    let root = root
-        .canonicalize()
-        .map_err(|error| format!("root {}: {error}", root.display()))?;
-    if !root.is_dir() {
-        return Err(format!("root {} is not a directory", root.display()));
-    }
     let server = ExampleServer {
-        root,
+        root: Arc::new(Root::open(root)?),
         tools: Arc::new(tools(with_sleep_tool)),
         page_size: page_size.filter(|&n| n > 0),
     };
@@ -100,13 +108,16 @@ fn serve(root: &Path, with_sleep_tool: bool, page_size: Option<usize>) -> Result
         .map_err(|error| error.to_string())?;
     eprintln!(
         "mcp-unknown-keys example-server: serving {} over stdio",
-        server.root.display()
+        server.root.path().display()
     );
     runtime.block_on(async {
-        let service = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|error| error.to_string())?;
+        // Requests reach rmcp through `bound_lines`, which answers those too
+        // long to read; rmcp's own limit is then never met.
+        let (requests, bounded) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(oversized::bound_lines(tokio::io::stdin(), bounded));
+        let transport = AsyncRwTransport::new_server(requests, tokio::io::stdout())
+            .with_max_line_length(MAX_REQUEST_BYTES + 1024);
+        let service = server.serve(transport).await.map_err(|error| error.to_string())?;
         service.waiting().await.map_err(|error| error.to_string())?;
         Ok(())
     })
@@ -243,7 +254,7 @@ fn tool(name: &'static str, description: &'static str, schema: Value) -> Tool {
 /// The server: its root, its tools, and how it pages `tools/list`.
 #[derive(Clone)]
 struct ExampleServer {
-    root: PathBuf,
+    root: Arc<Root>,
     tools: Arc<Vec<Tool>>,
     page_size: Option<usize>,
 }
@@ -314,31 +325,60 @@ impl ServerHandler for ExampleServer {
             .unwrap_or_else(|problem| CallToolResult::error(vec![ContentBlock::text(problem)]))
             .into())
     }
+
+    /// Answers the stand-in for a request too long to read.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != OVERSIZED {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let bytes = request
+            .params
+            .as_ref()
+            .and_then(|params| params.get("bytes"))
+            .and_then(Value::as_u64)
+            .unwrap_or_default();
+        Err(ErrorData::invalid_request(
+            format!(
+                "the request is {bytes} bytes long; this server reads requests of at most {} MiB",
+                MAX_REQUEST_BYTES >> 20
+            ),
+            None,
+        ))
+    }
 }
 
 impl ExampleServer {
     fn read(&self, arguments: &JsonObject) -> Answer {
-        let path = self.resolve(required_str(arguments, "path")?)?;
+        let read = self.root.read(required_str(arguments, "path")?)?;
         let offset = optional_count(arguments, "offset")?.unwrap_or(0);
         let limit = optional_count(arguments, "limit")?.unwrap_or(usize::MAX);
-        let text = std::fs::read_to_string(&path).map_err(|error| self.io_problem(&path, error))?;
-        let lines: Vec<&str> = text.lines().skip(offset).take(limit).collect();
-        Ok(CallToolResult::success(vec![ContentBlock::text(
-            lines.join("\n"),
-        )]))
+        let lines: Vec<&str> = read.text.lines().skip(offset).take(limit).collect();
+        let mut content = vec![ContentBlock::text(lines.join("\n"))];
+        if let Some(size) = read.cut_from {
+            content.push(ContentBlock::text(format!(
+                "[only the first {} MiB of this {size}-byte file were read]",
+                MAX_READ_BYTES >> 20
+            )));
+        }
+        Ok(CallToolResult::success(content))
     }
 
     fn write(&self, arguments: &JsonObject) -> Answer {
-        let path = self.resolve(required_str(arguments, "path")?)?;
+        let path = required_str(arguments, "path")?;
         let content = required_str(arguments, "content")?;
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|error| self.io_problem(parent, error))?;
-        }
-        std::fs::write(&path, content).map_err(|error| self.io_problem(&path, error))?;
+        let written = self.root.write(path, content)?;
         Ok(CallToolResult::success(vec![ContentBlock::text(format!(
             "wrote {} bytes to {}",
             content.len(),
-            self.shown(&path)
+            self.root.shown(&written)
         ))]))
     }
 
@@ -348,82 +388,21 @@ impl ExampleServer {
             Some(Value::String(path)) => path,
             Some(_) => return Err("`path` must be a string".to_owned()),
         };
-        let dir = self.resolve(path)?;
-        let read = std::fs::read_dir(&dir).map_err(|error| self.io_problem(&dir, error))?;
-        let mut entries: Vec<(String, &str)> = read
-            .filter_map(Result::ok)
-            .map(|entry| {
-                let kind = match entry.file_type() {
-                    Ok(kind) if kind.is_dir() => "directory",
-                    _ => "file",
-                };
-                (entry.file_name().to_string_lossy().into_owned(), kind)
-            })
-            .collect();
-        entries.sort();
+        let entries = self.root.list(path)?;
         let text = entries
             .iter()
-            .map(|(name, kind)| match *kind {
-                "directory" => format!("{name}/"),
-                _ => name.clone(),
-            })
+            .map(|(name, is_dir)| if *is_dir { format!("{name}/") } else { name.clone() })
             .collect::<Vec<_>>()
             .join("\n");
         let structured = json!({
             "entries": entries
                 .iter()
-                .map(|(name, kind)| json!({"name": name, "kind": kind}))
+                .map(|(name, is_dir)| json!({"name": name, "kind": if *is_dir { "directory" } else { "file" }}))
                 .collect::<Vec<_>>()
         });
         let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
         result.structured_content = Some(structured);
         Ok(result)
-    }
-
-    /// The path under the root that `path` names, or a refusal when it
-    /// leads outside the root, even through a symbolic link.
-    fn resolve(&self, path: &str) -> Result<PathBuf, String> {
-        let outside = || format!("refused: {path:?} is outside the root");
-        let relative = match Path::new(path) {
-            absolute if absolute.is_absolute() => absolute.strip_prefix(&self.root).map_err(|_| outside())?,
-            relative => relative,
-        };
-        let mut resolved = self.root.clone();
-        for component in relative.components() {
-            match component {
-                Component::CurDir => {}
-                Component::Normal(part) => resolved.push(part),
-                Component::ParentDir => {
-                    if resolved == self.root {
-                        return Err(outside());
-                    }
-                    resolved.pop();
-                }
-                Component::RootDir | Component::Prefix(_) => return Err(outside()),
-            }
-        }
-        // Follow symbolic links in the part of the path that exists.
-        let mut existing = resolved.as_path();
-        while !existing.exists() {
-            existing = existing.parent().ok_or_else(outside)?;
-        }
-        let real = existing.canonicalize().map_err(|_| outside())?;
-        if !real.starts_with(&self.root) {
-            return Err(outside());
-        }
-        Ok(resolved)
-    }
-
-    fn shown(&self, path: &Path) -> String {
-        let relative = path.strip_prefix(&self.root).unwrap_or(path);
-        match relative.as_os_str().is_empty() {
-            true => ".".to_owned(),
-            false => relative.display().to_string(),
-        }
-    }
-
-    fn io_problem(&self, path: &Path, error: io::Error) -> String {
-        format!("{}: {error}", self.shown(path))
     }
 }
 

@@ -1,0 +1,403 @@
+//! What one line of the stdio stream is, read as the server's JSON parser
+//! reads it: a pure function, line in, message out.
+//!
+//! A server acts on the message its parser builds, so the tap reads each
+//! line the same way: member names and string values are decoded (a method
+//! written `"\u0074ools/call"` is `tools/call`), a member that appears twice
+//! counts by its last value (as in serde_json's `Value`, Python's `json` and
+//! JavaScript's `JSON.parse`), and `arguments` sent as a JSON string is read
+//! as the JSON text it holds ([`arguments_text`], as the `audit` command
+//! reads it). Only the members the tap needs are delimited; every other
+//! value is skipped without being built, at any depth.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use mcp_unknown_keys::audit::arguments_text;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// What a line is.
+#[derive(Debug, PartialEq)]
+pub enum Line<'a> {
+    /// One JSON-RPC message.
+    Message(Message<'a>),
+    /// A JSON-RPC batch (an array, as peers before the 2025-06-18 revision
+    /// may send): each element read as a line of its own would be.
+    Batch(Vec<Message<'a>>),
+    /// Not UTF-8, not JSON, or JSON that is neither an object nor an array.
+    Unreadable,
+}
+
+/// The messages the tap acts on; everything else is [`Message::Other`].
+#[derive(Debug, PartialEq)]
+pub enum Message<'a> {
+    /// A `tools/list` request; `first` when it has no cursor (it opens a
+    /// new listing).
+    ListTools { id: Id, first: bool },
+    /// A `tools/call` request with a tool name.
+    Call {
+        /// Its id, as it came (`None` for a call sent as a notification).
+        id: Option<Value>,
+        /// The tool called.
+        name: Cow<'a, str>,
+        /// The JSON text to scan for its argument keys, or `None` when the
+        /// request has no `arguments`.
+        arguments: Option<Cow<'a, str>>,
+    },
+    /// `notifications/cancelled`: the request given up.
+    Cancelled { request: Id },
+    /// `notifications/tools/list_changed`.
+    ListChanged,
+    /// A response: a message with an id and no method. `result` is `None`
+    /// for an error.
+    Response { id: Id, result: Option<Raw<'a>> },
+    /// Any other message.
+    Other,
+}
+
+/// A member's raw JSON text, compared as text.
+#[derive(Clone, Copy, Debug)]
+pub struct Raw<'a>(pub &'a RawValue);
+
+impl PartialEq for Raw<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+/// Reads one line (without its newline).
+pub fn read_line(line: &[u8]) -> Line<'_> {
+    let Ok(text) = std::str::from_utf8(line) else {
+        return Line::Unreadable;
+    };
+    match text.trim_start().as_bytes().first() {
+        Some(b'{') => read_message(text).map_or(Line::Unreadable, Line::Message),
+        Some(b'[') => match serde_json::from_str::<Vec<&RawValue>>(text) {
+            Ok(elements) => Line::Batch(
+                elements
+                    .into_iter()
+                    .map(|element| read_message(element.get()).unwrap_or(Message::Other))
+                    .collect(),
+            ),
+            Err(_) => Line::Unreadable,
+        },
+        _ => Line::Unreadable,
+    }
+}
+
+/// Reads one JSON-RPC message; `None` when `text` is not a JSON object.
+fn read_message(text: &str) -> Option<Message<'_>> {
+    let [id, method, params, result] = members(text, ["id", "method", "params", "result"])?;
+    let Some(method) = method else {
+        // A response names no method. One without an id answers nothing the
+        // tap awaits.
+        return Some(match id.and_then(Id::read) {
+            Some(id) => Message::Response {
+                id,
+                result: result.map(Raw),
+            },
+            None => Message::Other,
+        });
+    };
+    let Some(method) = string(method) else {
+        return Some(Message::Other);
+    };
+    let params = params.map(|params| members(params.get(), ["name", "arguments", "cursor", "requestId"]));
+    // `params` that is not an object has none of the members read here.
+    let [name, arguments, cursor, request] = params.flatten().unwrap_or_default();
+    let message = match &*method {
+        "tools/list" => match id.and_then(Id::read) {
+            Some(id) => Message::ListTools {
+                id,
+                first: absent(cursor),
+            },
+            None => Message::Other,
+        },
+        "tools/call" => match name.and_then(string) {
+            Some(name) => Message::Call {
+                id: id.and_then(|id| serde_json::from_str(id.get()).ok()),
+                name,
+                arguments: arguments.map(|raw| arguments_text(raw.get())),
+            },
+            None => Message::Other,
+        },
+        "notifications/cancelled" => match request.and_then(Id::read) {
+            Some(request) => Message::Cancelled { request },
+            None => Message::Other,
+        },
+        "notifications/tools/list_changed" => Message::ListChanged,
+        _ => Message::Other,
+    };
+    Some(message)
+}
+
+/// Whether a member is absent or `null`, as an optional member reads.
+pub fn absent(member: Option<&RawValue>) -> bool {
+    member.is_none_or(|value| value.get() == "null")
+}
+
+/// A JSON string's decoded text, borrowed when it holds no escape; `None`
+/// for any other value.
+fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
+    #[derive(serde::Deserialize)]
+    struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+    serde_json::from_str::<Text<'_>>(raw.get())
+        .ok()
+        .map(|Text(text)| text)
+}
+
+/// The raw value of each of `names` among the members of the JSON object
+/// `text`, the last one when a name repeats; `None` when `text` is not an
+/// object. Names are compared decoded; other values are skipped unbuilt.
+pub fn members<'a, const N: usize>(text: &'a str, names: [&str; N]) -> Option<[Option<&'a RawValue>; N]> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let found = deserializer.deserialize_map(Members { names }).ok()?;
+    deserializer.end().ok()?;
+    Some(found)
+}
+
+struct Members<'n, const N: usize> {
+    names: [&'n str; N],
+}
+
+impl<'de, const N: usize> Visitor<'de> for Members<'_, N> {
+    type Value = [Option<&'de RawValue>; N];
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut found = [None; N];
+        while let Some(Name(name)) = map.next_key()? {
+            match self.names.iter().position(|wanted| *wanted == name) {
+                Some(at) => found[at] = Some(map.next_value()?),
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// A member name, decoded, borrowed when it holds no escape.
+struct Name<'a>(Cow<'a, str>);
+
+impl<'de> de::Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+        Text::deserialize(deserializer).map(|Text(text)| Name(text))
+    }
+}
+
+/// A JSON-RPC id, compared as JSON values compare: a string by its decoded
+/// text, a number by its value (`1`, `1.0`, `1e0` and `10e-1` are one id; a
+/// server may answer `1.0` with `1`), and a string never equals a number.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Id {
+    /// A string id, decoded.
+    Text(String),
+    /// A numeric id, by value.
+    Number(Decimal),
+}
+
+/// A JSON number's exact value: `digits × 10^exponent`, with no leading or
+/// trailing zero in `digits` (zero is no digits, of either sign).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Decimal {
+    negative: bool,
+    digits: String,
+    exponent: i64,
+}
+
+impl Id {
+    /// Reads an id: a string or a number; `None` for any other value.
+    pub fn read(raw: &RawValue) -> Option<Id> {
+        let text = raw.get().trim();
+        match text.as_bytes().first()? {
+            b'"' => string(raw).map(|text| Id::Text(text.into_owned())),
+            b'-' | b'0'..=b'9' => Decimal::parse(text).map(Id::Number),
+            _ => None,
+        }
+    }
+}
+
+impl Decimal {
+    /// Reads a JSON number's text, exactly (no float rounding).
+    fn parse(text: &str) -> Option<Decimal> {
+        let (negative, unsigned) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+            Some(at) => (&unsigned[..at], parse_exponent(&unsigned[at + 1..])?),
+            None => (unsigned, 0),
+        };
+        let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        if whole.is_empty() || !whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let all: String = whole.chars().chain(fraction.chars()).collect();
+        let significant = all.trim_start_matches('0');
+        let digits = significant.trim_end_matches('0');
+        let dropped = (significant.len() - digits.len()) as i64;
+        let exponent = exponent
+            .saturating_sub(fraction.len() as i64)
+            .saturating_add(dropped);
+        if digits.is_empty() {
+            return Some(Decimal {
+                negative: false,
+                digits: String::new(),
+                exponent: 0,
+            });
+        }
+        Some(Decimal {
+            negative,
+            digits: digits.to_owned(),
+            exponent,
+        })
+    }
+}
+
+/// An exponent's value, saturating: beyond ±2^63 no id is told apart.
+fn parse_exponent(text: &str) -> Option<i64> {
+    let (negative, digits) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let value = digits.bytes().fold(0i64, |value, digit| {
+        value.saturating_mul(10).saturating_add(i64::from(digit - b'0'))
+    });
+    Some(if negative { -value } else { value })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(line: &str) -> Message<'_> {
+        match read_line(line.as_bytes()) {
+            Line::Message(message) => message,
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    fn id(text: &str) -> Id {
+        Id::read(&RawValue::from_string(text.to_owned()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn numeric_ids_are_equal_by_value_and_strings_by_decoded_text() {
+        for same in ["1", "1.0", "1e0", "10e-1", "0.1e1", "1.000", "100e-2", "1E+0"] {
+            assert_eq!(id(same), id("1"), "{same}");
+        }
+        assert_eq!(id("0"), id("-0.0"));
+        assert_eq!(id("120"), id("1.2e2"));
+        assert_ne!(id("1"), id("10"));
+        assert_ne!(id("1"), id("-1"));
+        assert_ne!(id("1"), id("1.5"));
+        assert_ne!(id("1"), id(r#""1""#));
+        assert_eq!(id(r#""a\u0031""#), id(r#""a1""#));
+        assert_ne!(id("12345678901234567890123"), id("12345678901234567890124"));
+        assert_eq!(Id::read(&RawValue::from_string("null".into()).unwrap()), None);
+    }
+
+    #[test]
+    fn escaped_methods_and_member_names_are_read_decoded() {
+        let line = r#"{"jsonrpc":"2.0","\u0069d":1,"method":"\u0074ools/call","params":{"n\u0061me":"t","arguments":{"a":1}}}"#;
+        assert!(matches!(message(line), Message::Call { ref name, .. } if name == "t"));
+    }
+
+    #[test]
+    fn a_repeated_member_counts_by_its_last_value() {
+        let line = r#"{"id":1,"method":"tools/list","id":2,"method":"tools/call","params":{"name":"a","arguments":{"x":1},"name":"b","arguments":{"y":1}},"id":3}"#;
+        let Message::Call { id, name, arguments } = message(line) else {
+            panic!()
+        };
+        assert_eq!(
+            (id, &*name, arguments.as_deref()),
+            (Some(3.into()), "b", Some(r#"{"y":1}"#))
+        );
+        let params_twice = r#"{"id":1,"method":"tools/call","params":{"name":"a"},"params":{"name":"b"}}"#;
+        assert!(matches!(message(params_twice), Message::Call { ref name, .. } if name == "b"));
+    }
+
+    #[test]
+    fn arguments_sent_as_a_json_string_are_read_as_the_text_they_hold() {
+        let line = r#"{"id":1,"method":"tools/call","params":{"name":"t","arguments":"{\"k\":1}"}}"#;
+        let Message::Call { arguments, .. } = message(line) else {
+            panic!()
+        };
+        assert_eq!(arguments.as_deref(), Some(r#"{"k":1}"#));
+    }
+
+    #[test]
+    fn each_kind_of_message_is_told_apart() {
+        assert_eq!(
+            message(r#"{"id":"a","method":"tools/list","params":{"cursor":"c"}}"#),
+            Message::ListTools {
+                id: Id::Text("a".into()),
+                first: false
+            }
+        );
+        assert_eq!(
+            message(r#"{"method":"notifications/cancelled","params":{"requestId":2.0}}"#),
+            Message::Cancelled { request: id("2") }
+        );
+        assert_eq!(
+            message(r#"{"method":"notifications/tools/list_changed"}"#),
+            Message::ListChanged
+        );
+        assert!(matches!(
+            message(r#"{"result":{"tools":[]},"id":1}"#),
+            Message::Response { result: Some(_), .. }
+        ));
+        assert_eq!(
+            message(r#"{"error":{"code":1},"id":1}"#),
+            Message::Response {
+                id: id("1"),
+                result: None
+            }
+        );
+        // A request of the server's own with a pending id is no response.
+        assert_eq!(message(r#"{"id":7,"method":"roots/list"}"#), Message::Other);
+        assert_eq!(message(r#"{"id":7,"method":5}"#), Message::Other);
+        assert_eq!(
+            message(r#"{"id":1,"method":"tools/call","params":[]}"#),
+            Message::Other
+        );
+        assert_eq!(
+            message(r#"{"id":1,"method":"tools/call","params":{"name":5}}"#),
+            Message::Other
+        );
+    }
+
+    #[test]
+    fn batches_are_read_element_by_element_and_the_rest_is_unreadable() {
+        let Line::Batch(messages) = read_line(br#"[{"method":"notifications/tools/list_changed"}, 5]"#)
+        else {
+            panic!()
+        };
+        assert_eq!(messages, [Message::ListChanged, Message::Other]);
+        for line in [&b"\xff{}"[..], b"", b"null", b"{", b"{} {}", b"[1,"] {
+            assert_eq!(read_line(line), Line::Unreadable, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_deep_value_is_skipped_not_built() {
+        let deep = format!("{}1{}", "[".repeat(10_000), "]".repeat(10_000));
+        let line = format!(
+            r#"{{"id":1,"method":"tools/call","params":{{"name":"t","arguments":{{"k":{deep}}},"x":{deep}}}}}"#
+        );
+        assert!(matches!(message(&line), Message::Call { .. }));
+    }
+}

@@ -1,0 +1,361 @@
+//! The tap: learns the catalogue from `tools/list` responses and audits
+//! `tools/call` requests, off the relay's byte path.
+//!
+//! The relays show the tap each complete line. The tap never reads a line
+//! on the relay's thread: it decides from a few substring searches whether
+//! the line may matter, and if so queues a copy for one audit worker, which
+//! reads the lines of both directions in the order the relays saw them (so
+//! a listing is learned before a call sent after it is audited). Nothing
+//! the worker does can hold a relay: the queue is bounded in bytes and a
+//! line that does not fit is passed over at once, counted, never waited
+//! for.
+//!
+//! - [`message`] reads a line as the server's JSON parser would (a pure
+//!   function);
+//! - [`queue`] carries copies of lines to the worker;
+//! - [`worker`] keeps the listings, audits through the core's `Auditor`,
+//!   and counts coverage and findings.
+
+pub mod message;
+mod queue;
+mod worker;
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
+use std::thread;
+use std::time::Duration;
+
+use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Skip};
+use memchr::memmem;
+
+use self::queue::{From, Queue};
+use self::worker::Worker;
+use super::relay::LineTap;
+
+/// The longest line the tap reads at all. A longer line is forwarded but
+/// neither audited nor learned from; a client line that long is counted as
+/// a call not audited. This bounds the memory a line that spans many reads
+/// can take.
+pub const MAX_TAPPED_LINE: usize = 64 * 1024 * 1024;
+
+/// The most line bytes queued for the audit worker (and held while it reads
+/// them). A line that would not fit is passed over: the relay never waits.
+pub const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
+
+/// The longest server line read as a possible `list_changed` notification
+/// while no listing is awaited (the real one is under a hundred bytes):
+/// longer lines, tool results among them, need no look.
+pub const MAX_NOTIFICATION_LINE: usize = 1024;
+
+/// Shared by both directions of one proxy.
+pub struct Tap {
+    shared: Arc<Shared>,
+}
+
+/// What the relays and the worker share.
+struct Shared {
+    queue: Queue,
+    /// How many lines that may be `tools/list` requests are queued unread,
+    /// plus how many listings are awaited: while it is not zero, every
+    /// server line is queued, for it may be a listing. A relay adds before
+    /// the line is forwarded and the worker subtracts after, so a response
+    /// always finds the window open.
+    window: AtomicUsize,
+    unread: UnreadCounts,
+    worker: Worker,
+}
+
+impl Shared {
+    /// Says once, from the worker, that lines were passed over unread.
+    fn say_unread(&self) {
+        if self.unread.too_long.load(Ordering::Relaxed) > 0 {
+            self.worker.notice_once(
+                "a client line over 64 MiB was forwarded unread; each such line is counted as a call not audited",
+            );
+        }
+        if self.unread.behind.load(Ordering::Relaxed) + self.unread.server_behind.load(Ordering::Relaxed) > 0
+        {
+            self.worker.notice_once(
+                "the audit fell behind: lines were forwarded unread while its queue was full; \
+                 those that may be calls are counted as calls not audited",
+            );
+        }
+    }
+}
+
+/// Lines passed over unread, counted by the relays.
+#[derive(Default)]
+struct UnreadCounts {
+    too_long: AtomicU64,
+    behind: AtomicU64,
+    behind_calls: AtomicU64,
+    server_behind: AtomicU64,
+}
+
+/// Lines the tap could not read, by why.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unread {
+    /// Client lines longer than [`MAX_TAPPED_LINE`]: each is counted as a
+    /// call not audited.
+    pub too_long: u64,
+    /// Client lines passed over while the audit queue was full.
+    pub behind: u64,
+    /// Of those, the lines that may have been `tools/call` requests: each
+    /// is counted as a call not audited.
+    pub behind_calls: u64,
+    /// Server lines passed over while the audit queue was full (a listing
+    /// among them would be missed).
+    pub server_behind: u64,
+}
+
+impl Unread {
+    /// Client lines counted as calls not audited.
+    pub fn calls(&self) -> u64 {
+        self.too_long + self.behind_calls
+    }
+}
+
+impl Tap {
+    /// A tap that audits through `auditor`, on a worker thread of its own.
+    pub fn new(auditor: Auditor) -> Tap {
+        let shared = Arc::new(Shared {
+            queue: Queue::new(MAX_QUEUED_BYTES),
+            window: AtomicUsize::new(0),
+            unread: UnreadCounts::default(),
+            worker: Worker::new(auditor),
+        });
+        let reader = shared.clone();
+        thread::Builder::new()
+            .name("audit".into())
+            .spawn(move || {
+                while let Some(entries) = reader.queue.pop_all() {
+                    let bytes = entries.iter().map(|entry| entry.line.len()).sum();
+                    for entry in &entries {
+                        reader.worker.read(entry, &reader.window);
+                    }
+                    reader.queue.finished(entries.len() as u64, bytes);
+                    reader.say_unread();
+                }
+            })
+            .expect("the audit thread starts");
+        Tap { shared }
+    }
+
+    /// Where the tap says what it could not do (a tool it could not read,
+    /// lines passed over): one line each, said once. Stderr by default.
+    pub fn with_notices(self, notices: impl Fn(&str) + Send + Sync + 'static) -> Tap {
+        self.shared.worker.set_notices(Box::new(notices));
+        self
+    }
+
+    /// The client-to-server direction's view of the tap.
+    pub fn client(&self) -> ClientLines<'_> {
+        ClientLines(&self.shared)
+    }
+
+    /// The server-to-client direction's view of the tap.
+    pub fn server(&self) -> ServerLines<'_> {
+        ServerLines(&self.shared)
+    }
+
+    /// Waits until the worker has read every line queued so far, for at
+    /// most `within` (`None`: however long it takes). Returns how many lines
+    /// it had still to read when the wait ended.
+    pub fn settle(&self, within: Option<Duration>) -> u64 {
+        self.shared.queue.settle(within)
+    }
+
+    /// Per (tool, key), how many audited calls carried that undeclared key
+    /// (every call, not only the first one said), and its diagnosed cause:
+    /// as far as the worker has read (see [`Tap::settle`]).
+    pub fn findings(&self) -> Findings {
+        self.shared.worker.findings()
+    }
+
+    /// Every `tools/call` found, audited or not and why, as far as the
+    /// worker has read (see [`Tap::settle`]); client lines passed over
+    /// unread that may have been calls count as calls not audited, under
+    /// `unreadable_arguments`.
+    pub fn coverage(&self) -> Coverage {
+        let mut coverage = self.shared.worker.coverage();
+        for _ in 0..self.unread().calls() {
+            coverage.count_unaudited("", Skip::UnreadableArguments);
+        }
+        coverage
+    }
+
+    /// The lines passed over unread so far.
+    pub fn unread(&self) -> Unread {
+        let count = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        let unread = &self.shared.unread;
+        Unread {
+            too_long: count(&unread.too_long),
+            behind: count(&unread.behind),
+            behind_calls: count(&unread.behind_calls),
+            server_behind: count(&unread.server_behind),
+        }
+    }
+
+    /// The tools of the catalogue currently audited against.
+    #[cfg(test)]
+    fn audited_tools(&self) -> Vec<String> {
+        self.settle(None);
+        self.shared.worker.audited_tools()
+    }
+}
+
+impl Drop for Tap {
+    /// The worker reads what is queued, then ends.
+    fn drop(&mut self) {
+        self.shared.queue.close();
+    }
+}
+
+impl fmt::Debug for Tap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tap")
+            .field("window", &self.shared.window.load(Ordering::Relaxed))
+            .field("unread", &self.unread())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Lines from the client: those that may be `tools/list`, `tools/call` or
+/// `notifications/cancelled` are queued before they are forwarded.
+#[derive(Clone, Copy)]
+pub struct ClientLines<'a>(&'a Shared);
+
+impl LineTap for ClientLines<'_> {
+    fn keep_limit(&self) -> usize {
+        MAX_TAPPED_LINE
+    }
+
+    fn before_forward(&self, line: &[u8]) -> bool {
+        // A method is matched decoded, so a word can hide behind a `\u`
+        // escape: a line with one is always read.
+        let escaped = has(&ESCAPE, line);
+        let tools = tools_words(line);
+        if !(escaped || tools.any || has(&CANCELLED, line)) {
+            return false;
+        }
+        let in_window = escaped || tools.list;
+        if in_window {
+            self.0.window.fetch_add(1, Ordering::SeqCst);
+        }
+        if self.0.queue.try_push(From::Client, line, in_window) {
+            return true;
+        }
+        if in_window {
+            self.0.window.fetch_sub(1, Ordering::SeqCst);
+        }
+        self.0.unread.behind.fetch_add(1, Ordering::Relaxed);
+        if escaped || has(&CALL, line) {
+            self.0.unread.behind_calls.fetch_add(1, Ordering::Relaxed);
+        }
+        false
+    }
+
+    fn after_forward(&self, _line: &[u8]) {
+        self.0.queue.wake();
+    }
+
+    fn passed_over(&self) {
+        self.0.unread.too_long.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Lines from the server: while a listing may be awaited, every line (it
+/// may be the listing); otherwise only a short line that may be
+/// `notifications/tools/list_changed`. Queued before they are forwarded, so
+/// the worker reads them before any call the client sends in reply.
+#[derive(Clone, Copy)]
+pub struct ServerLines<'a>(&'a Shared);
+
+impl ServerLines<'_> {
+    fn window_open(&self) -> bool {
+        self.0.window.load(Ordering::SeqCst) > 0
+    }
+}
+
+impl LineTap for ServerLines<'_> {
+    fn keep_limit(&self) -> usize {
+        if self.window_open() {
+            MAX_TAPPED_LINE
+        } else {
+            MAX_NOTIFICATION_LINE
+        }
+    }
+
+    fn before_forward(&self, line: &[u8]) -> bool {
+        let wanted = self.window_open()
+            || (line.len() <= MAX_NOTIFICATION_LINE && (has(&LIST_CHANGED, line) || has(&ESCAPE, line)));
+        if !wanted {
+            return false;
+        }
+        if self.0.queue.try_push(From::Server, line, false) {
+            return true;
+        }
+        self.0.unread.server_behind.fetch_add(1, Ordering::Relaxed);
+        false
+    }
+
+    fn after_forward(&self, _line: &[u8]) {
+        self.0.queue.wake();
+    }
+}
+
+impl fmt::Debug for ClientLines<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ClientLines")
+    }
+}
+
+impl fmt::Debug for ServerLines<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ServerLines")
+    }
+}
+
+/// A word the relays look for. Its searcher is built once: building one per
+/// line would cost more than the search.
+type Word = LazyLock<memmem::Finder<'static>>;
+
+static ESCAPE: Word = LazyLock::new(|| memmem::Finder::new("\\u"));
+static TOOLS: Word = LazyLock::new(|| memmem::Finder::new("tools"));
+
+static CALL: Word = LazyLock::new(|| memmem::Finder::new("call"));
+static CANCELLED: Word = LazyLock::new(|| memmem::Finder::new("cancelled"));
+static LIST_CHANGED: Word = LazyLock::new(|| memmem::Finder::new("list_changed"));
+
+fn has(word: &Word, line: &[u8]) -> bool {
+    word.find(line).is_some()
+}
+
+/// What a line's `tools` words may be.
+struct ToolsWords {
+    /// The line says `tools` at all.
+    any: bool,
+    /// It says `tools/list`, its slash perhaps written `\/`.
+    list: bool,
+}
+
+/// One pass over the line for `tools`, looking at what follows each.
+fn tools_words(line: &[u8]) -> ToolsWords {
+    let mut words = ToolsWords {
+        any: false,
+        list: false,
+    };
+    for at in TOOLS.find_iter(line) {
+        words.any = true;
+        let rest = &line[at + b"tools".len()..];
+        if rest.starts_with(b"/list") || rest.starts_with(b"\\/list") {
+            words.list = true;
+            break;
+        }
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,312 @@
+//! The tap, line by line, as the relays show it lines.
+
+use super::*;
+use std::sync::Mutex;
+
+use mcp_unknown_keys::audit::Warning;
+
+fn tap() -> (Tap, Arc<Mutex<Vec<Warning>>>) {
+    let said = Arc::new(Mutex::new(Vec::new()));
+    let record = said.clone();
+    let auditor = Auditor::new().with_sink(move |w: &Warning| record.lock().unwrap().push(w.clone()));
+    (Tap::new(auditor).with_notices(|_| {}), said)
+}
+
+/// Shows a client line as the relay would.
+fn from_client(tap: &Tap, line: &str) {
+    if line.len() <= tap.client().keep_limit() && tap.client().before_forward(line.as_bytes()) {
+        tap.client().after_forward(line.as_bytes());
+    }
+}
+
+fn from_server(tap: &Tap, line: &str) {
+    if line.len() <= tap.server().keep_limit() && tap.server().before_forward(line.as_bytes()) {
+        tap.server().after_forward(line.as_bytes());
+    }
+}
+
+fn listed(tap: &Tap) {
+    from_client(tap, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    from_server(
+        tap,
+        r#"{"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "fs_read", "inputSchema": {"properties": {"path": {}}}}]}}"#,
+    );
+    assert_eq!(tap.audited_tools(), ["fs_read"]);
+}
+
+fn said(said: &Arc<Mutex<Vec<Warning>>>, tap: &Tap) -> Vec<(String, Vec<String>, String)> {
+    tap.settle(None);
+    said.lock()
+        .unwrap()
+        .iter()
+        .map(|w| (w.tool.clone(), w.unknown_keys.clone(), w.id.clone()))
+        .collect()
+}
+
+fn says(tool: &str, keys: &[&str], id: &str) -> (String, Vec<String>, String) {
+    (
+        tool.into(),
+        keys.iter().map(|k| k.to_string()).collect(),
+        id.into(),
+    )
+}
+
+#[test]
+fn every_call_carrying_an_undeclared_key_is_counted_though_said_once() {
+    let (tap, said) = tap();
+    listed(&tap);
+    for id in 2..5 {
+        from_client(
+            &tap,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"fs_read","arguments":{{"path":"a","ffset":1,"x":{id}}}}}}}"#
+            ),
+        );
+    }
+    from_client(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fs_read","arguments":{"path":"a","x":1}}}"#,
+    );
+    tap.settle(None);
+    assert_eq!(said.lock().unwrap().len(), 1);
+    let findings = tap.findings();
+    let counts: Vec<(&str, &str, u64)> = findings.iter().map(|f| (f.tool, f.key, f.calls)).collect();
+    assert_eq!(counts, [("fs_read", "ffset", 3), ("fs_read", "x", 4)]);
+    assert_eq!((tap.coverage().calls, tap.coverage().audited), (4, 4));
+}
+
+#[test]
+fn a_numeric_id_becomes_its_decimal_digits_and_a_string_id_stays_as_is() {
+    let (tap, warnings) = tap();
+    listed(&tap);
+    from_client(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":12345678901,"method":"tools/call","params":{"name":"fs_read","arguments":{"a":1}}}"#,
+    );
+    from_client(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":"call \"7\"","method":"tools/call","params":{"name":"fs_read","arguments":{"b":1}}}"#,
+    );
+    let ids: Vec<String> = said(&warnings, &tap).into_iter().map(|(_, _, id)| id).collect();
+    assert_eq!(ids, ["12345678901", "call \"7\""]);
+}
+
+#[test]
+fn escaped_methods_names_and_ids_are_read_as_json_reads_them() {
+    let (tap, warnings) = tap();
+    from_client(
+        &tap,
+        r#"{"jsonrpc":"2.0","\u0069d":"l\u0031","method":"\u0074ools\/list"}"#,
+    );
+    from_server(
+        &tap,
+        r#"{"result":{"tools":[{"name":"t","inputSchema":{"properties":{"a":{}}}}]},"jsonrpc":"2.0","id":"l1"}"#,
+    );
+    from_client(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":2,"method":"\u0074ools/call","params":{"name":"t","arguments":{"b":1}}}"#,
+    );
+    assert_eq!(said(&warnings, &tap), [says("t", &["b"], "2")]);
+}
+
+#[test]
+fn a_listing_answered_with_an_id_equal_by_value_is_learned() {
+    let (tap, _) = tap();
+    from_client(&tap, r#"{"jsonrpc":"2.0","id":1.0,"method":"tools/list"}"#);
+    from_server(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{"properties":{"a":{}}}}]}}"#,
+    );
+    assert_eq!(tap.audited_tools(), ["t"]);
+}
+
+#[test]
+fn a_short_listing_that_mentions_list_changed_is_still_a_listing() {
+    let (tap, _) = tap();
+    from_client(&tap, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    from_server(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"watch","description":"sends list_changed","inputSchema":{"properties":{"a":{}}}}]}}"#,
+    );
+    assert_eq!(tap.audited_tools(), ["watch"]);
+}
+
+#[test]
+fn the_window_opens_before_a_listing_request_is_forwarded_and_closes_once_answered_or_cancelled() {
+    let (tap, _) = tap();
+    assert_eq!(tap.server().keep_limit(), MAX_NOTIFICATION_LINE);
+    from_client(&tap, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    assert_eq!(
+        tap.server().keep_limit(),
+        MAX_TAPPED_LINE,
+        "open at once, read or not"
+    );
+    tap.settle(None);
+    assert_eq!(tap.server().keep_limit(), MAX_TAPPED_LINE, "a listing is awaited");
+    from_client(
+        &tap,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+    );
+    tap.settle(None);
+    assert_eq!(tap.server().keep_limit(), MAX_NOTIFICATION_LINE);
+    // A call that mentions `tools/list` opens the window until it is read;
+    // one that mentions a mere `list` does not.
+    from_client(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_directory","arguments":{"x":"tools/list"}}}"#,
+    );
+    tap.settle(None);
+    assert_eq!(tap.server().keep_limit(), MAX_NOTIFICATION_LINE);
+    from_client(
+        &tap,
+        r#"{"method":"tools/call","params":{"name":"list_directory"}}"#,
+    );
+    assert_eq!(tap.server().keep_limit(), MAX_NOTIFICATION_LINE);
+    from_client(&tap, r#"{"jsonrpc":"2.0","id":3,"method":"tools\/list"}"#);
+    assert_eq!(
+        tap.server().keep_limit(),
+        MAX_TAPPED_LINE,
+        "a slash written `\\/`"
+    );
+}
+
+#[test]
+fn unanswered_listings_are_forgotten_beyond_a_bound() {
+    let (tap, _) = tap();
+    for id in 0..1000 {
+        from_client(
+            &tap,
+            &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#),
+        );
+    }
+    tap.settle(None);
+    assert_eq!(
+        tap.shared.window.load(Ordering::SeqCst),
+        worker::MAX_PENDING_LISTINGS
+    );
+}
+
+#[test]
+fn a_listing_left_unanswered_while_the_server_answers_much_else_is_forgotten() {
+    let (tap, _) = tap();
+    from_client(&tap, r#"{"jsonrpc":"2.0","id":"never","method":"tools/list"}"#);
+    for id in 0..worker::MAX_RESPONSES_AWAITING {
+        from_server(&tap, &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#));
+    }
+    tap.settle(None);
+    assert_eq!(tap.server().keep_limit(), MAX_TAPPED_LINE, "still awaited");
+    from_server(&tap, r#"{"jsonrpc":"2.0","id":"other","result":{}}"#);
+    tap.settle(None);
+    assert_eq!(tap.server().keep_limit(), MAX_NOTIFICATION_LINE, "given up");
+}
+
+#[test]
+fn a_listing_is_audited_against_from_its_first_page() {
+    let (tap, warnings) = tap();
+    from_client(&tap, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    from_server(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{"properties":{"x":{}}}}],"nextCursor":"2"}}"#,
+    );
+    from_client(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"a","arguments":{"y":1}}}"#,
+    );
+    assert_eq!(said(&warnings, &tap), [says("a", &["y"], "2")]);
+}
+
+#[test]
+fn a_batch_is_read_message_by_message() {
+    let (tap, warnings) = tap();
+    listed(&tap);
+    from_client(
+        &tap,
+        r#"[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fs_read","arguments":{"b":1}}},{"jsonrpc":"2.0","method":"ping"}]"#,
+    );
+    assert_eq!(said(&warnings, &tap), [says("fs_read", &["b"], "2")]);
+}
+
+#[test]
+fn calls_are_counted_by_why_they_were_not_audited() {
+    let (tap, _) = tap();
+    let call = |id: u32, name: &str, arguments: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{arguments}}}}}"#
+        )
+    };
+    from_client(&tap, &call(1, "early", "{}"));
+    listed(&tap);
+    from_client(&tap, &call(2, "nope", "{}"));
+    from_client(&tap, &call(3, "fs_read", "[]"));
+    from_client(&tap, &call(4, "fs_read", r#"{"path":"a"}"#));
+    from_server(
+        &tap,
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#,
+    );
+    from_client(&tap, &call(5, "fs_read", "{}"));
+    tap.settle(None);
+    assert_eq!(
+        tap.coverage().to_json_line(),
+        r#"{"coverage":{"calls":5,"audited":1,"unaudited":{"no_catalogue":2,"unlisted_tool":1,"unreadable_arguments":1},"unlisted_tools":{"early":1,"fs_read":1,"nope":1}}}"#
+    );
+}
+
+#[test]
+fn a_client_line_too_long_to_read_counts_as_a_call_not_audited() {
+    let (tap, _) = tap();
+    tap.client().passed_over();
+    assert_eq!(tap.unread().too_long, 1);
+    let coverage = tap.coverage();
+    assert_eq!((coverage.calls, coverage.audited), (1, 0));
+}
+
+use proptest::strategy::Strategy;
+
+proptest::proptest! {
+    #[test]
+    fn no_jumble_of_json_rpc_fragments_panics(
+        lines in proptest::collection::vec(
+            proptest::collection::vec(proptest::sample::select(vec![
+                "{", "}", "[", "]", ",", ":", "\"id\"", "1", "\"1\"", "-2.5e3", "1e999999999999999999", "null", "\"method\"",
+                "\"tools/list\"", "\"tools/call\"", "\"notifications/tools/list_changed\"",
+                "\"notifications/cancelled\"", "\"params\"", "\"name\"", "\"fs_read\"", "\"arguments\"",
+                "\"result\"", "\"tools\"", "\"inputSchema\"", "\"properties\"", "\"nextCursor\"",
+                "\"cursor\"", "\"requestId\"", "\"error\"", " ", "\\", "\"\\u00e9\"", "\u{e9}",
+            ]), 0..40).prop_map(|parts| parts.concat()),
+            0..30,
+        )
+    ) {
+        let (tap, _) = tap();
+        for line in &lines {
+            from_client(&tap, line);
+            from_server(&tap, line);
+        }
+        tap.settle(None);
+        let _ = message::read_line(lines.concat().as_bytes());
+    }
+}
+
+#[test]
+fn nothing_read_from_a_line_panics() {
+    let (tap, _) = tap();
+    listed(&tap);
+    for line in [
+        "",
+        "{",
+        "[]",
+        "null",
+        r#"{"id":{"nested":1},"method":"tools/call","params":[]}"#,
+        r#"{"id":1,"method":"tools/call","params":{"name":5}}"#,
+        r#"{"id":1,"method":"tools/call","params":{"name":"fs_read","arguments":null}}"#,
+        r#"{"id":1,"method":"tools/call","params":{"name":"fs_read","arguments":"{\"k\":1}"}}"#,
+        r#"{"id":1,"id":2,"method":"tools/list"}"#,
+        r#"{"id":1,"result":{"tools":"no"}}"#,
+        r#"{"id":1e400,"result":{}}"#,
+        "\"id\":",
+        "\"id\"",
+    ] {
+        from_client(&tap, line);
+        from_server(&tap, line);
+    }
+    tap.settle(None);
+}

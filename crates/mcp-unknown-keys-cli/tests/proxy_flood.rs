@@ -1,0 +1,60 @@
+//! Nothing the tap does holds the relay: a call that floods the audit with
+//! undeclared keys delays no later message.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::{Session, call, list_request, list_response};
+
+const FS_READ: &[(&str, &[&str])] = &[("fs_read", &["path", "offset"])];
+
+/// A `tools/call` carrying `keys` undeclared keys.
+fn flood(id: &str, keys: usize) -> String {
+    let mut arguments = String::from(r#"{"path":"a""#);
+    for n in 0..keys {
+        arguments.push_str(&format!(r#","undeclared_{n}":{n}"#));
+    }
+    arguments.push('}');
+    call(id, "fs_read", &arguments)
+}
+
+/// How long a ping takes to come back once `before` has been relayed
+/// both ways (the server is `cat`).
+fn ping_after(s: &mut Session, before: &str) -> Duration {
+    s.send(before);
+    assert_eq!(s.recv().len(), before.len() + 1);
+    let ping = r#"{"jsonrpc":"2.0","id":"ping","method":"ping"}"#;
+    let started = Instant::now();
+    s.send(ping);
+    assert_eq!(s.recv(), format!("{ping}\n").as_bytes());
+    started.elapsed()
+}
+
+#[test]
+fn a_ping_after_a_call_with_a_hundred_thousand_undeclared_keys_is_not_delayed() {
+    let mut s = Session::start(&["--quiet"], &["cat"]);
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", FS_READ, None));
+    // The same bytes without an undeclared key: what relaying them costs.
+    let plain = call(
+        "2",
+        "fs_read",
+        &format!(r#"{{"path":"{}"}}"#, "p".repeat(flood("3", 100_000).len())),
+    );
+    let relayed = ping_after(&mut s, &plain);
+    let flooded = ping_after(&mut s, &flood("3", 100_000));
+    eprintln!("a ping after the bytes alone: {relayed:?}; after the flood: {flooded:?}");
+    // Generous: a relay that waited for the audit of 100,000 keys took
+    // seconds; one that does not is as fast as relaying the bytes.
+    assert!(
+        flooded < relayed * 3 + Duration::from_millis(500),
+        "the flood delayed the ping: {flooded:?}, against {relayed:?} for the same bytes"
+    );
+    // The audit is done all the same, off the relay.
+    s.wait_for_warnings(1);
+    let finished = s.finish();
+    assert!(finished.status.success());
+    let found = finished.logged_summary();
+    assert_eq!(found["findings"].as_array().map(Vec::len), Some(100_000));
+}
