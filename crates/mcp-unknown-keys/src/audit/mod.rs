@@ -26,11 +26,11 @@ mod sink;
 mod warning;
 
 pub use auditor::{Auditor, Call, Outcome, REASON_KEY, Skip};
-pub use catalog::{Catalog, Declared};
+pub use catalog::{Catalog, Declared, MAX_COMPOSITION_DEPTH, MAX_SHAPES, MAX_SUBSCHEMAS, Note, Problem};
 pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS};
 pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};
-pub use keys::{Arguments, NotAnObject, arguments_text};
+pub use keys::{Arguments, MAX_NESTED_DEPTH, NotAnObject, arguments_text};
 pub use listing::Listing;
 pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
-pub use warning::{MAX_SHOWN_CHARS, Printable, Warning};
+pub use warning::{MAX_LISTED, MAX_SHOWN_CHARS, Printable, Warning};

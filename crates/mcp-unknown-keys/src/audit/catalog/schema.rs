@@ -1,0 +1,570 @@
+//! Reading a tool's schema into the shapes its arguments are audited
+//! against: the declared keys of each object, gathered across combinators
+//! and local references, and the shape of each declared key's value.
+//!
+//! A shape stands for a set of subschemas that a value must be read against
+//! together (a property declared in two `allOf` branches has both for its
+//! value). Each set is read once, whatever the number of places it is met:
+//! a set already read is the same shape, so a recursive schema is a cycle
+//! of shapes, not an endless tree.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::note::{Note, Problem};
+use super::shape::{Object, Pattern, Shape, ShapeId};
+use super::table::KeyTable;
+use crate::audit::keys::path::{self, Step};
+
+/// The most subschemas visited to read one tool's schema, over all its
+/// shapes. Past it, the tool is not audited ([`Problem::TooLarge`]).
+pub const MAX_SUBSCHEMAS: usize = 65_536;
+
+/// The longest chain of references and combinators followed from a shape's
+/// schemas. Past it, the tool is not audited ([`Problem::TooLarge`]).
+pub const MAX_COMPOSITION_DEPTH: usize = 64;
+
+/// The most object and array shapes read for one tool. Past it, the tool is
+/// not audited ([`Problem::TooLarge`]).
+pub const MAX_SHAPES: usize = 4_096;
+
+/// The most notes kept about one tool.
+const MAX_NOTES: usize = 16;
+
+/// The keywords whose subschemas declare properties of the same object.
+const REFERENCES: [&str; 3] = ["$ref", "$dynamicRef", "$recursiveRef"];
+
+/// Keywords that may make a subschema an object or array shape; a property
+/// whose schema has none of them (`{"type": "string"}`) has no shape.
+const STRUCTURAL: [&str; 16] = [
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "items",
+    "$ref",
+    "$dynamicRef",
+    "$recursiveRef",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "dependencies",
+];
+
+/// Keywords that say nothing of a value's shape: a schema holding only these
+/// beside a `$ref` is read as the schema it refers to.
+const ANNOTATIONS: [&str; 8] = [
+    "description",
+    "title",
+    "default",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+/// One tool's schema, read.
+#[derive(Debug, Default)]
+pub(crate) struct Read {
+    /// Every shape the arguments are read against, the arguments' own first;
+    /// empty when no declared key's value has a shape.
+    pub shapes: Vec<Shape>,
+    /// The arguments' object: what the tool declares at the top level.
+    pub root: Object,
+    /// The `default` of each top-level property that gives one.
+    pub defaults: Vec<(Box<str>, Value)>,
+    /// What could not be read.
+    pub notes: Vec<Note>,
+}
+
+/// Reads a tool's schema, or `None` when there is nothing to read: the
+/// schema is not an object, or its `properties` is not an object. A schema
+/// that cannot be read whole declares nothing, with a note saying why.
+pub(crate) fn read(schema: &Value) -> Option<Read> {
+    let members = schema.as_object()?;
+    if members.get("properties").is_some_and(|p| !p.is_object()) {
+        return None;
+    }
+    let mut reader = Reader {
+        root: schema,
+        base: members
+            .get("$id")
+            .and_then(Value::as_str)
+            .map(|id| id.split_once('#').map_or(id, |(base, _)| base))
+            .filter(|base| !base.is_empty()),
+        anchors: None,
+        visits: 0,
+        notes: Vec::new(),
+        interned: HashMap::new(),
+        pending: Vec::new(),
+    };
+    Some(reader.read().unwrap_or_else(|TooLarge| Read {
+        notes: vec![Note::new("", Problem::TooLarge)],
+        ..Read::default()
+    }))
+}
+
+/// A bound was passed.
+struct TooLarge;
+
+struct Reader<'s> {
+    root: &'s Value,
+    /// The root's `$id` without its fragment: a `$ref` starting with it is
+    /// local.
+    base: Option<&'s str>,
+    /// `$anchor`, `$dynamicAnchor` and `#name` `$id`s, gathered on the first
+    /// reference to one.
+    anchors: Option<HashMap<&'s str, &'s Value>>,
+    visits: usize,
+    notes: Vec<Note>,
+    /// Each shape's set of subschemas, by their addresses, and its id.
+    interned: HashMap<Box<[usize]>, ShapeId>,
+    /// The shapes met, by id: their subschemas and a path to them (for
+    /// notes), taken as they are read.
+    pending: Vec<(Vec<&'s Value>, String)>,
+}
+
+/// What one shape's subschemas say, gathered across combinators and
+/// references.
+#[derive(Default)]
+struct Facts<'s> {
+    properties: Vec<(&'s str, &'s Value)>,
+    patterns: Vec<(&'s str, &'s Value)>,
+    items: Vec<&'s Value>,
+    closed: bool,
+    /// Why the shape's declared keys are unknown, if they are.
+    problem: Option<Problem>,
+}
+
+impl<'s> Reader<'s> {
+    fn read(&mut self) -> Result<Read, TooLarge> {
+        self.intern(vec![self.root], "", None)?;
+        let mut built: Vec<Shape> = Vec::new();
+        let mut defaults = Vec::new();
+        while built.len() < self.pending.len() {
+            let id = built.len();
+            let (schemas, at) = std::mem::take(&mut self.pending[id]);
+            let facts = self.walk(&schemas)?;
+            if let Some(problem) = facts.problem {
+                self.note(&at, problem);
+                built.push(Shape::default());
+                continue;
+            }
+            let defaults = (id == 0).then_some(&mut defaults);
+            let shape = self.shape_of(facts, &at, defaults)?;
+            built.push(shape);
+        }
+        let mut shapes = prune(built);
+        let root = shapes[0].object.clone().unwrap_or_default();
+        if !root.has_children() {
+            shapes.clear();
+        }
+        Ok(Read {
+            shapes,
+            root,
+            defaults,
+            notes: std::mem::take(&mut self.notes),
+        })
+    }
+
+    /// Gathers what `schemas` say, following combinators and references.
+    /// `closed` is read only on the way that every value must satisfy
+    /// (`allOf` and references): an `anyOf` branch that is closed does not
+    /// close the object.
+    fn walk(&mut self, schemas: &[&'s Value]) -> Result<Facts<'s>, TooLarge> {
+        let mut facts = Facts::default();
+        let mut seen = HashSet::new();
+        let mut stack: Vec<(&'s Value, bool, usize)> =
+            schemas.iter().rev().map(|schema| (*schema, true, 0)).collect();
+        while let Some((schema, must, depth)) = stack.pop() {
+            let Value::Object(members) = schema else {
+                continue;
+            };
+            if !seen.insert(address(schema)) {
+                continue;
+            }
+            self.visits += 1;
+            if self.visits > MAX_SUBSCHEMAS || depth > MAX_COMPOSITION_DEPTH {
+                return Err(TooLarge);
+            }
+            for keyword in REFERENCES {
+                if let Some(Value::String(reference)) = members.get(keyword) {
+                    match self.resolve(reference) {
+                        Ok(target) => stack.push((target, must, depth + 1)),
+                        Err(problem) => {
+                            facts.problem.get_or_insert(problem);
+                        }
+                    }
+                }
+            }
+            if let Some(Value::Object(properties)) = members.get("properties") {
+                facts
+                    .properties
+                    .extend(properties.iter().map(|(k, v)| (k.as_str(), v)));
+            }
+            if let Some(Value::Object(patterns)) = members.get("patternProperties") {
+                facts
+                    .patterns
+                    .extend(patterns.iter().map(|(k, v)| (k.as_str(), v)));
+            }
+            let closes = |keyword| members.get(keyword) == Some(&Value::Bool(false));
+            facts.closed |= must && (closes("additionalProperties") || closes("unevaluatedProperties"));
+            if let Some(items @ Value::Object(_)) = members.get("items") {
+                facts.items.push(items);
+            }
+            let mut push = |value: &'s Value, must: bool| stack.push((value, must, depth + 1));
+            for (keyword, must) in [("allOf", must), ("anyOf", false), ("oneOf", false)] {
+                if let Some(Value::Array(branches)) = members.get(keyword) {
+                    branches.iter().for_each(|branch| push(branch, must));
+                }
+            }
+            for keyword in ["if", "then", "else"] {
+                if let Some(branch) = members.get(keyword) {
+                    push(branch, false);
+                }
+            }
+            for keyword in ["dependentSchemas", "dependencies"] {
+                if let Some(Value::Object(dependents)) = members.get(keyword) {
+                    dependents.values().for_each(|branch| push(branch, false));
+                }
+            }
+        }
+        Ok(facts)
+    }
+
+    /// The shape of what `facts` say, interning the shapes of its keys'
+    /// values. For the arguments' own shape, `defaults` gathers the first
+    /// `default` each property gives.
+    fn shape_of(
+        &mut self,
+        mut facts: Facts<'s>,
+        at: &str,
+        mut defaults: Option<&mut Vec<(Box<str>, Value)>>,
+    ) -> Result<Shape, TooLarge> {
+        // Stable: within a key, the walk's order, so the first default wins.
+        facts.properties.sort_by(|a, b| a.0.cmp(b.0));
+        let mut keys = Vec::new();
+        let mut children = Vec::new();
+        for group in facts.properties.chunk_by(|a, b| a.0 == b.0) {
+            let key = group[0].0;
+            if let Some(defaults) = defaults.as_deref_mut()
+                && let Some(default) = group
+                    .iter()
+                    .find_map(|(_, schema)| self.normalize(schema).get("default"))
+            {
+                defaults.push((key.into(), default.clone()));
+            }
+            keys.push(Box::from(key));
+            children.push(self.child(group.iter().map(|(_, schema)| *schema), at, Step::Key(key))?);
+        }
+        facts.patterns.sort_by(|a, b| a.0.cmp(b.0));
+        let mut patterns = Vec::new();
+        for group in facts.patterns.chunk_by(|a, b| a.0 == b.0) {
+            let source = group[0].0;
+            let Some(regex) = compile(source) else {
+                let pattern = source.to_owned();
+                self.note(at, Problem::BadPattern { pattern });
+                continue;
+            };
+            let step = format!("/{source}/");
+            let child = self.child(group.iter().map(|(_, schema)| *schema), at, Step::Key(&step))?;
+            patterns.push(Pattern {
+                source: source.into(),
+                regex,
+                child,
+            });
+        }
+        let items = self.child(facts.items.iter().copied(), at, Step::Items)?;
+        if children.iter().all(Option::is_none) {
+            children.clear();
+        }
+        let object = Object {
+            table: KeyTable::new(keys),
+            patterns: patterns.into(),
+            closed: facts.closed,
+            children: children.into(),
+        };
+        Ok(Shape {
+            object: Some(object),
+            items,
+        })
+    }
+
+    /// The shape of a value that must satisfy all of `schemas`, or `None`
+    /// when none of them could give it one.
+    fn child(
+        &mut self,
+        schemas: impl Iterator<Item = &'s Value>,
+        at: &str,
+        step: Step<'_>,
+    ) -> Result<Option<ShapeId>, TooLarge> {
+        let mut schemas: Vec<&'s Value> = schemas
+            .map(|schema| self.normalize(schema))
+            .filter(|schema| is_structural(schema))
+            .collect();
+        if schemas.is_empty() {
+            return Ok(None);
+        }
+        schemas.sort_unstable_by_key(|schema| address(schema));
+        schemas.dedup_by_key(|schema| address(schema));
+        Ok(Some(self.intern(schemas, at, Some(step))?))
+    }
+
+    /// The id of the shape of `schemas`, a new one if they were never met.
+    fn intern(
+        &mut self,
+        schemas: Vec<&'s Value>,
+        at: &str,
+        step: Option<Step<'_>>,
+    ) -> Result<ShapeId, TooLarge> {
+        let addresses: Box<[usize]> = schemas.iter().map(|schema| address(schema)).collect();
+        if let Some(&id) = self.interned.get(&addresses) {
+            return Ok(id);
+        }
+        if self.pending.len() >= MAX_SHAPES {
+            return Err(TooLarge);
+        }
+        let id = self.pending.len() as ShapeId;
+        let mut path = at.to_owned();
+        if let Some(step) = step {
+            path::push(&mut path, step);
+        }
+        self.pending.push((schemas, path));
+        self.interned.insert(addresses, id);
+        Ok(id)
+    }
+
+    /// `schema`, or what it refers to when it is a bare `$ref` (annotations
+    /// aside): two places referring to one definition are one shape.
+    fn normalize(&mut self, mut schema: &'s Value) -> &'s Value {
+        for _ in 0..MAX_COMPOSITION_DEPTH {
+            let Some(Value::String(reference)) = schema.get("$ref") else {
+                break;
+            };
+            let members = schema.as_object().map_or(0, Map::len);
+            let annotations = ANNOTATIONS.iter().filter(|a| schema.get(**a).is_some()).count();
+            if members != annotations + 1 {
+                break;
+            }
+            match self.resolve(reference) {
+                Ok(target) => schema = target,
+                Err(_) => break,
+            }
+        }
+        schema
+    }
+
+    /// The subschema a reference points at, within this schema: never
+    /// fetched from elsewhere.
+    fn resolve(&mut self, reference: &str) -> Result<&'s Value, Problem> {
+        let fragment = match reference.split_once('#') {
+            Some(("", fragment)) => Some(fragment),
+            Some((base, fragment)) if Some(base) == self.base => Some(fragment),
+            None if reference.is_empty() || Some(reference) == self.base => Some(""),
+            _ => None,
+        };
+        let Some(fragment) = fragment else {
+            return Err(Problem::RemoteRef {
+                reference: reference.to_owned(),
+            });
+        };
+        let target = match percent_decoded(fragment) {
+            None => None,
+            Some(fragment) if fragment.is_empty() => Some(self.root),
+            Some(fragment) if fragment.starts_with('/') => self.root.pointer(&fragment),
+            Some(fragment) => self.anchors().get(&*fragment).copied(),
+        };
+        target.ok_or_else(|| Problem::UnresolvedRef {
+            reference: reference.to_owned(),
+        })
+    }
+
+    /// Every anchor of the schema, by name: `$anchor`, `$dynamicAnchor`,
+    /// and the `#name` form of `$id` of earlier drafts.
+    fn anchors(&mut self) -> &HashMap<&'s str, &'s Value> {
+        let root = self.root;
+        self.anchors.get_or_insert_with(|| {
+            let mut anchors = HashMap::new();
+            let mut pending = vec![root];
+            while let Some(value) = pending.pop() {
+                match value {
+                    Value::Object(members) => {
+                        for keyword in ["$anchor", "$dynamicAnchor", "$id"] {
+                            let name = members.get(keyword).and_then(Value::as_str);
+                            let name = if keyword == "$id" {
+                                name.and_then(|id| id.strip_prefix('#'))
+                            } else {
+                                name
+                            };
+                            if let Some(name) = name {
+                                anchors.entry(name).or_insert(value);
+                            }
+                        }
+                        pending.extend(members.values());
+                    }
+                    Value::Array(items) => pending.extend(items),
+                    _ => {}
+                }
+            }
+            anchors
+        })
+    }
+
+    /// Keeps a note, once, up to [`MAX_NOTES`].
+    fn note(&mut self, at: &str, problem: Problem) {
+        let note = Note::new(at, problem);
+        if self.notes.len() < MAX_NOTES && !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+}
+
+/// Where a subschema lives: its identity while the schema is borrowed.
+fn address(schema: &Value) -> usize {
+    schema as *const Value as usize
+}
+
+fn is_structural(schema: &Value) -> bool {
+    schema
+        .as_object()
+        .is_some_and(|members| STRUCTURAL.iter().any(|keyword| members.contains_key(*keyword)))
+}
+
+/// Compiles a pattern as ECMA-262 with Unicode, as JSON Schema says; a
+/// pattern only valid without the `u` flag (`\_`, which many schemas write)
+/// is read without it rather than dropped.
+fn compile(source: &str) -> Option<regress::Regex> {
+    let unicode = regress::Flags {
+        unicode: true,
+        ..regress::Flags::default()
+    };
+    regress::Regex::with_flags(source, unicode)
+        .or_else(|_| regress::Regex::new(source))
+        .ok()
+}
+
+/// A URI fragment with its `%XX` escapes decoded; `None` when an escape is
+/// malformed or the bytes are not UTF-8.
+fn percent_decoded(fragment: &str) -> Option<Cow<'_, str>> {
+    if !fragment.contains('%') {
+        return Some(Cow::Borrowed(fragment));
+    }
+    let bytes = fragment.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(at + 1..at + 3)?).ok()?;
+            decoded.push(u8::from_str_radix(hex, 16).ok()?);
+            at += 3;
+        } else {
+            decoded.push(bytes[at]);
+            at += 1;
+        }
+    }
+    String::from_utf8(decoded).ok().map(Cow::Owned)
+}
+
+/// Drops the shapes that audit nothing (an object declaring nothing, an
+/// array of such values), and renumbers the rest; the arguments' shape stays
+/// first. A shape audits something when its object does, or when its items
+/// do: a fixpoint, since items may lead back to a shape.
+fn prune(built: Vec<Shape>) -> Vec<Shape> {
+    let mut useful = vec![false; built.len()];
+    loop {
+        let mut changed = false;
+        for (id, shape) in built.iter().enumerate() {
+            if !useful[id]
+                && (shape.object.as_ref().is_some_and(Object::audits)
+                    || shape.items.is_some_and(|items| useful[items as usize]))
+            {
+                useful[id] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut ids: Vec<Option<ShapeId>> = vec![None; built.len()];
+    let mut next = 0;
+    for (id, keep) in useful.iter().enumerate() {
+        if id == 0 || *keep {
+            ids[id] = Some(next);
+            next += 1;
+        }
+    }
+    let renumber = |child: Option<ShapeId>| {
+        child
+            .filter(|&c| useful[c as usize])
+            .and_then(|c| ids[c as usize])
+    };
+    built
+        .into_iter()
+        .enumerate()
+        .filter(|(id, _)| ids[*id].is_some())
+        .map(|(_, mut shape)| {
+            shape.items = renumber(shape.items);
+            if let Some(object) = &mut shape.object {
+                object
+                    .children
+                    .iter_mut()
+                    .for_each(|child| *child = renumber(*child));
+                if object.children.iter().all(Option::is_none) {
+                    object.children = Box::default();
+                }
+                object
+                    .patterns
+                    .iter_mut()
+                    .for_each(|p| p.child = renumber(p.child));
+            }
+            shape
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn percent_escapes_are_decoded_and_malformed_ones_refused() {
+        assert_eq!(percent_decoded("/$defs/a%20b").as_deref(), Some("/$defs/a b"));
+        assert_eq!(percent_decoded("/%7Bx%7d").as_deref(), Some("/{x}"));
+        assert_eq!(percent_decoded("/%zz"), None);
+        assert_eq!(percent_decoded("/%4"), None);
+        assert_eq!(percent_decoded("/%ff"), None);
+    }
+
+    #[test]
+    fn a_scalar_property_makes_no_shape() {
+        let read = read(
+            &json!({"properties": {"a": {"type": "string"}, "b": {"$ref": "#/$defs/s"}},
+                                "$defs": {"s": {"type": "string"}}}),
+        )
+        .unwrap();
+        assert!(read.shapes.is_empty());
+        assert!(read.root.children.is_empty());
+    }
+
+    #[test]
+    fn a_recursive_schema_is_a_cycle_of_shapes() {
+        let read = read(&json!({
+            "$ref": "#/$defs/node",
+            "$defs": {"node": {"properties": {"name": {}, "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
+        }))
+        .unwrap();
+        // The arguments, their `children` (an array) and its items: the
+        // items are the node again, so read once.
+        assert!(read.shapes.len() <= 3, "{:?}", read.shapes.len());
+        assert!(read.root.has_children());
+    }
+}
