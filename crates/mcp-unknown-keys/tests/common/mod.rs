@@ -4,6 +4,7 @@
 
 #![allow(dead_code)] // each test binary uses its own part of this
 
+pub mod said;
 mod toolkit;
 
 #[allow(unused_imports)] // each test binary uses its own part
