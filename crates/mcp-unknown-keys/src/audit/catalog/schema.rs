@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::note::{Note, Problem};
 use super::shape::{Object, Pattern, Shape, ShapeId};
@@ -33,42 +33,46 @@ pub const MAX_SHAPES: usize = 4_096;
 /// The most notes kept about one tool.
 const MAX_NOTES: usize = 16;
 
-/// The keywords whose subschemas declare properties of the same object.
-const REFERENCES: [&str; 3] = ["$ref", "$dynamicRef", "$recursiveRef"];
+/// Whether `keyword` may make a subschema an object or array shape: a
+/// property whose schema has none of these (`{"type": "string"}`) has no
+/// shape.
+fn is_structural_keyword(keyword: &str) -> bool {
+    matches!(
+        keyword,
+        "properties"
+            | "patternProperties"
+            | "additionalProperties"
+            | "unevaluatedProperties"
+            | "items"
+            | "$ref"
+            | "$dynamicRef"
+            | "$recursiveRef"
+            | "allOf"
+            | "anyOf"
+            | "oneOf"
+            | "if"
+            | "then"
+            | "else"
+            | "dependentSchemas"
+            | "dependencies"
+    )
+}
 
-/// Keywords that may make a subschema an object or array shape; a property
-/// whose schema has none of them (`{"type": "string"}`) has no shape.
-const STRUCTURAL: [&str; 16] = [
-    "properties",
-    "patternProperties",
-    "additionalProperties",
-    "unevaluatedProperties",
-    "items",
-    "$ref",
-    "$dynamicRef",
-    "$recursiveRef",
-    "allOf",
-    "anyOf",
-    "oneOf",
-    "if",
-    "then",
-    "else",
-    "dependentSchemas",
-    "dependencies",
-];
-
-/// Keywords that say nothing of a value's shape: a schema holding only these
-/// beside a `$ref` is read as the schema it refers to.
-const ANNOTATIONS: [&str; 8] = [
-    "description",
-    "title",
-    "default",
-    "examples",
-    "$comment",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-];
+/// Whether `keyword` says nothing of a value's shape: a schema holding only
+/// these beside a `$ref` is read as the schema it refers to.
+fn is_annotation(keyword: &str) -> bool {
+    matches!(
+        keyword,
+        "description"
+            | "title"
+            | "default"
+            | "examples"
+            | "$comment"
+            | "deprecated"
+            | "readOnly"
+            | "writeOnly"
+    )
+}
 
 /// One tool's schema, read.
 #[derive(Debug, Default)]
@@ -161,11 +165,17 @@ impl<'s> Reader<'s> {
             let shape = self.shape_of(facts, &at, defaults)?;
             built.push(shape);
         }
-        let mut shapes = prune(built);
-        let root = shapes[0].object.clone().unwrap_or_default();
-        if !root.has_children() {
+        let mut shapes = if built.len() == 1 { built } else { prune(built) };
+        let nested = shapes[0].object.as_ref().is_some_and(Object::has_children);
+        let root = if nested {
+            // Kept in its place too: a recursive schema's shapes may lead
+            // back to the arguments' own.
+            shapes[0].object.clone().unwrap_or_default()
+        } else {
+            let root = shapes[0].object.take().unwrap_or_default();
             shapes.clear();
-        }
+            root
+        };
         Ok(Read {
             shapes,
             root,
@@ -180,7 +190,7 @@ impl<'s> Reader<'s> {
     /// close the object.
     fn walk(&mut self, schemas: &[&'s Value]) -> Result<Facts<'s>, TooLarge> {
         let mut facts = Facts::default();
-        let mut seen = HashSet::new();
+        let mut seen = Seen::default();
         let mut stack: Vec<(&'s Value, bool, usize)> =
             schemas.iter().rev().map(|schema| (*schema, true, 0)).collect();
         while let Some((schema, must, depth)) = stack.pop() {
@@ -194,45 +204,44 @@ impl<'s> Reader<'s> {
             if self.visits > MAX_SUBSCHEMAS || depth > MAX_COMPOSITION_DEPTH {
                 return Err(TooLarge);
             }
-            for keyword in REFERENCES {
-                if let Some(Value::String(reference)) = members.get(keyword) {
-                    match self.resolve(reference) {
-                        Ok(target) => stack.push((target, must, depth + 1)),
-                        Err(problem) => {
-                            facts.problem.get_or_insert(problem);
+            // One pass over the members, not one lookup per keyword: most
+            // subschemas hold a few members, and there are sixteen keywords.
+            for (keyword, value) in members {
+                let mut push = |value: &'s Value, must: bool| stack.push((value, must, depth + 1));
+                match (keyword.as_str(), value) {
+                    ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(reference)) => {
+                        match self.resolve(reference) {
+                            Ok(target) => push(target, must),
+                            Err(problem) => {
+                                facts.problem.get_or_insert(problem);
+                            }
                         }
                     }
-                }
-            }
-            if let Some(Value::Object(properties)) = members.get("properties") {
-                facts
-                    .properties
-                    .extend(properties.iter().map(|(k, v)| (k.as_str(), v)));
-            }
-            if let Some(Value::Object(patterns)) = members.get("patternProperties") {
-                facts
-                    .patterns
-                    .extend(patterns.iter().map(|(k, v)| (k.as_str(), v)));
-            }
-            let closes = |keyword| members.get(keyword) == Some(&Value::Bool(false));
-            facts.closed |= must && (closes("additionalProperties") || closes("unevaluatedProperties"));
-            if let Some(items @ Value::Object(_)) = members.get("items") {
-                facts.items.push(items);
-            }
-            let mut push = |value: &'s Value, must: bool| stack.push((value, must, depth + 1));
-            for (keyword, must) in [("allOf", must), ("anyOf", false), ("oneOf", false)] {
-                if let Some(Value::Array(branches)) = members.get(keyword) {
-                    branches.iter().for_each(|branch| push(branch, must));
-                }
-            }
-            for keyword in ["if", "then", "else"] {
-                if let Some(branch) = members.get(keyword) {
-                    push(branch, false);
-                }
-            }
-            for keyword in ["dependentSchemas", "dependencies"] {
-                if let Some(Value::Object(dependents)) = members.get(keyword) {
-                    dependents.values().for_each(|branch| push(branch, false));
+                    ("properties", Value::Object(properties)) => {
+                        facts
+                            .properties
+                            .extend(properties.iter().map(|(k, v)| (k.as_str(), v)));
+                    }
+                    ("patternProperties", Value::Object(patterns)) => {
+                        facts
+                            .patterns
+                            .extend(patterns.iter().map(|(k, v)| (k.as_str(), v)));
+                    }
+                    ("additionalProperties" | "unevaluatedProperties", Value::Bool(false)) => {
+                        facts.closed |= must;
+                    }
+                    ("items", Value::Object(_)) => facts.items.push(value),
+                    ("allOf", Value::Array(branches)) => {
+                        branches.iter().for_each(|branch| push(branch, must))
+                    }
+                    ("anyOf" | "oneOf", Value::Array(branches)) => {
+                        branches.iter().for_each(|branch| push(branch, false));
+                    }
+                    ("if" | "then" | "else", branch) => push(branch, false),
+                    ("dependentSchemas" | "dependencies", Value::Object(dependents)) => {
+                        dependents.values().for_each(|branch| push(branch, false));
+                    }
+                    _ => {}
                 }
             }
         }
@@ -305,7 +314,9 @@ impl<'s> Reader<'s> {
         at: &str,
         step: Step<'_>,
     ) -> Result<Option<ShapeId>, TooLarge> {
+        // A schema with no structural keyword has no `$ref` to follow either.
         let mut schemas: Vec<&'s Value> = schemas
+            .filter(|schema| is_structural(schema))
             .map(|schema| self.normalize(schema))
             .filter(|schema| is_structural(schema))
             .collect();
@@ -348,9 +359,10 @@ impl<'s> Reader<'s> {
             let Some(Value::String(reference)) = schema.get("$ref") else {
                 break;
             };
-            let members = schema.as_object().map_or(0, Map::len);
-            let annotations = ANNOTATIONS.iter().filter(|a| schema.get(**a).is_some()).count();
-            if members != annotations + 1 {
+            let bare = schema
+                .as_object()
+                .is_some_and(|members| members.keys().all(|k| k == "$ref" || is_annotation(k)));
+            if !bare {
                 break;
             }
             match self.resolve(reference) {
@@ -434,7 +446,34 @@ fn address(schema: &Value) -> usize {
 fn is_structural(schema: &Value) -> bool {
     schema
         .as_object()
-        .is_some_and(|members| STRUCTURAL.iter().any(|keyword| members.contains_key(*keyword)))
+        .is_some_and(|members| members.keys().any(|keyword| is_structural_keyword(keyword)))
+}
+
+/// The subschemas one walk has visited, by address: a short list searched
+/// in place, as most walks visit a handful, and a set past that.
+#[derive(Default)]
+struct Seen {
+    few: Vec<usize>,
+    many: HashSet<usize>,
+}
+
+impl Seen {
+    const FEW: usize = 16;
+
+    /// Adds `address`; whether it was not there before.
+    fn insert(&mut self, address: usize) -> bool {
+        if self.many.is_empty() {
+            if self.few.contains(&address) {
+                return false;
+            }
+            if self.few.len() < Seen::FEW {
+                self.few.push(address);
+                return true;
+            }
+            self.many.extend(self.few.drain(..));
+        }
+        self.many.insert(address)
+    }
 }
 
 /// Compiles a pattern as ECMA-262 with Unicode, as JSON Schema says; a
