@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
 use common::said::{audit, listed, undeclared};
@@ -272,10 +271,7 @@ fn nested_keys_are_in_the_tracing_event() {
     let (auditor, said) = listed(&[search()]);
     audit(&auditor, "search", r#"{"options":{"recursve":true}}"#);
     let warning = said.warnings.lock().unwrap()[0].clone();
-    let fields = Arc::new(Mutex::new(String::new()));
-    let recorder = FieldRecorder(fields.clone());
-    tracing::subscriber::with_default(recorder, || TracingSink.warn(&warning));
-    let fields = fields.lock().unwrap();
+    let fields = common::traced::traced(|| TracingSink.warn(&warning));
     assert!(
         fields.contains(r#"unknown_paths=["options.recursve"]"#),
         "{fields}"
@@ -371,29 +367,4 @@ fn a_nested_remote_ref_leaves_that_value_unaudited_and_says_so() {
             r#"t: the $ref "https://example.com/remote.json" is not local and is not fetched: the keys inside remote are not audited"#
         ]
     );
-}
-
-/// A `tracing` subscriber that writes down every event's fields.
-struct FieldRecorder(Arc<Mutex<String>>);
-
-impl tracing::Subscriber for FieldRecorder {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        struct Fields<'a>(&'a mut String);
-        impl tracing::field::Visit for Fields<'_> {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                let _ = writeln!(self.0, "{}={value:?}", field.name());
-            }
-        }
-        event.record(&mut Fields(&mut self.0.lock().unwrap()));
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
 }

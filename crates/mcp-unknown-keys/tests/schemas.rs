@@ -339,3 +339,18 @@ fn the_layer_reads_combinators_and_says_its_notes() {
     assert_eq!(coverage["coverage"]["unaudited"], json!({"declares_nothing": 1}));
     assert_eq!(said.notes.lock().unwrap().len(), 1);
 }
+
+#[test]
+fn a_note_is_a_tracing_event_too() {
+    let catalog = Catalog::from_mcp_tools(&[tool(json!({"$ref": "#/$defs/gone"}))]);
+    let auditor = mcp_unknown_keys::audit::Auditor::new().with_sink(mcp_unknown_keys::audit::TracingSink);
+    let fields = common::traced::traced(|| auditor.replace_catalog(catalog));
+    assert!(
+        fields.contains("tool=t\n") && fields.contains("at=\n"),
+        "{fields}"
+    );
+    assert!(
+        fields.contains(r##"note=the $ref "#/$defs/gone" points at nothing in the schema"##),
+        "{fields}"
+    );
+}

@@ -1,8 +1,10 @@
 //! The core, shared by every door: synchronous, without I/O.
 //!
-//! - [`Catalog`]: which keys each listed tool declares, assembled from a
-//!   paginated listing by [`Listing`];
-//! - [`Arguments`]: a scan of a call's top-level keys that builds no values;
+//! - [`Catalog`]: which keys each listed tool declares, read from its schema
+//!   across combinators and references, with [`Note`]s on what could not be
+//!   read; assembled from a paginated listing by [`Listing`];
+//! - [`Arguments`]: a scan of a call's keys, nested ones included, that
+//!   builds no values;
 //! - [`Auditor`]: the audit rules and the said-once memory;
 //! - [`Warning`]: what a finding says, with a [diagnosis] of each
 //!   undeclared key ([`Hint`], [`Cause`], [`MissingKey`]);

@@ -6,6 +6,7 @@
 
 pub mod said;
 mod toolkit;
+pub mod traced;
 
 #[allow(unused_imports)] // each test binary uses its own part
 pub use toolkit::{Answering, Received, Toolkit, arguments_text, declaration, files};
