@@ -354,3 +354,13 @@ fn a_note_is_a_tracing_event_too() {
         "{fields}"
     );
 }
+
+#[test]
+fn a_subschema_met_in_a_branch_and_through_all_of_still_closes_the_object() {
+    let schema = json!({
+        "anyOf": [{"$ref": "#/$defs/closed"}],
+        "allOf": [{"$ref": "#/$defs/closed"}],
+        "$defs": {"closed": {"additionalProperties": false}},
+    });
+    assert_eq!(undeclared_keys(schema, r#"{"a":1}"#), ["a"]);
+}

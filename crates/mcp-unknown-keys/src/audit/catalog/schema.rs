@@ -197,7 +197,9 @@ impl<'s> Reader<'s> {
             let Value::Object(members) = schema else {
                 continue;
             };
-            if !seen.insert(address(schema)) {
+            // Seen once on each way: met first in an `anyOf` branch and then
+            // through `allOf`, a subschema still closes the object.
+            if !seen.insert(address(schema) | usize::from(must)) {
                 continue;
             }
             self.visits += 1;
@@ -438,7 +440,8 @@ impl<'s> Reader<'s> {
     }
 }
 
-/// Where a subschema lives: its identity while the schema is borrowed.
+/// Where a subschema lives: its identity while the schema is borrowed. A
+/// `Value` is aligned to eight bytes, so the lowest bit is free for a flag.
 fn address(schema: &Value) -> usize {
     schema as *const Value as usize
 }
