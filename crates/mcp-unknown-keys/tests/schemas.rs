@@ -364,3 +364,27 @@ fn a_subschema_met_in_a_branch_and_through_all_of_still_closes_the_object() {
     });
     assert_eq!(undeclared_keys(schema, r#"{"a":1}"#), ["a"]);
 }
+
+#[test]
+fn past_the_bound_on_shapes_nested_values_go_unread_but_the_tool_is_audited() {
+    let shapes = mcp_unknown_keys::audit::MAX_SHAPES;
+    let properties: serde_json::Map<String, Value> = (0..shapes + 10)
+        .map(|i| (format!("p{i:05}"), json!({"properties": {format!("q{i}"): {}}})))
+        .collect();
+    let (auditor, said) = listed(&[tool(json!({ "properties": properties }))]);
+    let first = format!(
+        r#"{{"p00000":{{"x":1}},"p{:05}":{{"x":1}},"extra":1}}"#,
+        shapes + 5
+    );
+    // The first property's value is read; one past the bound is not.
+    assert_eq!(
+        undeclared(&auditor, "t", &first),
+        (vec!["extra".to_owned()], vec!["p00000.x".to_owned()])
+    );
+    let notes = said.notes.lock().unwrap();
+    assert_eq!(notes.len(), 1);
+    assert!(
+        notes[0].ends_with("the nested values read after it are not audited"),
+        "{notes:?}"
+    );
+}

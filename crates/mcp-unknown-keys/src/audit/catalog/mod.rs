@@ -58,10 +58,12 @@ use crate::wire::ToolDeclaration;
 /// - a schema that cannot be read whole (a `$ref` to another document,
 ///   which is never fetched, or a local one pointing at nothing) leaves the
 ///   object it stands for unaudited: the whole tool when it is the
-///   arguments' own, declaring nothing then. So does a schema past the
-///   bounds [`MAX_SUBSCHEMAS`], [`MAX_COMPOSITION_DEPTH`] and
-///   [`MAX_SHAPES`]. A pattern that does not compile matches no key. Each
-///   is kept as a [`Note`] ([`Catalog::notes`]) for the doors to say once.
+///   arguments' own, declaring nothing then. So do the bounds
+///   [`MAX_SUBSCHEMAS`], [`MAX_COMPOSITION_DEPTH`] and [`MAX_SHAPES`]: met
+///   reading the arguments' own keys, the tool is not audited; met later,
+///   the nested values not read are not. A pattern that does not compile
+///   matches no key. Each is kept as a [`Note`] ([`Catalog::notes`]) for the
+///   doors to say once.
 ///
 /// ```
 /// use mcp_unknown_keys::audit::Catalog;

@@ -66,7 +66,9 @@ pub enum Problem {
     },
     /// The schema is too large or too deeply composed to be read whole
     /// within the catalogue's bounds (subschemas visited, reference chains,
-    /// object shapes): the tool is not audited.
+    /// object shapes): the tool is not audited when this happens reading the
+    /// arguments' own keys (`at` is `""`); otherwise, the nested values from
+    /// `at` on that were not read yet are not.
     TooLarge,
 }
 
@@ -81,18 +83,22 @@ impl Note {
     /// Whether the problem leaves the tool's arguments unaudited altogether.
     pub fn leaves_tool_unaudited(&self) -> bool {
         match self.problem {
-            Problem::TooLarge => true,
-            Problem::RemoteRef { .. } | Problem::UnresolvedRef { .. } => self.at.is_empty(),
+            Problem::TooLarge | Problem::RemoteRef { .. } | Problem::UnresolvedRef { .. } => {
+                self.at.is_empty()
+            }
             Problem::BadPattern { .. } => false,
         }
     }
 
     /// What is left unaudited, as the end of a sentence.
     fn effect(&self) -> String {
-        if self.leaves_tool_unaudited() {
-            "the tool's arguments are not audited".to_owned()
-        } else {
-            format!("the keys inside {} are not audited", Printable(&self.at))
+        match self.problem {
+            _ if self.leaves_tool_unaudited() => "the tool's arguments are not audited".to_owned(),
+            Problem::TooLarge => format!(
+                "the keys inside {} and the nested values read after it are not audited",
+                Printable(&self.at)
+            ),
+            _ => format!("the keys inside {} are not audited", Printable(&self.at)),
         }
     }
 }

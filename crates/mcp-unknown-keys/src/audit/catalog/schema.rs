@@ -19,15 +19,18 @@ use super::table::KeyTable;
 use crate::audit::keys::path::{self, Step};
 
 /// The most subschemas visited to read one tool's schema, over all its
-/// shapes. Past it, the tool is not audited ([`Problem::TooLarge`]).
+/// shapes. Past it while reading the arguments' own keys, the tool is not
+/// audited; past it later, the nested values not yet read are not
+/// ([`Problem::TooLarge`] either way).
 pub const MAX_SUBSCHEMAS: usize = 65_536;
 
 /// The longest chain of references and combinators followed from a shape's
-/// schemas. Past it, the tool is not audited ([`Problem::TooLarge`]).
+/// schemas. Past it, that shape is not read, as for [`MAX_SUBSCHEMAS`].
 pub const MAX_COMPOSITION_DEPTH: usize = 64;
 
-/// The most object and array shapes read for one tool. Past it, the tool is
-/// not audited ([`Problem::TooLarge`]).
+/// The most object and array shapes read for one tool. Past it, the values
+/// of the shapes not read are not audited ([`Problem::TooLarge`]); the
+/// arguments' own keys still are.
 pub const MAX_SHAPES: usize = 4_096;
 
 /// The most notes kept about one tool.
@@ -105,6 +108,7 @@ pub(crate) fn read(schema: &Value) -> Option<Read> {
             .filter(|base| !base.is_empty()),
         anchors: None,
         visits: 0,
+        exhausted: false,
         notes: Vec::new(),
         interned: HashMap::new(),
         pending: Vec::new(),
@@ -127,6 +131,9 @@ struct Reader<'s> {
     /// reference to one.
     anchors: Option<HashMap<&'s str, &'s Value>>,
     visits: usize,
+    /// Whether a bound was met reading nested shapes: no new shape is made
+    /// (and past [`MAX_SUBSCHEMAS`], none is read).
+    exhausted: bool,
     notes: Vec<Note>,
     /// Each shape's set of subschemas, by their addresses, and its id.
     interned: HashMap<Box<[usize]>, ShapeId>,
@@ -149,20 +156,29 @@ struct Facts<'s> {
 
 impl<'s> Reader<'s> {
     fn read(&mut self) -> Result<Read, TooLarge> {
-        self.intern(vec![self.root], "", None)?;
+        self.intern(vec![self.root], "", None);
         let mut built: Vec<Shape> = Vec::new();
         let mut defaults = Vec::new();
         while built.len() < self.pending.len() {
             let id = built.len();
             let (schemas, at) = std::mem::take(&mut self.pending[id]);
-            let facts = self.walk(&schemas)?;
+            let facts = match self.walk(&schemas) {
+                Ok(facts) => facts,
+                // The arguments' own keys unknown: the tool is not audited.
+                Err(TooLarge) if id == 0 => return Err(TooLarge),
+                Err(TooLarge) => {
+                    self.exhaust(&at);
+                    built.push(Shape::default());
+                    continue;
+                }
+            };
             if let Some(problem) = facts.problem {
                 self.note(&at, problem);
                 built.push(Shape::default());
                 continue;
             }
             let defaults = (id == 0).then_some(&mut defaults);
-            let shape = self.shape_of(facts, &at, defaults)?;
+            let shape = self.shape_of(facts, &at, defaults);
             built.push(shape);
         }
         let mut shapes = if built.len() == 1 { built } else { prune(built) };
@@ -258,7 +274,7 @@ impl<'s> Reader<'s> {
         mut facts: Facts<'s>,
         at: &str,
         mut defaults: Option<&mut Vec<(Box<str>, Value)>>,
-    ) -> Result<Shape, TooLarge> {
+    ) -> Shape {
         // Stable: within a key, the walk's order, so the first default wins.
         facts.properties.sort_by(|a, b| a.0.cmp(b.0));
         let mut keys = Vec::new();
@@ -273,7 +289,7 @@ impl<'s> Reader<'s> {
                 defaults.push((key.into(), default.clone()));
             }
             keys.push(Box::from(key));
-            children.push(self.child(group.iter().map(|(_, schema)| *schema), at, Step::Key(key))?);
+            children.push(self.child(group.iter().map(|(_, schema)| *schema), at, Step::Key(key)));
         }
         facts.patterns.sort_by(|a, b| a.0.cmp(b.0));
         let mut patterns = Vec::new();
@@ -285,14 +301,14 @@ impl<'s> Reader<'s> {
                 continue;
             };
             let step = format!("/{source}/");
-            let child = self.child(group.iter().map(|(_, schema)| *schema), at, Step::Key(&step))?;
+            let child = self.child(group.iter().map(|(_, schema)| *schema), at, Step::Key(&step));
             patterns.push(Pattern {
                 source: source.into(),
                 regex,
                 child,
             });
         }
-        let items = self.child(facts.items.iter().copied(), at, Step::Items)?;
+        let items = self.child(facts.items.iter().copied(), at, Step::Items);
         if children.iter().all(Option::is_none) {
             children.clear();
         }
@@ -302,20 +318,20 @@ impl<'s> Reader<'s> {
             closed: facts.closed,
             children: children.into(),
         };
-        Ok(Shape {
+        Shape {
             object: Some(object),
             items,
-        })
+        }
     }
 
     /// The shape of a value that must satisfy all of `schemas`, or `None`
-    /// when none of them could give it one.
+    /// when none of them could give it one (or past [`MAX_SHAPES`]).
     fn child(
         &mut self,
         schemas: impl Iterator<Item = &'s Value>,
         at: &str,
         step: Step<'_>,
-    ) -> Result<Option<ShapeId>, TooLarge> {
+    ) -> Option<ShapeId> {
         // A schema with no structural keyword has no `$ref` to follow either.
         let mut schemas: Vec<&'s Value> = schemas
             .filter(|schema| is_structural(schema))
@@ -323,35 +339,41 @@ impl<'s> Reader<'s> {
             .filter(|schema| is_structural(schema))
             .collect();
         if schemas.is_empty() {
-            return Ok(None);
+            return None;
         }
         schemas.sort_unstable_by_key(|schema| address(schema));
         schemas.dedup_by_key(|schema| address(schema));
-        Ok(Some(self.intern(schemas, at, Some(step))?))
+        self.intern(schemas, at, Some(step))
     }
 
-    /// The id of the shape of `schemas`, a new one if they were never met.
-    fn intern(
-        &mut self,
-        schemas: Vec<&'s Value>,
-        at: &str,
-        step: Option<Step<'_>>,
-    ) -> Result<ShapeId, TooLarge> {
+    /// The id of the shape of `schemas`, a new one if they were never met;
+    /// `None` past [`MAX_SHAPES`] (or another bound met before).
+    fn intern(&mut self, schemas: Vec<&'s Value>, at: &str, step: Option<Step<'_>>) -> Option<ShapeId> {
         let addresses: Box<[usize]> = schemas.iter().map(|schema| address(schema)).collect();
         if let Some(&id) = self.interned.get(&addresses) {
-            return Ok(id);
+            return Some(id);
         }
-        if self.pending.len() >= MAX_SHAPES {
-            return Err(TooLarge);
-        }
-        let id = self.pending.len() as ShapeId;
         let mut path = at.to_owned();
         if let Some(step) = step {
             path::push(&mut path, step);
         }
+        if self.exhausted || self.pending.len() >= MAX_SHAPES {
+            self.exhaust(&path);
+            return None;
+        }
+        let id = self.pending.len() as ShapeId;
         self.pending.push((schemas, path));
         self.interned.insert(addresses, id);
-        Ok(id)
+        Some(id)
+    }
+
+    /// A bound was met while reading nested shapes at `at`: that value, and
+    /// those met after it, are not audited; one note says so.
+    fn exhaust(&mut self, at: &str) {
+        if !self.exhausted {
+            self.exhausted = true;
+            self.note(at, Problem::TooLarge);
+        }
     }
 
     /// `schema`, or what it refers to when it is a bare `$ref` (annotations
