@@ -11,6 +11,7 @@ use mcp_unknown_keys::audit::{
     Arguments, Auditor, Call, Catalog, Findings, MAX_NESTED_DEPTH, Outcome, Sink, TracingSink, Warning,
 };
 use mcp_unknown_keys::{Provider, ToolCall, ToolDeclaration, UnknownKeysLayer};
+use proptest::prelude::*;
 use serde_json::{Value, json};
 use tower_layer::Layer;
 
@@ -367,4 +368,88 @@ fn a_nested_remote_ref_leaves_that_value_unaudited_and_says_so() {
             r#"t: the $ref "https://example.com/remote.json" is not local and is not fetched: the keys inside remote are not audited"#
         ]
     );
+}
+
+/// A value of any JSON type, nested a little.
+fn any_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(json!(null)),
+        any::<i32>().prop_map(Value::from),
+        "[a-z\\\\\"]{0,4}".prop_map(Value::from)
+    ];
+    leaf.prop_recursive(3, 12, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..3).prop_map(Value::from),
+            prop::collection::btree_map(key(), inner, 0..3)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// Keys declared by `create_entities` or not, some that read as path syntax.
+fn key() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "name",
+        "entityType",
+        "observations",
+        "entities",
+        "age",
+        "a.b",
+        "",
+        "x[0]",
+    ])
+    .prop_map(str::to_owned)
+}
+
+/// What the reading of `create_entities` must find, worked out on the
+/// parsed value: the top-level keys other than `entities`, and the keys of
+/// each object item of an `entities` array other than its three.
+fn expected(arguments: &serde_json::Map<String, Value>) -> (Vec<String>, Vec<String>) {
+    let mut keys: Vec<String> = arguments.keys().filter(|k| *k != "entities").cloned().collect();
+    let mut paths = Vec::new();
+    if let Some(Value::Array(items)) = arguments.get("entities") {
+        for item in items.iter().filter_map(Value::as_object) {
+            for key in item
+                .keys()
+                .filter(|k| !["name", "entityType", "observations"].contains(&k.as_str()))
+            {
+                let quoted = key.is_empty() || key.contains(['.', '[', ']', '"', '\\']);
+                paths.push(if quoted {
+                    format!("entities[][{}]", serde_json::to_string(key).unwrap())
+                } else {
+                    format!("entities[].{key}")
+                });
+            }
+        }
+    }
+    for list in [&mut keys, &mut paths] {
+        list.sort();
+        list.dedup();
+    }
+    (keys, paths)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_scan_finds_what_the_schema_says_in_any_arguments(
+        top in prop::collection::btree_map(key(), any_value(), 0..4),
+        entities in prop::collection::vec(any_value(), 0..4),
+        entities_is_array in any::<bool>(),
+    ) {
+        let mut arguments: serde_json::Map<String, Value> = top.into_iter().collect();
+        if entities_is_array {
+            arguments.insert("entities".into(), Value::Array(entities));
+        }
+        let (auditor, _) = listed(&[create_entities()]);
+        let text = Value::Object(arguments.clone()).to_string();
+        prop_assert_eq!(undeclared(&auditor, "create_entities", &text), expected(&arguments));
+        // Read as text or as a parsed object, the same.
+        let call = Call::new("create_entities", Arguments::Object(&arguments));
+        let Outcome::Audited { undeclared, undeclared_paths, .. } = auditor.audit(&auditor.catalog(), call) else {
+            panic!("audited");
+        };
+        prop_assert_eq!((undeclared, undeclared_paths), expected(&arguments));
+    }
 }
