@@ -156,7 +156,9 @@ struct Facts<'s> {
 
 impl<'s> Reader<'s> {
     fn read(&mut self) -> Result<Read, TooLarge> {
-        self.intern(vec![self.root], "", None);
+        // Not interned: most schemas never refer back to their root, and one
+        // that does gets a shape of its own for it, read the same way.
+        self.pending.push((vec![self.root], String::new()));
         let mut built: Vec<Shape> = Vec::new();
         let mut defaults = Vec::new();
         while built.len() < self.pending.len() {
@@ -277,8 +279,9 @@ impl<'s> Reader<'s> {
     ) -> Shape {
         // Stable: within a key, the walk's order, so the first default wins.
         facts.properties.sort_by(|a, b| a.0.cmp(b.0));
-        let mut keys = Vec::new();
-        let mut children = Vec::new();
+        let mut keys = Vec::with_capacity(facts.properties.chunk_by(|a, b| a.0 == b.0).count());
+        // Made only when some key's value has a shape: most have none.
+        let mut children: Vec<Option<ShapeId>> = Vec::new();
         for group in facts.properties.chunk_by(|a, b| a.0 == b.0) {
             let key = group[0].0;
             if let Some(defaults) = defaults.as_deref_mut()
@@ -289,7 +292,13 @@ impl<'s> Reader<'s> {
                 defaults.push((key.into(), default.clone()));
             }
             keys.push(Box::from(key));
-            children.push(self.child(group.iter().map(|(_, schema)| *schema), at, Step::Key(key)));
+            let child = self.child(group.iter().map(|(_, schema)| *schema), at, Step::Key(key));
+            if child.is_some() && children.is_empty() {
+                children.resize(keys.len() - 1, None);
+            }
+            if child.is_some() || !children.is_empty() {
+                children.push(child);
+            }
         }
         facts.patterns.sort_by(|a, b| a.0.cmp(b.0));
         let mut patterns = Vec::new();
@@ -309,9 +318,6 @@ impl<'s> Reader<'s> {
             });
         }
         let items = self.child(facts.items.iter().copied(), at, Step::Items);
-        if children.iter().all(Option::is_none) {
-            children.clear();
-        }
         let object = Object {
             table: KeyTable::new(keys),
             patterns: patterns.into(),
@@ -414,7 +420,7 @@ impl<'s> Reader<'s> {
         let target = match percent_decoded(fragment) {
             None => None,
             Some(fragment) if fragment.is_empty() => Some(self.root),
-            Some(fragment) if fragment.starts_with('/') => self.root.pointer(&fragment),
+            Some(fragment) if fragment.starts_with('/') => pointer(self.root, &fragment),
             Some(fragment) => self.anchors().get(&*fragment).copied(),
         };
         target.ok_or_else(|| Problem::UnresolvedRef {
@@ -475,10 +481,11 @@ fn is_structural(schema: &Value) -> bool {
 }
 
 /// The subschemas one walk has visited, by address: a short list searched
-/// in place, as most walks visit a handful, and a set past that.
+/// in place (most walks visit a handful), and a set past that.
 #[derive(Default)]
 struct Seen {
-    few: Vec<usize>,
+    few: [usize; Seen::FEW],
+    len: usize,
     many: HashSet<usize>,
 }
 
@@ -487,15 +494,16 @@ impl Seen {
 
     /// Adds `address`; whether it was not there before.
     fn insert(&mut self, address: usize) -> bool {
-        if self.many.is_empty() {
-            if self.few.contains(&address) {
+        if self.len < Seen::FEW {
+            if self.few[..self.len].contains(&address) {
                 return false;
             }
-            if self.few.len() < Seen::FEW {
-                self.few.push(address);
-                return true;
-            }
-            self.many.extend(self.few.drain(..));
+            self.few[self.len] = address;
+            self.len += 1;
+            return true;
+        }
+        if self.many.is_empty() {
+            self.many.extend(self.few);
         }
         self.many.insert(address)
     }
@@ -512,6 +520,35 @@ fn compile(source: &str) -> Option<regress::Regex> {
     regress::Regex::with_flags(source, unicode)
         .or_else(|_| regress::Regex::new(source))
         .ok()
+}
+
+/// The value `pointer` (a JSON pointer, `/$defs/a~1b/0`) points at in
+/// `root`. As `Value::pointer`, without allocating for tokens that hold no
+/// `~` escape, which is most of them.
+fn pointer<'s>(root: &'s Value, pointer: &str) -> Option<&'s Value> {
+    let mut target = root;
+    for token in pointer.split('/').skip(1) {
+        let token = if token.contains('~') {
+            Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
+        } else {
+            Cow::Borrowed(token)
+        };
+        target = match target {
+            Value::Object(members) => members.get(&*token)?,
+            Value::Array(items) => items.get(array_index(&token)?)?,
+            _ => return None,
+        };
+    }
+    Some(target)
+}
+
+/// An array index as a JSON pointer writes it: digits, no leading zero.
+fn array_index(token: &str) -> Option<usize> {
+    let leading_zero = token.len() > 1 && token.starts_with('0');
+    if leading_zero || !token.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    token.parse().ok()
 }
 
 /// A URI fragment with its `%XX` escapes decoded; `None` when an escape is
@@ -606,6 +643,22 @@ mod tests {
         assert_eq!(percent_decoded("/%zz"), None);
         assert_eq!(percent_decoded("/%4"), None);
         assert_eq!(percent_decoded("/%ff"), None);
+    }
+
+    #[test]
+    fn pointers_are_read_as_json_pointers() {
+        let root = json!({"a/b": {"c~d": [1, {"e": 2}]}, "": 3});
+        for (at, expected) in [
+            ("/a~1b/c~0d/1/e", Some(json!(2))),
+            ("/a~1b/c~0d/0", Some(json!(1))),
+            ("/", Some(json!(3))),
+            ("/a~1b/c~0d/01", None),
+            ("/a~1b/c~0d/-", None),
+            ("/missing", None),
+        ] {
+            assert_eq!(pointer(&root, at), expected.as_ref(), "{at}");
+            assert_eq!(root.pointer(at), expected.as_ref(), "serde_json agrees on {at}");
+        }
     }
 
     #[test]
