@@ -237,6 +237,9 @@ fn each_tool_and_path_pair_is_said_once() {
             ("search", &strings(&["options.recursve"])[..], &[][..]),
         ]
     );
+    // A warning read back from a log shares the same memory.
+    let logged = strings(&["options.recursve", "options.sort"]);
+    assert_eq!(auditor.claim_logged_paths("search", &logged), ["options.sort"]);
 }
 
 #[test]

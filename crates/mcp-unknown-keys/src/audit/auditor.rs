@@ -456,6 +456,31 @@ impl Auditor {
         let _ = catch_unwind(AssertUnwindSafe(|| self.sink.warn(warning)));
     }
 
+    /// Claims nested keys a warning read back from a log reported (paths
+    /// such as `entities[].age`), for a door that replays logged warnings
+    /// through this auditor: returns those neither tolerated nor said
+    /// before for `tool`, sorted, now said. Top-level keys are said again
+    /// by auditing a call that carries them, as any call is.
+    ///
+    /// ```
+    /// use mcp_unknown_keys::audit::Auditor;
+    ///
+    /// let auditor = Auditor::new().with_sink(()).allow("entities[].id");
+    /// let logged = ["entities[].age".to_owned(), "entities[].id".to_owned()];
+    /// assert_eq!(auditor.claim_logged_paths("create_entities", &logged), ["entities[].age"]);
+    /// assert!(auditor.claim_logged_paths("create_entities", &logged).is_empty());
+    /// ```
+    pub fn claim_logged_paths(&self, tool: &str, paths: &[String]) -> Vec<String> {
+        let mut paths: Vec<String> = paths
+            .iter()
+            .filter(|path| !self.tolerates(path))
+            .cloned()
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        self.claim(tool, &[], &paths).1
+    }
+
     /// Marks each of `keys` and `paths` (sorted) as said for `tool` and
     /// returns those that were not said before, each key with the number of
     /// tools it has now been said on. The lock is held for the claim only.
