@@ -3,12 +3,13 @@
 //!
 //! - `table`: the key table, looked up once per key of every audited call;
 //! - `schema`: the reading of a schema, across combinators and local
-//!   references, into shapes;
+//!   references (`reference`), into shapes;
 //! - `shape`: the shapes (an object's declared keys, an array's items)
 //!   that nested values are audited against, a graph for recursive schemas;
 //! - `note`: what could not be read.
 
 mod note;
+mod reference;
 mod schema;
 mod shape;
 mod table;

@@ -8,13 +8,13 @@
 //! a set already read is the same shape, so a recursive schema is a cycle
 //! of shapes, not an endless tree.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
 use super::note::{Note, Problem};
-use super::shape::{Object, Pattern, Shape, ShapeId};
+use super::reference::References;
+use super::shape::{Object, Pattern, Shape, ShapeId, prune};
 use super::table::KeyTable;
 use crate::audit::keys::path::{self, Step};
 
@@ -101,12 +101,7 @@ pub(crate) fn read(schema: &Value) -> Option<Read> {
     }
     let mut reader = Reader {
         root: schema,
-        base: members
-            .get("$id")
-            .and_then(Value::as_str)
-            .map(|id| id.split_once('#').map_or(id, |(base, _)| base))
-            .filter(|base| !base.is_empty()),
-        anchors: None,
+        references: References::of(schema),
         visits: 0,
         exhausted: false,
         notes: Vec::new(),
@@ -124,12 +119,7 @@ struct TooLarge;
 
 struct Reader<'s> {
     root: &'s Value,
-    /// The root's `$id` without its fragment: a `$ref` starting with it is
-    /// local.
-    base: Option<&'s str>,
-    /// `$anchor`, `$dynamicAnchor` and `#name` `$id`s, gathered on the first
-    /// reference to one.
-    anchors: Option<HashMap<&'s str, &'s Value>>,
+    references: References<'s>,
     visits: usize,
     /// Whether a bound was met reading nested shapes: no new shape is made
     /// (and past [`MAX_SUBSCHEMAS`], none is read).
@@ -230,7 +220,7 @@ impl<'s> Reader<'s> {
                 let mut push = |value: &'s Value, must: bool| stack.push((value, must, depth + 1));
                 match (keyword.as_str(), value) {
                     ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(reference)) => {
-                        match self.resolve(reference) {
+                        match self.references.resolve(reference) {
                             Ok(target) => push(target, must),
                             Err(problem) => {
                                 facts.problem.get_or_insert(problem);
@@ -395,68 +385,12 @@ impl<'s> Reader<'s> {
             if !bare {
                 break;
             }
-            match self.resolve(reference) {
+            match self.references.resolve(reference) {
                 Ok(target) => schema = target,
                 Err(_) => break,
             }
         }
         schema
-    }
-
-    /// The subschema a reference points at, within this schema: never
-    /// fetched from elsewhere.
-    fn resolve(&mut self, reference: &str) -> Result<&'s Value, Problem> {
-        let fragment = match reference.split_once('#') {
-            Some(("", fragment)) => Some(fragment),
-            Some((base, fragment)) if Some(base) == self.base => Some(fragment),
-            None if reference.is_empty() || Some(reference) == self.base => Some(""),
-            _ => None,
-        };
-        let Some(fragment) = fragment else {
-            return Err(Problem::RemoteRef {
-                reference: reference.to_owned(),
-            });
-        };
-        let target = match percent_decoded(fragment) {
-            None => None,
-            Some(fragment) if fragment.is_empty() => Some(self.root),
-            Some(fragment) if fragment.starts_with('/') => pointer(self.root, &fragment),
-            Some(fragment) => self.anchors().get(&*fragment).copied(),
-        };
-        target.ok_or_else(|| Problem::UnresolvedRef {
-            reference: reference.to_owned(),
-        })
-    }
-
-    /// Every anchor of the schema, by name: `$anchor`, `$dynamicAnchor`,
-    /// and the `#name` form of `$id` of earlier drafts.
-    fn anchors(&mut self) -> &HashMap<&'s str, &'s Value> {
-        let root = self.root;
-        self.anchors.get_or_insert_with(|| {
-            let mut anchors = HashMap::new();
-            let mut pending = vec![root];
-            while let Some(value) = pending.pop() {
-                match value {
-                    Value::Object(members) => {
-                        for keyword in ["$anchor", "$dynamicAnchor", "$id"] {
-                            let name = members.get(keyword).and_then(Value::as_str);
-                            let name = if keyword == "$id" {
-                                name.and_then(|id| id.strip_prefix('#'))
-                            } else {
-                                name
-                            };
-                            if let Some(name) = name {
-                                anchors.entry(name).or_insert(value);
-                            }
-                        }
-                        pending.extend(members.values());
-                    }
-                    Value::Array(items) => pending.extend(items),
-                    _ => {}
-                }
-            }
-            anchors
-        })
     }
 
     /// Keeps a note, once, up to [`MAX_NOTES`].
@@ -522,144 +456,10 @@ fn compile(source: &str) -> Option<regress::Regex> {
         .ok()
 }
 
-/// The value `pointer` (a JSON pointer, `/$defs/a~1b/0`) points at in
-/// `root`. As `Value::pointer`, without allocating for tokens that hold no
-/// `~` escape, which is most of them.
-fn pointer<'s>(root: &'s Value, pointer: &str) -> Option<&'s Value> {
-    let mut target = root;
-    for token in pointer.split('/').skip(1) {
-        let token = if token.contains('~') {
-            Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
-        } else {
-            Cow::Borrowed(token)
-        };
-        target = match target {
-            Value::Object(members) => members.get(&*token)?,
-            Value::Array(items) => items.get(array_index(&token)?)?,
-            _ => return None,
-        };
-    }
-    Some(target)
-}
-
-/// An array index as a JSON pointer writes it: digits, no leading zero.
-fn array_index(token: &str) -> Option<usize> {
-    let leading_zero = token.len() > 1 && token.starts_with('0');
-    if leading_zero || !token.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    token.parse().ok()
-}
-
-/// A URI fragment with its `%XX` escapes decoded; `None` when an escape is
-/// malformed or the bytes are not UTF-8.
-fn percent_decoded(fragment: &str) -> Option<Cow<'_, str>> {
-    if !fragment.contains('%') {
-        return Some(Cow::Borrowed(fragment));
-    }
-    let bytes = fragment.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(at + 1..at + 3)?).ok()?;
-            decoded.push(u8::from_str_radix(hex, 16).ok()?);
-            at += 3;
-        } else {
-            decoded.push(bytes[at]);
-            at += 1;
-        }
-    }
-    String::from_utf8(decoded).ok().map(Cow::Owned)
-}
-
-/// Drops the shapes that audit nothing (an object declaring nothing, an
-/// array of such values), and renumbers the rest; the arguments' shape stays
-/// first. A shape audits something when its object does, or when its items
-/// do: a fixpoint, since items may lead back to a shape.
-fn prune(built: Vec<Shape>) -> Vec<Shape> {
-    let mut useful = vec![false; built.len()];
-    loop {
-        let mut changed = false;
-        for (id, shape) in built.iter().enumerate() {
-            if !useful[id]
-                && (shape.object.as_ref().is_some_and(Object::audits)
-                    || shape.items.is_some_and(|items| useful[items as usize]))
-            {
-                useful[id] = true;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    let mut ids: Vec<Option<ShapeId>> = vec![None; built.len()];
-    let mut next = 0;
-    for (id, keep) in useful.iter().enumerate() {
-        if id == 0 || *keep {
-            ids[id] = Some(next);
-            next += 1;
-        }
-    }
-    let renumber = |child: Option<ShapeId>| {
-        child
-            .filter(|&c| useful[c as usize])
-            .and_then(|c| ids[c as usize])
-    };
-    built
-        .into_iter()
-        .enumerate()
-        .filter(|(id, _)| ids[*id].is_some())
-        .map(|(_, mut shape)| {
-            shape.items = renumber(shape.items);
-            if let Some(object) = &mut shape.object {
-                object
-                    .children
-                    .iter_mut()
-                    .for_each(|child| *child = renumber(*child));
-                if object.children.iter().all(Option::is_none) {
-                    object.children = Box::default();
-                }
-                object
-                    .patterns
-                    .iter_mut()
-                    .for_each(|p| p.child = renumber(p.child));
-            }
-            shape
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn percent_escapes_are_decoded_and_malformed_ones_refused() {
-        assert_eq!(percent_decoded("/$defs/a%20b").as_deref(), Some("/$defs/a b"));
-        assert_eq!(percent_decoded("/%7Bx%7d").as_deref(), Some("/{x}"));
-        assert_eq!(percent_decoded("/%zz"), None);
-        assert_eq!(percent_decoded("/%4"), None);
-        assert_eq!(percent_decoded("/%ff"), None);
-    }
-
-    #[test]
-    fn pointers_are_read_as_json_pointers() {
-        let root = json!({"a/b": {"c~d": [1, {"e": 2}]}, "": 3});
-        for (at, expected) in [
-            ("/a~1b/c~0d/1/e", Some(json!(2))),
-            ("/a~1b/c~0d/0", Some(json!(1))),
-            ("/", Some(json!(3))),
-            ("/a~1b/c~0d/01", None),
-            ("/a~1b/c~0d/-", None),
-            ("/missing", None),
-        ] {
-            assert_eq!(pointer(&root, at), expected.as_ref(), "{at}");
-            assert_eq!(root.pointer(at), expected.as_ref(), "serde_json agrees on {at}");
-        }
-    }
 
     #[test]
     fn a_scalar_property_makes_no_shape() {

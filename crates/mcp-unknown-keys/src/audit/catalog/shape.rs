@@ -96,3 +96,61 @@ impl Object {
         self.children.iter().any(Option::is_some) || self.patterns.iter().any(|p| p.child.is_some())
     }
 }
+
+/// Drops the shapes that audit nothing (an object declaring nothing, an
+/// array of such values), and renumbers the rest; the arguments' shape stays
+/// first. A shape audits something when its object does, or when its items
+/// do: a fixpoint, since items may lead back to a shape.
+pub(crate) fn prune(built: Vec<Shape>) -> Vec<Shape> {
+    let mut useful = vec![false; built.len()];
+    loop {
+        let mut changed = false;
+        for (id, shape) in built.iter().enumerate() {
+            if !useful[id]
+                && (shape.object.as_ref().is_some_and(Object::audits)
+                    || shape.items.is_some_and(|items| useful[items as usize]))
+            {
+                useful[id] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut ids: Vec<Option<ShapeId>> = vec![None; built.len()];
+    let mut next = 0;
+    for (id, keep) in useful.iter().enumerate() {
+        if id == 0 || *keep {
+            ids[id] = Some(next);
+            next += 1;
+        }
+    }
+    let renumber = |child: Option<ShapeId>| {
+        child
+            .filter(|&c| useful[c as usize])
+            .and_then(|c| ids[c as usize])
+    };
+    built
+        .into_iter()
+        .enumerate()
+        .filter(|(id, _)| ids[*id].is_some())
+        .map(|(_, mut shape)| {
+            shape.items = renumber(shape.items);
+            if let Some(object) = &mut shape.object {
+                object
+                    .children
+                    .iter_mut()
+                    .for_each(|child| *child = renumber(*child));
+                if object.children.iter().all(Option::is_none) {
+                    object.children = Box::default();
+                }
+                object
+                    .patterns
+                    .iter_mut()
+                    .for_each(|p| p.child = renumber(p.child));
+            }
+            shape
+        })
+        .collect()
+}
