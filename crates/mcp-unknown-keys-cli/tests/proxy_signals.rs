@@ -85,13 +85,15 @@ fn a_server_that_ignores_the_signal_dies_with_the_proxy() {
 #[test]
 fn a_signal_after_the_server_exited_ends_a_proxy_whose_client_reads_no_more() {
     // The server wrote more than the client's pipe holds and exited; the client
-    // reads nothing. The host's signal ends the wait, with the server's
+    // reads nothing. 100,000 bytes: more than the client's pipe (64 KiB) and
+    // less than it and the server's pipe together, so the server can exit
+    // however little the relay holds in between. The host's signal ends the wait, with the server's
     // status and the summary.
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log.jsonl");
     let mut proxy = proxy_command(
         &["--log", log.to_str().unwrap()],
-        &["sh", "-c", "head -c 150000 /dev/zero | tr '\\0' x; exit 6"],
+        &["sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x; exit 6"],
     )
     .spawn()
     .unwrap();

@@ -3,6 +3,11 @@
 //! alternative a user would reach for (parse to a `Value`, then a compiled
 //! `jsonschema` validator with `additionalProperties: false` injected).
 //!
+//! Also: a call whose arguments hold an array of 100 declared objects, read
+//! against the items' schema (`nested`); lookups in a table of keys that
+//! share their length and both ends (`key_table`); and reading a listing of
+//! 1,000 tools written plainly or with `allOf` and `$ref` (`listing`).
+//!
 //! Run `cargo bench -p mcp-unknown-keys --bench audit`, then
 //! `scripts/bench-ratios` prints the ratios recorded in BENCHMARKS.md.
 
@@ -164,9 +169,130 @@ fn against_sharing(c: &mut Criterion) {
     group.finish();
 }
 
+/// `create_entities`: an array of entity objects, each declaring three keys.
+fn entities_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {"entities": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "entityType": {"type": "string"}, "observations": {"type": "array", "items": {"type": "string"}}},
+            "required": ["name", "entityType", "observations"],
+        }}},
+        "required": ["entities"],
+    })
+}
+
+/// A clean call creating 100 entities (about 8 KiB).
+fn entities_arguments() -> String {
+    let entities: Vec<Value> = (0..100)
+        .map(|i| json!({"name": format!("entity_{i}"), "entityType": "person", "observations": ["wrote notes", "likes tea"]}))
+        .collect();
+    json!({ "entities": entities }).to_string()
+}
+
+fn against_nesting(c: &mut Criterion) {
+    let catalog = Catalog::from_mcp_tools(&[json!({"name": TOOL, "inputSchema": entities_schema()})]);
+    assert!(catalog.get(TOOL).unwrap().has_nested());
+    let nested = Auditor::new().with_sink(());
+    let top_level_only = Auditor::new().with_sink(()).top_level_only(true);
+    let text = entities_arguments();
+    assert!(audit(&nested, &catalog, &text) && audit(&top_level_only, &catalog, &text));
+    let mut group = c.benchmark_group("nested");
+    group.bench_function("floor", |b| b.iter(|| floor(black_box(&text))));
+    group.bench_function("audit", |b| b.iter(|| audit(&nested, &catalog, black_box(&text))));
+    group.bench_function("top_level_only", |b| {
+        b.iter(|| audit(&top_level_only, &catalog, black_box(&text)))
+    });
+    group.finish();
+}
+
+fn sensor(i: usize) -> String {
+    format!("sensor_{i:06}_temperature")
+}
+
+/// The listing of a tool declaring `declared` keys of one shape
+/// (`sensor_000001_temperature`, …).
+fn sensor_listing(declared: usize) -> [Value; 1] {
+    let properties: serde_json::Map<String, Value> = (0..declared).map(|i| (sensor(i), json!({}))).collect();
+    [json!({"name": TOOL, "inputSchema": {"properties": properties}})]
+}
+
+/// A clean call carrying 100 of the keys of [`sensor_listing`].
+fn sensor_arguments(declared: usize) -> String {
+    let arguments: serde_json::Map<String, Value> = (0..100)
+        .map(|i| (sensor(i * declared / 100), json!(20.5)))
+        .collect();
+    Value::Object(arguments).to_string()
+}
+
+fn against_key_table_size(c: &mut Criterion) {
+    let auditor = Auditor::new().with_sink(());
+    let mut group = c.benchmark_group("key_table");
+    for declared in [2_000, 16_000] {
+        let catalog = Catalog::from_mcp_tools(&sensor_listing(declared));
+        let text = sensor_arguments(declared);
+        assert!(audit(&auditor, &catalog, &text));
+        group.bench_with_input(BenchmarkId::new("audit", declared), &text, |b, t| {
+            b.iter(|| audit(&auditor, &catalog, black_box(t)))
+        });
+    }
+    group.sample_size(10);
+    for declared in [2_000, 16_000] {
+        let listing = sensor_listing(declared);
+        group.bench_function(BenchmarkId::new("listing", declared), |b| {
+            b.iter(|| Catalog::from_mcp_tools(black_box(&listing)))
+        });
+    }
+    group.finish();
+}
+
+/// 1,000 tools, each declaring the benchmark's seven keys: written plainly,
+/// or through `allOf` and `$ref` to `$defs` as schema generators write them.
+fn listing_of(composed: bool) -> Vec<Value> {
+    let plain = schema();
+    (0..1_000)
+        .map(|i| {
+            let schema = if composed {
+                let properties = plain["properties"].as_object().unwrap();
+                let (first, rest): (Vec<_>, Vec<_>) =
+                    properties.iter().enumerate().partition(|(at, _)| at % 2 == 0);
+                let half = |pairs: Vec<(usize, (&String, &Value))>| -> serde_json::Map<String, Value> {
+                    pairs
+                        .into_iter()
+                        .map(|(_, (k, v))| (k.clone(), v.clone()))
+                        .collect()
+                };
+                json!({
+                    "type": "object",
+                    "allOf": [{"$ref": "#/$defs/first"}, {"$ref": "#/$defs/rest"}],
+                    "$defs": {"first": {"properties": half(first)}, "rest": {"properties": half(rest)}},
+                })
+            } else {
+                plain.clone()
+            };
+            json!({"name": format!("tool_{i:04}"), "inputSchema": schema})
+        })
+        .collect()
+}
+
+fn against_composition(c: &mut Criterion) {
+    let mut group = c.benchmark_group("listing");
+    group.sample_size(20);
+    for (name, composed) in [("plain", false), ("composed", true)] {
+        let listing = listing_of(composed);
+        let catalog = Catalog::from_mcp_tools(&listing);
+        assert_eq!(catalog.get("tool_0001").unwrap().keys().len(), 7, "{name}");
+        group.bench_function(BenchmarkId::new("read_1000_tools", name), |b| {
+            b.iter(|| Catalog::from_mcp_tools(black_box(&listing)))
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
-    targets = against_floor_and_jsonschema, against_catalogue_size, against_sharing
+    targets = against_floor_and_jsonschema, against_catalogue_size, against_sharing, against_nesting,
+        against_key_table_size, against_composition
 }
 criterion_main!(benches);

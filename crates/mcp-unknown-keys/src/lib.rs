@@ -8,8 +8,8 @@
 //! drop them and run with defaults. The call "succeeds" and does four fifths
 //! of the job.
 //!
-//! [`UnknownKeys`] is a provider layer that compares each call's top-level
-//! argument keys with the `properties` its tool declared, and reports each
+//! [`UnknownKeys`] is a provider layer that compares each call's argument
+//! keys with the keys its tool's schema declared, and reports each
 //! undeclared (tool, key) pair once. It is a smoke alarm, not a valve: the
 //! batch is forwarded unchanged and the results come back as they came.
 //!
@@ -72,10 +72,20 @@
 //! # What is audited
 //!
 //! A call is audited only when its tool appeared in the latest successful
-//! listing with at least one declared property, and its arguments read as a
-//! JSON object (the JSON string a call travels as, or an object). Anything
-//! else is the provider's to report. `reason` is always tolerated, and hosts
-//! may tolerate more keys ([`UnknownKeysLayer::allow`]).
+//! listing declaring at least one key (or with a closed schema), and its
+//! arguments read as a JSON object (the JSON string a call travels as, or
+//! an object). Anything else is the provider's to report. `reason` is always
+//! tolerated, and hosts may tolerate more keys ([`UnknownKeysLayer::allow`]).
+//!
+//! A schema's declared keys are its `properties` with those its combinators
+//! and local references add (`allOf`, `anyOf`, `oneOf`, `if`/`then`/`else`,
+//! `dependentSchemas`, `$ref`), and the keys its `patternProperties` match;
+//! when a declared key's value is itself an object (or an array of objects)
+//! whose schema declares keys, the keys inside are audited too and reported
+//! as paths, `entities[].age` ([`audit::Catalog`] has the whole rule;
+//! [`UnknownKeysLayer::top_level_only`] turns nested keys off). What a
+//! schema holds that cannot be read (a remote `$ref`, a pattern that does
+//! not compile) is said once, as a note beside the warnings.
 //!
 //! # Where warnings go
 //!

@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::mem;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
@@ -9,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::diagnosis::Diagnosed;
-use super::{Arguments, Catalog, Coverage, Declared, Sink, StderrSink, Warning};
+use super::keys::{self, Found};
+use super::{Arguments, Catalog, Coverage, Declared, Note, Sink, StderrSink, Warning};
 use crate::wire::{ToolCall, id_text};
 
 /// The key every auditor tolerates, declared or not: the parameter the
@@ -23,11 +25,15 @@ pub const REASON_KEY: &str = "reason";
 /// The provider layer, the proxy and the `audit` command all audit through an
 /// `Auditor`, so the rules are written once:
 ///
-/// - a call is audited only when its tool is in the catalogue with at least
-///   one declared property and its arguments read as a JSON object;
+/// - a call is audited only when its tool is in the catalogue and
+///   [audited](Declared::is_audited) (it declares a key, or its schema is
+///   closed), and its arguments read as a JSON object;
+/// - the keys inside a declared key's value are audited too when its schema
+///   declares them ([`Catalog`] says when), and reported as paths
+///   ([`Warning::unknown_paths`]), unless [`Auditor::top_level_only`];
 /// - [`REASON_KEY`] and the keys given to [`Auditor::allow`] are tolerated;
-/// - each (tool, key) pair is reported once in the auditor's life: a
-///   catalogue refresh does not forget what was said;
+/// - each (tool, key) pair, and each (tool, path) pair, is reported once in
+///   the auditor's life: a catalogue refresh does not forget what was said;
 /// - each warning carries a [diagnosis](super::diagnosis) of its keys,
 ///   worked out only when a warning is raised: a call whose keys are all
 ///   declared, or already said, costs no more for it.
@@ -58,16 +64,24 @@ pub struct Auditor {
     catalog: RwLock<Arc<Catalog>>,
     said: Mutex<Said>,
     allowed: Vec<Box<str>>,
+    top_level_only: bool,
     sink: Arc<dyn Sink>,
 }
 
-/// The said-once memory: the keys said for each tool, and for each key said,
-/// on how many tools (for [`Cause::Injected`](super::Cause::Injected)). Only
-/// undeclared keys are ever kept.
+/// The said-once memory: the keys and paths said for each tool, for each key
+/// said, on how many tools (for [`Cause::Injected`](super::Cause::Injected)),
+/// and the catalogue notes said. Only undeclared keys are ever kept.
 #[derive(Default)]
 struct Said {
-    by_tool: HashMap<Box<str>, HashSet<Box<str>>>,
+    by_tool: HashMap<Box<str>, SaidOnTool>,
     tools_per_key: HashMap<Box<str>, usize>,
+    notes: HashSet<(Box<str>, Note)>,
+}
+
+#[derive(Default)]
+struct SaidOnTool {
+    keys: HashSet<Box<str>>,
+    paths: HashSet<Box<str>>,
 }
 
 /// One call as the auditor reads it.
@@ -108,15 +122,22 @@ impl<'a> Call<'a> {
 }
 
 /// What auditing one call found.
+// Returned by value once per call and matched at once: moving a few hundred
+// bytes costs less than boxing the warning would.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// The call was not audited, for this reason.
     Skipped(Skip),
     /// The call was audited.
     Audited {
-        /// Every undeclared key the call carried, sorted, without
+        /// Every undeclared top-level key the call carried, sorted, without
         /// duplicates, whether said before or not.
         undeclared: Vec<String>,
+        /// Every undeclared nested key the call carried, as a path
+        /// ([`Warning::unknown_paths`]), sorted, without duplicates, whether
+        /// said before or not.
+        undeclared_paths: Vec<String>,
         /// The warning to deliver, when some of those keys are said now for
         /// the first time.
         warning: Option<Warning>,
@@ -144,8 +165,9 @@ pub enum Skip {
     NoCatalogue,
     /// A listing was known, and the tool is not in it.
     UnlistedTool,
-    /// The tool declares no property and its schema is open, so every key
-    /// would be equally undeclared.
+    /// The tool declares no property nor pattern and its schema is open, so
+    /// every key would be equally undeclared; or its schema could not be
+    /// read whole (see [`Catalog::notes`]).
     DeclaresNothing,
     /// The arguments are absent or do not read as a JSON object: the
     /// provider's to report.
@@ -192,6 +214,7 @@ impl Auditor {
             catalog: RwLock::new(Arc::new(Catalog::none())),
             said: Mutex::new(Said::default()),
             allowed: Vec::new(),
+            top_level_only: false,
             sink: Arc::new(StderrSink),
         }
     }
@@ -219,7 +242,32 @@ impl Auditor {
         keys.into_iter().fold(self, Auditor::allow)
     }
 
-    /// Whether `key` is tolerated on every tool.
+    /// With `true`, audits top-level keys only, as the specification's
+    /// first version did: no nested key is read, none is reported in
+    /// [`Warning::unknown_paths`].
+    ///
+    /// ```
+    /// use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog};
+    /// use serde_json::json;
+    ///
+    /// let catalog = Catalog::from_mcp_tools(&[json!({"name": "search", "inputSchema": {
+    ///     "properties": {"options": {"properties": {"recursive": {}}}},
+    /// }})]);
+    /// let call = Call::new("search", Arguments::Json(r#"{"options":{"recursve":true}}"#));
+    ///
+    /// let nested = Auditor::new().with_sink(());
+    /// assert_eq!(nested.audit(&catalog, call).warning().unwrap().unknown_paths, ["options.recursve"]);
+    /// let top_level_only = Auditor::new().with_sink(()).top_level_only(true);
+    /// assert!(top_level_only.audit(&catalog, call).warning().is_none());
+    /// ```
+    pub fn top_level_only(mut self, top_level_only: bool) -> Auditor {
+        self.top_level_only = top_level_only;
+        self
+    }
+
+    /// Whether `key` (or, below the top level, a path) is tolerated on every
+    /// tool: [`REASON_KEY`] and the keys given to [`Auditor::allow`], which
+    /// may be paths such as `entities[].age`.
     pub fn tolerates(&self, key: &str) -> bool {
         key == REASON_KEY || self.allowed.iter().any(|allowed| **allowed == *key)
     }
@@ -233,15 +281,39 @@ impl Auditor {
             .clone()
     }
 
-    /// Replaces the catalogue wholesale, as after a successful listing.
-    /// Pairs already said stay said.
+    /// Replaces the catalogue wholesale, as after a successful listing, and
+    /// says its notes not said before ([`Auditor::say_notes`]). Pairs
+    /// already said stay said.
     pub fn replace_catalog(&self, catalog: Catalog) {
         let catalog = Arc::new(catalog);
         // The old catalogue is dropped after the lock is released.
-        let _old = std::mem::replace(
+        let _old = mem::replace(
             &mut *self.catalog.write().unwrap_or_else(PoisonError::into_inner),
-            catalog,
+            catalog.clone(),
         );
+        self.say_notes(&catalog);
+    }
+
+    /// Hands each note of `catalog` (what its schemas could not be read
+    /// for) to the sink's [`Sink::note`], once in the auditor's life: a
+    /// later listing with the same problem says nothing new. For a door
+    /// that audits against catalogues of its own rather than through
+    /// [`Auditor::replace_catalog`].
+    pub fn say_notes(&self, catalog: &Catalog) {
+        let notes = catalog.notes();
+        if notes.is_empty() {
+            return;
+        }
+        let new: Vec<(&str, &Note)> = {
+            let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
+            notes
+                .into_iter()
+                .filter(|(tool, note)| said.notes.insert(((*tool).into(), (*note).clone())))
+                .collect()
+        };
+        for (tool, note) in new {
+            let _ = catch_unwind(AssertUnwindSafe(|| self.sink.note(tool, note)));
+        }
     }
 
     /// Forgets the catalogue until the next listing: nothing is audited
@@ -267,41 +339,66 @@ impl Auditor {
             };
             return Outcome::Skipped(skip);
         };
-        if declared.is_empty() {
+        if !declared.is_audited() {
             return Outcome::Skipped(Skip::DeclaresNothing);
         }
         let Some(arguments) = call.arguments else {
             return Outcome::Skipped(Skip::UnreadableArguments);
         };
-        let mut undeclared = Vec::new();
-        let scanned = arguments.for_each_key(|key| {
-            if !declared.declares(key) && !self.tolerates(key) {
-                undeclared.push(key.to_owned());
-            }
-        });
+        let mut found = Found::default();
+        let scanned = if self.top_level_only || !declared.has_nested() {
+            // The path of every tool without nested shapes, as it always was.
+            arguments.for_each_key(|key| {
+                if !declared.declares(key) && !self.tolerates(key) {
+                    found.keys.push(key.to_owned());
+                }
+            })
+        } else {
+            keys::scan(arguments, declared, &|key| self.tolerates(key), &mut found)
+        };
         if scanned.is_err() {
             return Outcome::Skipped(Skip::UnreadableArguments);
         }
-        if undeclared.is_empty() {
+        if found.keys.is_empty() && found.paths.is_empty() {
             return Outcome::Audited {
-                undeclared,
+                undeclared: found.keys,
+                undeclared_paths: found.paths,
                 warning: None,
             };
         }
-        undeclared.sort_unstable();
-        undeclared.dedup();
-        let claimed = self.claim(call.tool, &undeclared);
-        let warning =
-            (!claimed.is_empty()).then(|| self.warning(catalog, declared, call, arguments, claimed));
-        Outcome::Audited { undeclared, warning }
+        self.found(catalog, declared, call, arguments, found)
     }
 
-    /// Builds the warning for the keys just claimed, with their diagnosis.
-    /// Only here, off the path of calls that raise nothing, are the
-    /// arguments read a second time, values included; kept out of line so
-    /// that the path of calls that raise nothing stays as it was.
+    /// Claims what a call carried undeclared and builds the warning for what
+    /// is said now for the first time. Out of line: the path of calls that
+    /// carry only declared keys carries none of it.
     #[cold]
     #[inline(never)]
+    fn found(
+        &self,
+        catalog: &Catalog,
+        declared: &Declared,
+        call: Call<'_>,
+        arguments: Arguments<'_>,
+        mut found: Found,
+    ) -> Outcome {
+        for list in [&mut found.keys, &mut found.paths] {
+            list.sort_unstable();
+            list.dedup();
+        }
+        let (keys, paths) = self.claim(call.tool, &found.keys, &found.paths);
+        let warning = (!keys.is_empty() || !paths.is_empty())
+            .then(|| self.warning(catalog, declared, call, arguments, keys, paths));
+        Outcome::Audited {
+            undeclared: found.keys,
+            undeclared_paths: found.paths,
+            warning,
+        }
+    }
+
+    /// Builds the warning for the keys and paths just claimed, with the
+    /// diagnosis of the keys. Only here, off the path of calls that raise
+    /// nothing, are the arguments read a second time, values included.
     fn warning(
         &self,
         catalog: &Catalog,
@@ -309,15 +406,20 @@ impl Auditor {
         call: Call<'_>,
         arguments: Arguments<'_>,
         claimed: Vec<(String, usize)>,
+        paths: Vec<String>,
     ) -> Warning {
-        let arguments = reread(arguments);
-        let diagnosed = Diagnosed {
-            catalog,
-            tool: call.tool,
-            declared,
-            arguments: arguments.as_deref(),
+        let (hints, missing_keys) = if claimed.is_empty() {
+            Default::default()
+        } else {
+            let arguments = reread(arguments);
+            let diagnosed = Diagnosed {
+                catalog,
+                tool: call.tool,
+                declared,
+                arguments: arguments.as_deref(),
+            };
+            diagnosed.diagnose(&claimed)
         };
-        let (hints, missing_keys) = diagnosed.diagnose(&claimed);
         Warning::new(
             call.tool,
             claimed.into_iter().map(|(key, _)| key).collect(),
@@ -325,6 +427,7 @@ impl Auditor {
             id_text(call.id),
         )
         .with_diagnosis(hints, missing_keys)
+        .with_unknown_paths(paths)
     }
 
     /// Audits a batch against one catalogue snapshot and returns its
@@ -353,28 +456,50 @@ impl Auditor {
         let _ = catch_unwind(AssertUnwindSafe(|| self.sink.warn(warning)));
     }
 
-    /// Marks each of `keys` (sorted) as said for `tool` and returns those
-    /// that were not said before, each with the number of tools it has now
-    /// been said on. The lock is held for the claim only. Out of line, like
-    /// [`Auditor::warning`], so the path of a call with only declared keys
-    /// carries none of it.
-    #[inline(never)]
-    fn claim(&self, tool: &str, keys: &[String]) -> Vec<(String, usize)> {
+    /// Claims nested keys a warning read back from a log reported (paths
+    /// such as `entities[].age`), for a door that replays logged warnings
+    /// through this auditor: returns those neither tolerated nor said
+    /// before for `tool`, sorted, now said. Top-level keys are said again
+    /// by auditing a call that carries them, as any call is.
+    ///
+    /// ```
+    /// use mcp_unknown_keys::audit::Auditor;
+    ///
+    /// let auditor = Auditor::new().with_sink(()).allow("entities[].id");
+    /// let logged = ["entities[].age".to_owned(), "entities[].id".to_owned()];
+    /// assert_eq!(auditor.claim_logged_paths("create_entities", &logged), ["entities[].age"]);
+    /// assert!(auditor.claim_logged_paths("create_entities", &logged).is_empty());
+    /// ```
+    pub fn claim_logged_paths(&self, tool: &str, paths: &[String]) -> Vec<String> {
+        let mut paths: Vec<String> = paths
+            .iter()
+            .filter(|path| !self.tolerates(path))
+            .cloned()
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        self.claim(tool, &[], &paths).1
+    }
+
+    /// Marks each of `keys` and `paths` (sorted) as said for `tool` and
+    /// returns those that were not said before, each key with the number of
+    /// tools it has now been said on. The lock is held for the claim only.
+    fn claim(&self, tool: &str, keys: &[String], paths: &[String]) -> (Vec<(String, usize)>, Vec<String>) {
         let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
         let Said {
             by_tool,
             tools_per_key,
+            ..
         } = &mut *said;
         if !by_tool.contains_key(tool) {
-            by_tool.insert(tool.into(), HashSet::new());
+            by_tool.insert(tool.into(), SaidOnTool::default());
         }
         let said_for_tool = by_tool.get_mut(tool).expect("inserted above");
         let mut claimed = Vec::new();
         for key in keys {
-            if said_for_tool.contains(key.as_str()) {
+            if !claim_once(&mut said_for_tool.keys, key) {
                 continue;
             }
-            said_for_tool.insert(key.as_str().into());
             // A pair is claimed once, so counting claims counts tools.
             let tools = match tools_per_key.get_mut(key.as_str()) {
                 Some(tools) => tools,
@@ -383,8 +508,22 @@ impl Auditor {
             *tools += 1;
             claimed.push((key.clone(), *tools));
         }
-        claimed
+        let paths = paths
+            .iter()
+            .filter(|path| claim_once(&mut said_for_tool.paths, path))
+            .cloned()
+            .collect();
+        (claimed, paths)
     }
+}
+
+/// Adds `item` to `said`; whether it was not there before.
+fn claim_once(said: &mut HashSet<Box<str>>, item: &str) -> bool {
+    if said.contains(item) {
+        return false;
+    }
+    said.insert(item.into());
+    true
 }
 
 /// The arguments as an object, values included, for the diagnosis: borrowed
@@ -402,6 +541,7 @@ impl std::fmt::Debug for Auditor {
         f.debug_struct("Auditor")
             .field("audited_tools", &self.audited_tools())
             .field("allowed", &self.allowed)
+            .field("top_level_only", &self.top_level_only)
             .finish_non_exhaustive()
     }
 }

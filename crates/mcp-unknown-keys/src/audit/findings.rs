@@ -39,24 +39,31 @@ pub struct Findings {
 
 #[derive(Clone, Debug, Default)]
 struct ToolFindings {
-    /// What the tool declared, as the latest warning about it said.
+    /// What the tool declared, as the latest warning about it said: kept
+    /// once per tool, however many keys were found on it.
     declared_keys: Vec<String>,
     keys: BTreeMap<String, KeyFindings>,
+    /// Nested keys, by path, counted as keys are.
+    paths: BTreeMap<String, KeyFindings>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 struct KeyFindings {
     calls: u64,
     first_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     cause: Option<Cause>,
 }
 
-/// One undeclared (tool, key) pair and what is known of it.
+/// One undeclared (tool, key) pair, or (tool, path) pair, and what is known
+/// of it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Finding<'a> {
     /// The tool called.
     pub tool: &'a str,
-    /// The undeclared key.
+    /// The undeclared key; when `nested`, the path to a nested key
+    /// (`entities[].age`, as in [`Warning::unknown_paths`]).
     pub key: &'a str,
     /// How many audited calls carried the key (every one, not only the
     /// first).
@@ -65,61 +72,67 @@ pub struct Finding<'a> {
     pub first_id: &'a str,
     /// Why it probably reached the tool, as the warning that said it
     /// diagnosed; `None` when no warning of this session said it (said
-    /// before the findings were kept).
+    /// before the findings were kept), and for nested keys, which are not
+    /// diagnosed.
     pub cause: Option<Cause>,
     /// Every key the tool declared, as the latest warning about it said.
     pub declared_keys: &'a [String],
+    /// Whether `key` is a path to a nested key rather than a top-level key.
+    /// Serialised only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub nested: bool,
 }
 
 impl Findings {
-    /// Counts what auditing `call` found: each undeclared key it carried, and
-    /// the diagnosis of the warning it raised, if any.
+    /// Counts what auditing `call` found: each undeclared key and path it
+    /// carried, and the diagnosis of the warning it raised, if any.
     pub fn record(&mut self, call: &Call<'_>, outcome: &Outcome) {
-        let Outcome::Audited { undeclared, warning } = outcome else {
+        let Outcome::Audited {
+            undeclared,
+            undeclared_paths,
+            warning,
+        } = outcome
+        else {
             return;
         };
-        if undeclared.is_empty() {
+        if undeclared.is_empty() && undeclared_paths.is_empty() {
             return;
         }
         let tool = match self.tools.get_mut(call.tool) {
             Some(tool) => tool,
             None => self.tools.entry(call.tool.to_owned()).or_default(),
         };
-        for key in undeclared {
-            match tool.keys.get_mut(key.as_str()) {
-                Some(found) => found.calls += 1,
-                None => {
-                    let found = KeyFindings {
-                        calls: 1,
-                        first_id: id_text(call.id),
-                        cause: None,
-                    };
-                    tool.keys.insert(key.clone(), found);
-                }
-            }
-        }
+        count(&mut tool.keys, undeclared, call);
+        count(&mut tool.paths, undeclared_paths, call);
         if let Some(warning) = warning {
             tool.note(warning);
         }
     }
 
-    /// Every pair found, sorted by tool, then key.
+    /// Every pair found, sorted by tool, then its keys, then its paths,
+    /// each sorted.
     pub fn iter(&self) -> impl Iterator<Item = Finding<'_>> {
         self.tools.iter().flat_map(|(tool, found)| {
-            found.keys.iter().map(move |(key, key_found)| Finding {
+            let keys = found.keys.iter().map(|pair| (pair, false));
+            let paths = found.paths.iter().map(|pair| (pair, true));
+            keys.chain(paths).map(move |((key, key_found), nested)| Finding {
                 tool,
                 key,
                 calls: key_found.calls,
                 first_id: &key_found.first_id,
                 cause: key_found.cause,
                 declared_keys: &found.declared_keys,
+                nested,
             })
         })
     }
 
-    /// How many distinct pairs were found.
+    /// How many distinct pairs were found, paths included.
     pub fn len(&self) -> usize {
-        self.tools.values().map(|tool| tool.keys.len()).sum()
+        self.tools
+            .values()
+            .map(|tool| tool.keys.len() + tool.paths.len())
+            .sum()
     }
 
     /// Whether nothing was found.
@@ -133,9 +146,57 @@ impl Findings {
     }
 }
 
+/// Serialised per tool, each tool's declared keys once, however many keys
+/// were found on it (a summary's size is proportional to what was found,
+/// not to its product with the catalogue):
+///
+/// ```json
+/// [{"tool":"fs_read","declared_keys":["offset","path"],
+///   "keys":{"ffset":{"calls":2,"first_id":"1","cause":"truncated"}},
+///   "paths":{}}]
+/// ```
+impl Serialize for Findings {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Tool<'a> {
+            tool: &'a str,
+            declared_keys: &'a [String],
+            keys: &'a BTreeMap<String, KeyFindings>,
+            paths: &'a BTreeMap<String, KeyFindings>,
+        }
+        serializer.collect_seq(self.tools.iter().map(|(tool, found)| Tool {
+            tool,
+            declared_keys: &found.declared_keys,
+            keys: &found.keys,
+            paths: &found.paths,
+        }))
+    }
+}
+
+/// Counts each of `found` as carried by `call`.
+fn count(counted: &mut BTreeMap<String, KeyFindings>, found: &[String], call: &Call<'_>) {
+    for key in found {
+        match counted.get_mut(key.as_str()) {
+            Some(found) => found.calls += 1,
+            None => {
+                let found = KeyFindings {
+                    calls: 1,
+                    first_id: id_text(call.id),
+                    cause: None,
+                };
+                counted.insert(key.clone(), found);
+            }
+        }
+    }
+}
+
 impl ToolFindings {
     fn note(&mut self, warning: &Warning) {
-        self.declared_keys.clone_from(&warning.declared_keys);
+        // Compared before copied: a tool declaring thousands of keys is
+        // copied once, not once per warning.
+        if self.declared_keys != warning.declared_keys {
+            self.declared_keys.clone_from(&warning.declared_keys);
+        }
         for hint in &warning.hints {
             if let Some(found) = self.keys.get_mut(&hint.key) {
                 found.cause.get_or_insert(hint.cause);

@@ -1,8 +1,10 @@
 //! The core, shared by every door: synchronous, without I/O.
 //!
-//! - [`Catalog`]: which keys each listed tool declares, assembled from a
-//!   paginated listing by [`Listing`];
-//! - [`Arguments`]: a scan of a call's top-level keys that builds no values;
+//! - [`Catalog`]: which keys each listed tool declares, read from its schema
+//!   across combinators and references, with [`Note`]s on what could not be
+//!   read; assembled from a paginated listing by [`Listing`];
+//! - [`Arguments`]: a scan of a call's keys, nested ones included, that
+//!   builds no values;
 //! - [`Auditor`]: the audit rules and the said-once memory;
 //! - [`Warning`]: what a finding says, with a [diagnosis] of each
 //!   undeclared key ([`Hint`], [`Cause`], [`MissingKey`]);
@@ -26,11 +28,11 @@ mod sink;
 mod warning;
 
 pub use auditor::{Auditor, Call, Outcome, REASON_KEY, Skip};
-pub use catalog::{Catalog, Declared};
+pub use catalog::{Catalog, Declared, MAX_COMPOSITION_DEPTH, MAX_SHAPES, MAX_SUBSCHEMAS, Note, Problem};
 pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS};
 pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};
-pub use keys::{Arguments, NotAnObject, arguments_text};
+pub use keys::{Arguments, MAX_NESTED_DEPTH, NotAnObject, arguments_text};
 pub use listing::{ListedTools, Listing};
 pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
-pub use warning::{MAX_SHOWN_CHARS, Printable, Warning};
+pub use warning::{MAX_LISTED, MAX_SHOWN_CHARS, Printable, Warning};

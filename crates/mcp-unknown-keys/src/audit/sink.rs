@@ -3,8 +3,8 @@
 use std::fmt;
 use std::io::Write;
 
-use super::Warning;
 use super::warning::write_each;
+use super::{Note, Printable, Warning};
 
 /// Receives each warning once. Its answer is ignored, and a sink that panics
 /// is caught and swallowed: host bookkeeping never changes what a call does.
@@ -26,6 +26,13 @@ use super::warning::write_each;
 pub trait Sink: Send + Sync + 'static {
     /// Takes one warning.
     fn warn(&self, warning: &Warning);
+
+    /// Takes one note about what a listed tool's schema could not be read
+    /// for ([`Note`]), once per auditor. [`StderrSink`] and [`TracingSink`]
+    /// say it; the default, which closures get, discards it.
+    fn note(&self, tool: &str, note: &Note) {
+        let _ = (tool, note);
+    }
 }
 
 impl<F: Fn(&Warning) + Send + Sync + 'static> Sink for F {
@@ -39,11 +46,16 @@ impl Sink for () {
     fn warn(&self, _: &Warning) {}
 }
 
-/// Both sinks take every warning, the first one first.
+/// Both sinks take every warning and every note, the first one first.
 impl<A: Sink, B: Sink> Sink for (A, B) {
     fn warn(&self, warning: &Warning) {
         self.0.warn(warning);
         self.1.warn(warning);
+    }
+
+    fn note(&self, tool: &str, note: &Note) {
+        self.0.note(tool, note);
+        self.1.note(tool, note);
     }
 }
 
@@ -52,7 +64,10 @@ impl<A: Sink, B: Sink> Sink for (A, B) {
 /// `mcp-unknown-keys: fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path
 /// — ffset → offset? (truncated), the rest (fragment); offset was not sent: the server will use its default, 0`
 ///
-/// (one line; wrapped here).
+/// (one line; wrapped here). A note is one line too, prefixed differently
+/// so that a script counting warning lines counts only those:
+///
+/// `mcp-unknown-keys note: fetch: the $ref "https://example.com/fetch.json" is not local and is not fetched: the tool's arguments are not audited`
 ///
 /// Right for a script; a host with a log should pass its own sink.
 #[derive(Clone, Copy, Debug, Default)]
@@ -60,22 +75,29 @@ pub struct StderrSink;
 
 impl Sink for StderrSink {
     fn warn(&self, warning: &Warning) {
-        // One write for the whole line, so that a server sharing this stderr
-        // does not land inside it (a pipe keeps writes of up to PIPE_BUF
-        // bytes whole); a closed stderr is no reason to fail a tool call, so
-        // the error is ignored.
-        let line = format!("mcp-unknown-keys: {warning}\n");
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        write_line(&format!("mcp-unknown-keys: {warning}\n"));
+    }
+
+    fn note(&self, tool: &str, note: &Note) {
+        write_line(&format!("mcp-unknown-keys note: {}: {note}\n", Printable(tool)));
     }
 }
 
+/// One write for the whole line, so that a server sharing this stderr does
+/// not land inside it (a pipe keeps writes of up to PIPE_BUF bytes whole); a
+/// closed stderr is no reason to fail a tool call, so the error is ignored.
+fn write_line(line: &str) {
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
+}
+
 /// Emits each warning as a `tracing` event at WARN level, with target
-/// `mcp_unknown_keys` and the fields `tool`, `id`, `unknown_keys` and
-/// `declared_keys`, then the diagnosis: `hints` in brief
+/// `mcp_unknown_keys` and the fields `tool`, `id`, `unknown_keys`,
+/// `unknown_paths` and `declared_keys`, then the diagnosis: `hints` in brief
 /// (`ffset → offset? (truncated), the rest (fragment)`), `causes` (the cause
 /// of each unknown key, in order) and `missing_keys`
-/// (`offset was not sent: the server will use its default, 0`). A library
-/// never installs a subscriber: the host's subscriber decides where the
+/// (`offset was not sent: the server will use its default, 0`). Each
+/// catalogue note is an event at WARN level too, with the fields `tool`,
+/// `at` and `note`. A library never installs a subscriber: the host's subscriber decides where the
 /// events go (`RUST_LOG=mcp_unknown_keys=warn`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TracingSink;
@@ -90,11 +112,22 @@ impl Sink for TracingSink {
             tool = %warning.tool,
             id = %warning.id,
             unknown_keys = ?warning.unknown_keys,
+            unknown_paths = ?warning.unknown_paths,
             declared_keys = ?warning.declared_keys,
             hints = %Joined(&warning.hints, ", "),
             causes = ?warning.hints.iter().map(|hint| hint.cause.as_str()).collect::<Vec<_>>(),
             missing_keys = %Joined(&warning.missing_keys, "; "),
             "tool called with undeclared argument(s)"
+        );
+    }
+
+    fn note(&self, tool: &str, note: &Note) {
+        tracing::warn!(
+            target: TRACING_TARGET,
+            tool = %tool,
+            at = %note.at,
+            note = %note,
+            "tool schema not read whole"
         );
     }
 }

@@ -43,8 +43,14 @@ pub struct Warning {
     #[serde(default)]
     pub missing_keys: Vec<MissingKey>,
     /// The undeclared nested keys reported now for the first time, as paths
-    /// from the arguments' top level (`options.recursve`, `entities[].age`),
-    /// sorted, without duplicates. `unknown_keys` holds top-level keys only.
+    /// from the arguments' top level, sorted, without duplicates.
+    /// `unknown_keys` holds top-level keys only.
+    ///
+    /// A path names an object's key after a dot (`options.recursve`) and an
+    /// array's items, whatever their index, as `[]` (`entities[].age`); a
+    /// key that is empty or holds `.`, `[`, `]`, `"`, `\` or a control
+    /// character is written as a JSON string in brackets
+    /// (`config["a.b"].c`).
     #[serde(default)]
     pub unknown_paths: Vec<String>,
 }
@@ -106,17 +112,29 @@ impl Warning {
 /// `fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path
 /// — ffset → offset? (truncated), the rest (fragment); offset was not sent: the server will use its default, 0`
 ///
-/// (one line; wrapped here). Keys are model-written text: control characters
-/// are escaped and very long keys are cut, so a key cannot forge a log line
-/// or flood a terminal.
+/// (one line; wrapped here). Nested keys follow the top-level ones:
+/// `… undeclared argument(s) ffset and nested key(s) options.recursve; …`,
+/// or `… undeclared nested key(s) entities[].age; …` alone.
+///
+/// Keys are model-written text: control characters are escaped and very
+/// long keys are cut, so a key cannot forge a log line or flood a terminal;
+/// and each list (keys, paths, declared keys, hints, keys not sent) shows at
+/// most [`MAX_LISTED`] items, then `… and N more`. The JSON line keeps
+/// everything.
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} was called with undeclared argument(s) ",
-            Printable(&self.tool)
-        )?;
-        write_list(f, &self.unknown_keys)?;
+        write!(f, "{} was called with undeclared ", Printable(&self.tool))?;
+        if !self.unknown_keys.is_empty() {
+            f.write_str("argument(s) ")?;
+            write_list(f, &self.unknown_keys)?;
+            if !self.unknown_paths.is_empty() {
+                f.write_str(" and ")?;
+            }
+        }
+        if !self.unknown_paths.is_empty() {
+            f.write_str("nested key(s) ")?;
+            write_list(f, &self.unknown_paths)?;
+        }
         f.write_str("; it declares ")?;
         if self.declared_keys.is_empty() {
             f.write_str("none")?;
@@ -125,23 +143,37 @@ impl fmt::Display for Warning {
         }
         if !self.hints.is_empty() {
             f.write_str(" — ")?;
-            write_each(f, &self.hints, ", ")?;
+            write_capped(f, &self.hints, ", ")?;
         }
-        for missing in &self.missing_keys {
-            write!(f, "; {missing}")?;
+        if !self.missing_keys.is_empty() {
+            f.write_str("; ")?;
+            write_capped(f, &self.missing_keys, "; ")?;
         }
         Ok(())
     }
 }
 
+/// The most items of one list a human-readable warning line shows.
+pub const MAX_LISTED: usize = 20;
+
 fn write_list(f: &mut fmt::Formatter<'_>, keys: &[String]) -> fmt::Result {
-    for (i, key) in keys.iter().enumerate() {
-        if i > 0 {
-            f.write_str(", ")?;
-        }
-        write!(f, "{}", Printable(key))?;
+    let shown: Vec<Printable<'_>> = keys.iter().take(MAX_LISTED).map(|key| Printable(key)).collect();
+    write_each(f, &shown, ", ")?;
+    write_more(f, keys.len())
+}
+
+/// Writes the first [`MAX_LISTED`] items, `separator` between them.
+fn write_capped<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T], separator: &str) -> fmt::Result {
+    write_each(f, &items[..items.len().min(MAX_LISTED)], separator)?;
+    write_more(f, items.len())
+}
+
+/// Says how many of `total` items were not shown, if any.
+fn write_more(f: &mut fmt::Formatter<'_>, total: usize) -> fmt::Result {
+    match total.checked_sub(MAX_LISTED) {
+        Some(more) if more > 0 => write!(f, " … and {more} more"),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 /// Writes each item's `Display`, `separator` between them.
@@ -283,6 +315,55 @@ mod tests {
             "fs_read was called with undeclared argument(s) ffset, the rest; it declares offset, path \
              — ffset → offset? (truncated), the rest (fragment); offset was not sent: the server will use its default, 0"
         );
+    }
+
+    #[test]
+    fn nested_keys_follow_the_top_level_ones_or_stand_alone() {
+        let both = warning(&["ffset"], &["options", "path"])
+            .with_unknown_paths(vec!["options.recursve".into()])
+            .to_string();
+        assert_eq!(
+            both,
+            "fs_read was called with undeclared argument(s) ffset and nested key(s) options.recursve; \
+             it declares options, path"
+        );
+        let alone = warning(&[], &["entities"])
+            .with_unknown_paths(vec!["entities[].age".into(), "entities[].age".into()])
+            .to_string();
+        assert_eq!(
+            alone,
+            "fs_read was called with undeclared nested key(s) entities[].age; it declares entities"
+        );
+    }
+
+    #[test]
+    fn each_list_shows_a_bounded_number_of_items_and_the_json_line_all() {
+        let many =
+            |prefix: &str, n: usize| -> Vec<String> { (0..n).map(|i| format!("{prefix}{i:03}")).collect() };
+        let keys = many("k", 25);
+        let hints: Vec<Hint> = keys
+            .iter()
+            .map(|key| Hint::new(key.clone(), Cause::Invented))
+            .collect();
+        let missing = many("m", 21)
+            .into_iter()
+            .map(|key| MissingKey::new(key, None))
+            .collect();
+        let full = Warning::new("t", keys.clone(), many("d", 1000), "")
+            .with_unknown_paths(many("a.p", 30))
+            .with_diagnosis(hints, missing);
+        let line = full.to_string();
+        assert!(
+            line.contains("k019 … and 5 more and nested key(s) a.p000"),
+            "{line}"
+        );
+        assert!(line.contains("a.p019 … and 10 more;"), "{line}");
+        assert!(line.contains("d019 … and 980 more — "), "{line}");
+        assert!(line.contains("k019 (invented) … and 5 more; "), "{line}");
+        assert!(line.ends_with(" … and 1 more"), "{line}");
+        assert!(!line.contains("k020") && !line.contains("d020") && !line.contains("a.p020"));
+        let json = full.to_json_line();
+        assert!(json.contains("\"k024\"") && json.contains("\"d999\"") && json.contains("\"a.p029\""));
     }
 
     #[test]

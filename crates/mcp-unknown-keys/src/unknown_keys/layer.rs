@@ -22,6 +22,7 @@ use crate::audit::{Auditor, Sink, StderrSink};
 pub struct UnknownKeysLayer {
     sink: Arc<dyn Sink>,
     allowed: Vec<String>,
+    top_level_only: bool,
 }
 
 impl UnknownKeysLayer {
@@ -30,6 +31,7 @@ impl UnknownKeysLayer {
         UnknownKeysLayer {
             sink: Arc::new(StderrSink),
             allowed: Vec::new(),
+            top_level_only: false,
         }
     }
 
@@ -39,9 +41,17 @@ impl UnknownKeysLayer {
         self
     }
 
-    /// Tolerates `key` on every tool, beside `reason`.
+    /// Tolerates `key` on every tool, beside `reason`; below the top
+    /// level, a path such as `entities[].age`.
     pub fn allow(mut self, key: impl Into<String>) -> UnknownKeysLayer {
         self.allowed.push(key.into());
+        self
+    }
+
+    /// With `true`, audits top-level keys only, as the specification's
+    /// first version did ([`Auditor::top_level_only`]).
+    pub fn top_level_only(mut self, top_level_only: bool) -> UnknownKeysLayer {
+        self.top_level_only = top_level_only;
         self
     }
 }
@@ -58,7 +68,8 @@ impl<P> Layer<P> for UnknownKeysLayer {
     fn layer(&self, inner: P) -> UnknownKeys<P> {
         let auditor = Auditor::new()
             .with_shared_sink(self.sink.clone())
-            .allow_all(self.allowed.iter().cloned());
+            .allow_all(self.allowed.iter().cloned())
+            .top_level_only(self.top_level_only);
         UnknownKeys::with_auditor(inner, auditor)
     }
 }
@@ -67,6 +78,7 @@ impl std::fmt::Debug for UnknownKeysLayer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("UnknownKeysLayer")
             .field("allowed", &self.allowed)
+            .field("top_level_only", &self.top_level_only)
             .finish_non_exhaustive()
     }
 }

@@ -4,7 +4,9 @@
 
 #![allow(dead_code)] // each test binary uses its own part of this
 
+pub mod said;
 mod toolkit;
+pub mod traced;
 
 #[allow(unused_imports)] // each test binary uses its own part
 pub use toolkit::{Answering, Received, Toolkit, arguments_text, declaration, files};

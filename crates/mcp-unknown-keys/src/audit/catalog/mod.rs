@@ -1,24 +1,70 @@
-//! The catalogue: which top-level keys each listed tool declares.
+//! The catalogue: which keys each listed tool declares, read from its
+//! schema.
+//!
+//! - `table`: the key table, looked up once per key of every audited call;
+//! - `schema`: the reading of a schema, across combinators and local
+//!   references (`reference`), into shapes;
+//! - `shape`: the shapes (an object's declared keys, an array's items)
+//!   that nested values are audited against, a graph for recursive schemas;
+//! - `note`: what could not be read.
+
+mod note;
+mod reference;
+mod schema;
+mod shape;
+mod table;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use serde_json::Value;
 
+pub use note::{Note, Problem};
+pub use schema::{MAX_COMPOSITION_DEPTH, MAX_SHAPES, MAX_SUBSCHEMAS};
+pub(crate) use shape::{Object, Shape, ShapeId};
+
 use crate::wire::ToolDeclaration;
 
-/// The tools of one listing, each with the property names it declared.
+/// The tools of one listing, each with the keys its schema declares.
 ///
 /// Built from OpenAI function declarations ([`Catalog::from_declarations`]),
 /// from MCP tools ([`Catalog::from_mcp_tools`]), from either
 /// ([`Catalog::extend_tools`]), or page by page with
-/// [`Listing`](super::Listing); all follow the same rule for what is kept:
+/// [`Listing`](super::Listing); all follow the same rules for what is kept:
 ///
 /// - a schema that is not an object, or whose `properties` is present but
 ///   not an object, is not kept: there is nothing to check against;
-/// - a schema without `properties` (or with none in it) is kept as
-///   declaring nothing: listed by [`Catalog::tool_names`], never audited;
 /// - when a listing repeats a name, the last declaration wins.
+///
+/// and for what a kept schema declares ([`Declared`]), read once per
+/// listing:
+///
+/// - its `properties`, with those of every `allOf`, `anyOf` and `oneOf`
+///   branch, of `if`, `then` and `else`, and of `dependentSchemas` (and the
+///   schema form of `dependencies`), following local references (`$ref`,
+///   `$dynamicRef` and `$recursiveRef` to `#`, a JSON pointer such as
+///   `#/$defs/paging` with its `~0`, `~1` and `%XX` escapes, or an anchor);
+/// - a key matching a `patternProperties` pattern (an ECMA-262 regular
+///   expression, not anchored unless it says `^`) is declared too;
+/// - whatever `additionalProperties` says, a key outside that set is
+///   reported; but a schema that declares no property and no pattern is
+///   audited only when it is closed (`additionalProperties: false` or
+///   `unevaluatedProperties: false`, on the schema itself or through
+///   `allOf` or a reference), so every key is undeclared; an open one
+///   declares nothing: listed by [`Catalog::tool_names`], never audited;
+/// - a declared key whose schema is itself an object schema that audits
+///   (as above), or an array whose `items` is one, makes the keys inside
+///   its value audited too, as paths (`options.recursve`,
+///   `entities[].age`), to any depth of a recursive schema;
+/// - a schema that cannot be read whole (a `$ref` to another document,
+///   which is never fetched, or a local one pointing at nothing) leaves the
+///   object it stands for unaudited: the whole tool when it is the
+///   arguments' own, declaring nothing then. So do the bounds
+///   [`MAX_SUBSCHEMAS`], [`MAX_COMPOSITION_DEPTH`] and [`MAX_SHAPES`]: met
+///   reading the arguments' own keys, the tool is not audited; met later,
+///   the nested values not read are not. A pattern that does not compile
+///   matches no key. Each is kept as a [`Note`] ([`Catalog::notes`]) for the
+///   doors to say once.
 ///
 /// ```
 /// use mcp_unknown_keys::audit::Catalog;
@@ -67,159 +113,112 @@ impl Hasher for NameHasher {
     }
 
     fn finish(&self) -> u64 {
-        self.0
+        // The table picks buckets by the low bits: fold the high half of a
+        // product in, so that names differing only in one word's high bytes
+        // (`sensor_000001_…`, `sensor_000002_…`) spread too.
+        let product = u128::from(self.0) * 0x9e37_79b9_7f4a_7c15;
+        (product as u64) ^ ((product >> 64) as u64)
     }
 }
 
-/// The property names one tool declared, sorted by code point, and the
-/// `default` of those properties that give one.
+/// What one tool declares: the keys of its arguments, read from its schema
+/// (see [`Catalog`] for what is read), with the shapes of nested values.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Declared {
-    keys: Box<[Box<str>]>,
-    /// The fingerprint of each key, in the same order.
-    prints: Box<[Fingerprint]>,
-    /// An open-addressing table over `prints`: each slot holds a key's index
-    /// plus one, or 0 when empty. At most half full, so a lookup probes one
-    /// or two slots whatever the number of keys.
-    slots: Box<[u32]>,
+    /// The arguments' own object: the top-level keys, on the hot path of
+    /// every audit, kept here rather than behind an index.
+    root: Object,
+    /// Every shape the arguments are read against, the arguments' own
+    /// first; empty when no declared key's value has a shape of its own, so
+    /// such a tool's calls are scanned as before nested keys were read.
+    shapes: Box<[Shape]>,
     /// Only the properties with a `default`, sorted by key: read when a
     /// warning is diagnosed, never by [`Declared::declares`].
     defaults: Box<[(Box<str>, Value)]>,
-}
-
-/// A key's length with its first and last eight bytes (overlapping, or
-/// fewer, for short keys). Two keys of at most 16 bytes are equal exactly
-/// when their fingerprints are; longer keys need a comparison as well.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Fingerprint {
-    len: usize,
-    head: u64,
-    tail: u64,
-}
-
-impl Fingerprint {
-    #[inline]
-    fn of(bytes: &[u8]) -> Fingerprint {
-        let len = bytes.len();
-        let (head, tail) = if len >= 8 {
-            (u64::from_le_bytes(first(bytes)), u64::from_le_bytes(last(bytes)))
-        } else if len >= 4 {
-            (
-                u64::from(u32::from_le_bytes(first(bytes))),
-                u64::from(u32::from_le_bytes(last(bytes))),
-            )
-        } else if len > 0 {
-            let spread = [bytes[0], bytes[len / 2], bytes[len - 1], 0];
-            (u64::from(u32::from_le_bytes(spread)), 0)
-        } else {
-            (0, 0)
-        };
-        Fingerprint { len, head, tail }
-    }
-
-    /// Where the fingerprint starts probing in a table of `mask + 1` slots.
-    #[inline]
-    fn slot(&self, mask: usize) -> usize {
-        let mixed =
-            (self.head ^ self.tail.rotate_left(29) ^ self.len as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        (mixed >> 32) as usize & mask
-    }
-
-    /// Whether the fingerprint holds every byte of its key.
-    #[inline]
-    fn is_whole(&self) -> bool {
-        self.len <= 16
-    }
-}
-
-/// The slot table of [`Declared`] over `prints`: a power of two at least
-/// twice their number, so probing always ends at an empty slot.
-fn slot_table(prints: &[Fingerprint]) -> Box<[u32]> {
-    let size = (prints.len() * 2).next_power_of_two().max(4);
-    let mut slots = vec![0u32; size];
-    for (index, print) in prints.iter().enumerate() {
-        let mut at = print.slot(size - 1);
-        while slots[at] != 0 {
-            at = (at + 1) & (size - 1);
-        }
-        slots[at] = index as u32 + 1;
-    }
-    slots.into()
-}
-
-#[inline]
-fn first<const N: usize>(bytes: &[u8]) -> [u8; N] {
-    bytes[..N].try_into().expect("N bytes")
-}
-
-#[inline]
-fn last<const N: usize>(bytes: &[u8]) -> [u8; N] {
-    bytes[bytes.len() - N..].try_into().expect("N bytes")
+    /// What could not be read.
+    notes: Box<[Note]>,
 }
 
 impl Declared {
-    /// Reads the declared keys of a JSON schema, or `None` when the schema
-    /// cannot be read (not an object, or `properties` not an object).
+    /// Reads what a JSON schema declares, or `None` when the schema cannot
+    /// be read at all (not an object, or `properties` not an object). A
+    /// schema that cannot be read whole declares nothing, with
+    /// [notes](Declared::notes) saying why.
+    ///
+    /// ```
+    /// use mcp_unknown_keys::audit::Declared;
+    /// use serde_json::json;
+    ///
+    /// let declared = Declared::from_schema(&json!({
+    ///     "properties": {"query": {}},
+    ///     "allOf": [{"$ref": "#/$defs/paging"}],
+    ///     "patternProperties": {"^x-": {}},
+    ///     "$defs": {"paging": {"properties": {"limit": {}, "cursor": {}}}},
+    /// }))
+    /// .unwrap();
+    /// assert_eq!(declared.keys().collect::<Vec<_>>(), ["cursor", "limit", "query"]);
+    /// assert!(declared.declares("x-trace") && !declared.declares("offset"));
+    /// ```
     pub fn from_schema(schema: &Value) -> Option<Declared> {
-        let schema = schema.as_object()?;
-        let properties = match schema.get("properties") {
-            None => None,
-            Some(Value::Object(properties)) => Some(properties),
-            Some(_) => return None,
-        };
-        let mut keys: Vec<Box<str>> = properties
-            .into_iter()
-            .flat_map(|properties| properties.keys().map(|k| k.as_str().into()))
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        let prints: Box<[Fingerprint]> = keys.iter().map(|key| Fingerprint::of(key.as_bytes())).collect();
-        let slots = slot_table(&prints);
-        let mut defaults: Vec<(Box<str>, Value)> = properties
-            .into_iter()
-            .flatten()
-            .filter_map(|(key, property)| Some((key.as_str().into(), property.get("default")?.clone())))
-            .collect();
-        defaults.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let read = schema::read(schema)?;
         Some(Declared {
-            keys: keys.into(),
-            prints,
-            slots,
-            defaults: defaults.into(),
+            root: read.root,
+            shapes: read.shapes.into(),
+            defaults: {
+                let mut defaults = read.defaults;
+                defaults.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                defaults.into()
+            },
+            notes: read.notes.into(),
         })
     }
 
-    /// Whether `key` is a declared property.
+    /// Whether `key` is a declared top-level key: a property, or a key
+    /// matching a `patternProperties` pattern.
     #[inline]
     pub fn declares(&self, key: &str) -> bool {
-        // The hot path of every audit. A fingerprint (length, first and last
-        // eight bytes) settles a key in a few integer compares, and the slot
-        // table finds the one fingerprint to compare: no string comparison
-        // at all for keys of up to 16 bytes.
-        let print = Fingerprint::of(key.as_bytes());
-        let mask = self.slots.len().wrapping_sub(1);
-        let mut at = print.slot(mask);
-        loop {
-            let Some(index) = self.slots.get(at).and_then(|&slot| slot.checked_sub(1)) else {
-                return false;
-            };
-            let index = index as usize;
-            if self.prints[index] == print && (print.is_whole() || *self.keys[index] == *key) {
-                return true;
-            }
-            at = (at + 1) & mask;
-        }
+        self.root.declares(key)
     }
 
-    /// Whether the tool declared no property at all. Such a tool is never
-    /// audited: every key would be equally undeclared.
+    /// Whether the tool declared no property at all (it may still declare
+    /// keys by pattern, or be closed: see [`Declared::is_audited`]).
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.root.table.keys().is_empty()
+    }
+
+    /// Whether calls to the tool are audited: it declares a property or a
+    /// pattern, or its schema is closed (`additionalProperties: false` or
+    /// `unevaluatedProperties: false`), and it was read whole. An open
+    /// schema declaring nothing is not: every key would be equally
+    /// undeclared.
+    pub fn is_audited(&self) -> bool {
+        self.root.audits()
+    }
+
+    /// Whether the schema allows no key but those it declares.
+    pub fn is_closed(&self) -> bool {
+        self.root.closed
+    }
+
+    /// Whether some declared key's value is an object (or an array of
+    /// objects) whose own keys are audited too.
+    pub fn has_nested(&self) -> bool {
+        !self.shapes.is_empty()
     }
 
     /// The declared keys, sorted by code point.
     pub fn keys(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.keys.iter().map(|k| &**k)
+        self.root.table.keys().iter().map(|k| &**k)
+    }
+
+    /// The `patternProperties` patterns that compiled, sorted.
+    pub fn patterns(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.root.patterns.iter().map(|pattern| &*pattern.source)
+    }
+
+    /// What could not be read in the schema.
+    pub fn notes(&self) -> &[Note] {
+        &self.notes
     }
 
     /// The `default` the schema gives property `key`, if it gives one.
@@ -240,6 +239,16 @@ impl Declared {
             .defaults
             .binary_search_by(|(declared, _)| (**declared).cmp(key));
         found.ok().map(|at| &self.defaults[at].1)
+    }
+
+    /// The arguments' own object.
+    pub(crate) fn root(&self) -> &Object {
+        &self.root
+    }
+
+    /// Every shape, by id; empty when nothing nested is audited.
+    pub(crate) fn shapes(&self) -> &[Shape] {
+        &self.shapes
     }
 }
 
@@ -352,65 +361,17 @@ impl Catalog {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Declared)> {
         self.tools.iter().map(|(name, declared)| (&**name, declared))
     }
-}
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn declared(keys: &[&str]) -> Declared {
-        let properties: serde_json::Map<String, Value> =
-            keys.iter().map(|k| (k.to_string(), json!({}))).collect();
-        Declared::from_schema(&json!({"properties": properties})).unwrap()
-    }
-
-    #[test]
-    fn declares_exactly_the_declared_keys_at_every_length() {
-        let keys = [
-            "",
-            "a",
-            "ab",
-            "abc",
-            "abcd",
-            "abcde",
-            "abcdefg",
-            "abcdefgh",
-            "abcdefghi",
-            "abcdefghijklmnop",
-            "abcdefghijklmnopq",
-            "abcdefgh_middle_differs_ijklmnop",
-            "ünïcødé",
-        ];
-        let set = declared(&keys);
-        for key in keys {
-            assert!(set.declares(key), "{key:?}");
-        }
-        let near = [
-            "b",
-            "ac",
-            "abd",
-            "abce",
-            "abcdf",
-            "abcdefh",
-            "abcdefgi",
-            "abcdefghj",
-            "abcdefghijklmnoq",
-            "abcdefghijklmnopr",
-            "abcdefgh_middle_DIFFERS_ijklmnop",
-            "ünïcødè",
-            "abcdefghijklmnop ",
-        ];
-        for key in near {
-            assert!(!set.declares(key), "{key:?}");
-        }
-    }
-
-    #[test]
-    fn a_large_declaration_is_searched_too() {
-        let keys: Vec<String> = (0..100).map(|i| format!("property_{i}")).collect();
-        let set = declared(&keys.iter().map(String::as_str).collect::<Vec<_>>());
-        assert!(keys.iter().all(|k| set.declares(k)));
-        assert!(!set.declares("property_100"));
+    /// What could not be read in the tools' schemas, each with its tool,
+    /// sorted by tool: for a door to say once (an
+    /// [`Auditor`](super::Auditor) does, through its sink, on
+    /// [`replace_catalog`](super::Auditor::replace_catalog)).
+    pub fn notes(&self) -> Vec<(&str, &Note)> {
+        let mut notes: Vec<(&str, &Note)> = self
+            .iter()
+            .flat_map(|(tool, declared)| declared.notes().iter().map(move |note| (tool, note)))
+            .collect();
+        notes.sort_by(|a, b| a.0.cmp(b.0));
+        notes
     }
 }

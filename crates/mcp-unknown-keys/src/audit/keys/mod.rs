@@ -1,10 +1,18 @@
-//! Reading the top-level keys of a call's arguments without building values.
+//! Reading the keys of a call's arguments without building values.
 //!
 //! A model's arguments travel as a JSON string. Parsing it into a `Value`
 //! would allocate every string and number only to throw them away; this scan
 //! hands each top-level key to a callback as a borrowed `&str` (decoded when
 //! it held escapes) and skips every value with [`IgnoredAny`], so auditing
-//! costs little more than checking the string is JSON at all.
+//! costs little more than checking the string is JSON at all. When a tool
+//! declares nested objects, `nested` reads the values that have a shape of
+//! their own the same way, and `path` says how a nested key is written.
+
+mod nested;
+pub(crate) mod path;
+
+pub use nested::MAX_NESTED_DEPTH;
+pub(crate) use nested::{Found, scan};
 
 use std::borrow::Cow;
 use std::fmt;

@@ -1,0 +1,138 @@
+//! What a catalogue could not read in a tool's schema, for each door to say
+//! once.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::audit::Printable;
+
+/// Something in one tool's schema that could not be read, and what that
+/// leaves unaudited. The core does no I/O: a catalogue keeps its notes
+/// ([`Catalog::notes`](super::Catalog::notes)) and an
+/// [`Auditor`](crate::audit::Auditor) hands each one, once, to its sink's
+/// [`Sink::note`](crate::audit::Sink::note).
+///
+/// ```
+/// use mcp_unknown_keys::audit::{Catalog, Problem};
+/// use serde_json::json;
+///
+/// let catalog = Catalog::from_mcp_tools(&[json!({
+///     "name": "fetch",
+///     "inputSchema": {"$ref": "https://example.com/fetch.json"},
+/// })]);
+/// let (tool, note) = catalog.notes()[0];
+/// assert_eq!(tool, "fetch");
+/// assert!(matches!(&note.problem, Problem::RemoteRef { .. }));
+/// assert_eq!(
+///     note.to_string(),
+///     r#"the $ref "https://example.com/fetch.json" is not local and is not fetched: the tool's arguments are not audited"#
+/// );
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[non_exhaustive]
+pub struct Note {
+    /// Where in the arguments the problem lies, as a path
+    /// (`options`, `entities[]`; see [`Warning::unknown_paths`](crate::audit::Warning::unknown_paths)),
+    /// or `""` for the arguments themselves.
+    pub at: String,
+    /// What could not be read.
+    #[serde(flatten)]
+    pub problem: Problem,
+}
+
+/// What could not be read in a schema.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "problem", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Problem {
+    /// A `$ref` to another document. It is never fetched: the keys of the
+    /// object it stands for are unknown, so that object is not audited.
+    RemoteRef {
+        /// The reference as the schema wrote it.
+        reference: String,
+    },
+    /// A local `$ref` that points at nothing in the schema: that object is
+    /// not audited.
+    UnresolvedRef {
+        /// The reference as the schema wrote it.
+        reference: String,
+    },
+    /// A `patternProperties` pattern that is not an ECMA-262 regular
+    /// expression: it matches no key.
+    BadPattern {
+        /// The pattern as the schema wrote it.
+        pattern: String,
+    },
+    /// The schema is too large or too deeply composed to be read whole
+    /// within the catalogue's bounds (subschemas visited, reference chains,
+    /// object shapes): the tool is not audited when this happens reading the
+    /// arguments' own keys (`at` is `""`); otherwise, the nested values from
+    /// `at` on that were not read yet are not.
+    TooLarge,
+}
+
+impl Note {
+    pub(crate) fn new(at: impl Into<String>, problem: Problem) -> Note {
+        Note {
+            at: at.into(),
+            problem,
+        }
+    }
+
+    /// Whether the problem leaves the tool's arguments unaudited altogether.
+    pub fn leaves_tool_unaudited(&self) -> bool {
+        match self.problem {
+            Problem::TooLarge | Problem::RemoteRef { .. } | Problem::UnresolvedRef { .. } => {
+                self.at.is_empty()
+            }
+            Problem::BadPattern { .. } => false,
+        }
+    }
+
+    /// What is left unaudited, as the end of a sentence.
+    fn effect(&self) -> String {
+        match self.problem {
+            _ if self.leaves_tool_unaudited() => "the tool's arguments are not audited".to_owned(),
+            Problem::TooLarge => format!(
+                "the keys inside {} and the nested values read after it are not audited",
+                Printable(&self.at)
+            ),
+            _ => format!("the keys inside {} are not audited", Printable(&self.at)),
+        }
+    }
+}
+
+/// One line, without the tool's name, e.g.
+/// `the patternProperties pattern "([" is not an ECMA-262 regular expression: it matches no key`.
+/// Schema text is shown as [`Printable`] would: a server wrote it.
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.problem {
+            Problem::RemoteRef { reference } => write!(
+                f,
+                "the $ref \"{}\" is not local and is not fetched: {}",
+                Printable(reference),
+                self.effect()
+            ),
+            Problem::UnresolvedRef { reference } => write!(
+                f,
+                "the $ref \"{}\" points at nothing in the schema: {}",
+                Printable(reference),
+                self.effect()
+            ),
+            Problem::BadPattern { pattern } => {
+                write!(
+                    f,
+                    "the patternProperties pattern \"{}\" is not an ECMA-262 regular expression: it matches no key",
+                    Printable(pattern)
+                )?;
+                if !self.at.is_empty() {
+                    write!(f, " inside {}", Printable(&self.at))?;
+                }
+                Ok(())
+            }
+            Problem::TooLarge => write!(f, "the schema is too large to read whole: {}", self.effect()),
+        }
+    }
+}

@@ -1,0 +1,487 @@
+//! Reading a tool's schema into the shapes its arguments are audited
+//! against: the declared keys of each object, gathered across combinators
+//! and local references, and the shape of each declared key's value.
+//!
+//! A shape stands for a set of subschemas that a value must be read against
+//! together (a property declared in two `allOf` branches has both for its
+//! value). Each set is read once, whatever the number of places it is met:
+//! a set already read is the same shape, so a recursive schema is a cycle
+//! of shapes, not an endless tree.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::note::{Note, Problem};
+use super::reference::References;
+use super::shape::{Object, Pattern, Shape, ShapeId, prune};
+use super::table::KeyTable;
+use crate::audit::keys::path::{self, Step};
+
+/// The most subschemas visited to read one tool's schema, over all its
+/// shapes. Past it while reading the arguments' own keys, the tool is not
+/// audited; past it later, the nested values not yet read are not
+/// ([`Problem::TooLarge`] either way).
+pub const MAX_SUBSCHEMAS: usize = 65_536;
+
+/// The longest chain of references and combinators followed from a shape's
+/// schemas. Past it, that shape is not read, as for [`MAX_SUBSCHEMAS`].
+pub const MAX_COMPOSITION_DEPTH: usize = 64;
+
+/// The most object and array shapes read for one tool. Past it, the values
+/// of the shapes not read are not audited ([`Problem::TooLarge`]); the
+/// arguments' own keys still are.
+pub const MAX_SHAPES: usize = 4_096;
+
+/// The most notes kept about one tool.
+const MAX_NOTES: usize = 16;
+
+/// Whether `keyword` may make a subschema an object or array shape: a
+/// property whose schema has none of these (`{"type": "string"}`) has no
+/// shape.
+fn is_structural_keyword(keyword: &str) -> bool {
+    matches!(
+        keyword,
+        "properties"
+            | "patternProperties"
+            | "additionalProperties"
+            | "unevaluatedProperties"
+            | "items"
+            | "$ref"
+            | "$dynamicRef"
+            | "$recursiveRef"
+            | "allOf"
+            | "anyOf"
+            | "oneOf"
+            | "if"
+            | "then"
+            | "else"
+            | "dependentSchemas"
+            | "dependencies"
+    )
+}
+
+/// Whether `keyword` says nothing of a value's shape: a schema holding only
+/// these beside a `$ref` is read as the schema it refers to.
+fn is_annotation(keyword: &str) -> bool {
+    matches!(
+        keyword,
+        "description"
+            | "title"
+            | "default"
+            | "examples"
+            | "$comment"
+            | "deprecated"
+            | "readOnly"
+            | "writeOnly"
+    )
+}
+
+/// One tool's schema, read.
+#[derive(Debug, Default)]
+pub(crate) struct Read {
+    /// Every shape the arguments are read against, the arguments' own first;
+    /// empty when no declared key's value has a shape.
+    pub shapes: Vec<Shape>,
+    /// The arguments' object: what the tool declares at the top level.
+    pub root: Object,
+    /// The `default` of each top-level property that gives one.
+    pub defaults: Vec<(Box<str>, Value)>,
+    /// What could not be read.
+    pub notes: Vec<Note>,
+}
+
+/// Reads a tool's schema, or `None` when there is nothing to read: the
+/// schema is not an object, or its `properties` is not an object. A schema
+/// that cannot be read whole declares nothing, with a note saying why.
+pub(crate) fn read(schema: &Value) -> Option<Read> {
+    let members = schema.as_object()?;
+    if members.get("properties").is_some_and(|p| !p.is_object()) {
+        return None;
+    }
+    let mut reader = Reader {
+        root: schema,
+        references: References::of(schema),
+        visits: 0,
+        exhausted: false,
+        notes: Vec::new(),
+        interned: HashMap::new(),
+        pending: Vec::new(),
+    };
+    Some(reader.read().unwrap_or_else(|TooLarge| Read {
+        notes: vec![Note::new("", Problem::TooLarge)],
+        ..Read::default()
+    }))
+}
+
+/// A bound was passed.
+struct TooLarge;
+
+struct Reader<'s> {
+    root: &'s Value,
+    references: References<'s>,
+    visits: usize,
+    /// Whether a bound was met reading nested shapes: no new shape is made
+    /// (and past [`MAX_SUBSCHEMAS`], none is read).
+    exhausted: bool,
+    notes: Vec<Note>,
+    /// Each shape's set of subschemas, by their addresses, and its id.
+    interned: HashMap<Box<[usize]>, ShapeId>,
+    /// The shapes met, by id: their subschemas and a path to them (for
+    /// notes), taken as they are read.
+    pending: Vec<(Vec<&'s Value>, String)>,
+}
+
+/// What one shape's subschemas say, gathered across combinators and
+/// references.
+#[derive(Default)]
+struct Facts<'s> {
+    properties: Vec<(&'s str, &'s Value)>,
+    patterns: Vec<(&'s str, &'s Value)>,
+    items: Vec<&'s Value>,
+    closed: bool,
+    /// Why the shape's declared keys are unknown, if they are.
+    problem: Option<Problem>,
+}
+
+impl<'s> Reader<'s> {
+    fn read(&mut self) -> Result<Read, TooLarge> {
+        // Not interned: most schemas never refer back to their root, and one
+        // that does gets a shape of its own for it, read the same way.
+        self.pending.push((vec![self.root], String::new()));
+        let mut built: Vec<Shape> = Vec::new();
+        let mut defaults = Vec::new();
+        while built.len() < self.pending.len() {
+            let id = built.len();
+            let (schemas, at) = std::mem::take(&mut self.pending[id]);
+            let facts = match self.walk(&schemas) {
+                Ok(facts) => facts,
+                // The arguments' own keys unknown: the tool is not audited.
+                Err(TooLarge) if id == 0 => return Err(TooLarge),
+                Err(TooLarge) => {
+                    self.exhaust(&at);
+                    built.push(Shape::default());
+                    continue;
+                }
+            };
+            if let Some(problem) = facts.problem {
+                self.note(&at, problem);
+                built.push(Shape::default());
+                continue;
+            }
+            let defaults = (id == 0).then_some(&mut defaults);
+            let shape = self.shape_of(facts, &at, defaults);
+            built.push(shape);
+        }
+        let mut shapes = if built.len() == 1 { built } else { prune(built) };
+        let nested = shapes[0].object.as_ref().is_some_and(Object::has_children);
+        let root = if nested {
+            // Kept in its place too: a recursive schema's shapes may lead
+            // back to the arguments' own.
+            shapes[0].object.clone().unwrap_or_default()
+        } else {
+            let root = shapes[0].object.take().unwrap_or_default();
+            shapes.clear();
+            root
+        };
+        Ok(Read {
+            shapes,
+            root,
+            defaults,
+            notes: std::mem::take(&mut self.notes),
+        })
+    }
+
+    /// Gathers what `schemas` say, following combinators and references.
+    /// `closed` is read only on the way that every value must satisfy
+    /// (`allOf` and references): an `anyOf` branch that is closed does not
+    /// close the object.
+    fn walk(&mut self, schemas: &[&'s Value]) -> Result<Facts<'s>, TooLarge> {
+        let mut facts = Facts::default();
+        let mut seen = Seen::default();
+        let mut stack: Vec<(&'s Value, bool, usize)> =
+            schemas.iter().rev().map(|schema| (*schema, true, 0)).collect();
+        while let Some((schema, must, depth)) = stack.pop() {
+            let Value::Object(members) = schema else {
+                continue;
+            };
+            // Seen once on each way: met first in an `anyOf` branch and then
+            // through `allOf`, a subschema still closes the object.
+            if !seen.insert(address(schema) | usize::from(must)) {
+                continue;
+            }
+            self.visits += 1;
+            if self.visits > MAX_SUBSCHEMAS || depth > MAX_COMPOSITION_DEPTH {
+                return Err(TooLarge);
+            }
+            // One pass over the members, not one lookup per keyword: most
+            // subschemas hold a few members, and there are sixteen keywords.
+            for (keyword, value) in members {
+                let mut push = |value: &'s Value, must: bool| stack.push((value, must, depth + 1));
+                match (keyword.as_str(), value) {
+                    ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(reference)) => {
+                        match self.references.resolve(reference) {
+                            Ok(target) => push(target, must),
+                            Err(problem) => {
+                                facts.problem.get_or_insert(problem);
+                            }
+                        }
+                    }
+                    ("properties", Value::Object(properties)) => {
+                        facts
+                            .properties
+                            .extend(properties.iter().map(|(k, v)| (k.as_str(), v)));
+                    }
+                    ("patternProperties", Value::Object(patterns)) => {
+                        facts
+                            .patterns
+                            .extend(patterns.iter().map(|(k, v)| (k.as_str(), v)));
+                    }
+                    ("additionalProperties" | "unevaluatedProperties", Value::Bool(false)) => {
+                        facts.closed |= must;
+                    }
+                    ("items", Value::Object(_)) => facts.items.push(value),
+                    ("allOf", Value::Array(branches)) => {
+                        branches.iter().for_each(|branch| push(branch, must))
+                    }
+                    ("anyOf" | "oneOf", Value::Array(branches)) => {
+                        branches.iter().for_each(|branch| push(branch, false));
+                    }
+                    ("if" | "then" | "else", branch) => push(branch, false),
+                    ("dependentSchemas" | "dependencies", Value::Object(dependents)) => {
+                        dependents.values().for_each(|branch| push(branch, false));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(facts)
+    }
+
+    /// The shape of what `facts` say, interning the shapes of its keys'
+    /// values. For the arguments' own shape, `defaults` gathers the first
+    /// `default` each property gives.
+    fn shape_of(
+        &mut self,
+        mut facts: Facts<'s>,
+        at: &str,
+        mut defaults: Option<&mut Vec<(Box<str>, Value)>>,
+    ) -> Shape {
+        // Stable: within a key, the walk's order, so the first default wins.
+        facts.properties.sort_by(|a, b| a.0.cmp(b.0));
+        let mut keys = Vec::with_capacity(facts.properties.chunk_by(|a, b| a.0 == b.0).count());
+        // Made only when some key's value has a shape: most have none.
+        let mut children: Vec<Option<ShapeId>> = Vec::new();
+        for group in facts.properties.chunk_by(|a, b| a.0 == b.0) {
+            let key = group[0].0;
+            if let Some(defaults) = defaults.as_deref_mut()
+                && let Some(default) = group
+                    .iter()
+                    .find_map(|(_, schema)| self.normalize(schema).get("default"))
+            {
+                defaults.push((key.into(), default.clone()));
+            }
+            keys.push(Box::from(key));
+            let child = self.child(group.iter().map(|(_, schema)| *schema), at, Step::Key(key));
+            if child.is_some() && children.is_empty() {
+                children.resize(keys.len() - 1, None);
+            }
+            if child.is_some() || !children.is_empty() {
+                children.push(child);
+            }
+        }
+        facts.patterns.sort_by(|a, b| a.0.cmp(b.0));
+        let mut patterns = Vec::new();
+        for group in facts.patterns.chunk_by(|a, b| a.0 == b.0) {
+            let source = group[0].0;
+            let Some(regex) = compile(source) else {
+                let pattern = source.to_owned();
+                self.note(at, Problem::BadPattern { pattern });
+                continue;
+            };
+            let step = format!("/{source}/");
+            let child = self.child(group.iter().map(|(_, schema)| *schema), at, Step::Key(&step));
+            patterns.push(Pattern {
+                source: source.into(),
+                regex,
+                child,
+            });
+        }
+        let items = self.child(facts.items.iter().copied(), at, Step::Items);
+        let object = Object {
+            table: KeyTable::new(keys),
+            patterns: patterns.into(),
+            closed: facts.closed,
+            children: children.into(),
+        };
+        Shape {
+            object: Some(object),
+            items,
+        }
+    }
+
+    /// The shape of a value that must satisfy all of `schemas`, or `None`
+    /// when none of them could give it one (or past [`MAX_SHAPES`]).
+    fn child(
+        &mut self,
+        schemas: impl Iterator<Item = &'s Value>,
+        at: &str,
+        step: Step<'_>,
+    ) -> Option<ShapeId> {
+        // A schema with no structural keyword has no `$ref` to follow either.
+        let mut schemas: Vec<&'s Value> = schemas
+            .filter(|schema| is_structural(schema))
+            .map(|schema| self.normalize(schema))
+            .filter(|schema| is_structural(schema))
+            .collect();
+        if schemas.is_empty() {
+            return None;
+        }
+        schemas.sort_unstable_by_key(|schema| address(schema));
+        schemas.dedup_by_key(|schema| address(schema));
+        self.intern(schemas, at, Some(step))
+    }
+
+    /// The id of the shape of `schemas`, a new one if they were never met;
+    /// `None` past [`MAX_SHAPES`] (or another bound met before).
+    fn intern(&mut self, schemas: Vec<&'s Value>, at: &str, step: Option<Step<'_>>) -> Option<ShapeId> {
+        let addresses: Box<[usize]> = schemas.iter().map(|schema| address(schema)).collect();
+        if let Some(&id) = self.interned.get(&addresses) {
+            return Some(id);
+        }
+        let mut path = at.to_owned();
+        if let Some(step) = step {
+            path::push(&mut path, step);
+        }
+        if self.exhausted || self.pending.len() >= MAX_SHAPES {
+            self.exhaust(&path);
+            return None;
+        }
+        let id = self.pending.len() as ShapeId;
+        self.pending.push((schemas, path));
+        self.interned.insert(addresses, id);
+        Some(id)
+    }
+
+    /// A bound was met while reading nested shapes at `at`: that value, and
+    /// those met after it, are not audited; one note says so.
+    fn exhaust(&mut self, at: &str) {
+        if !self.exhausted {
+            self.exhausted = true;
+            self.note(at, Problem::TooLarge);
+        }
+    }
+
+    /// `schema`, or what it refers to when it is a bare `$ref` (annotations
+    /// aside): two places referring to one definition are one shape.
+    fn normalize(&mut self, mut schema: &'s Value) -> &'s Value {
+        for _ in 0..MAX_COMPOSITION_DEPTH {
+            let Some(Value::String(reference)) = schema.get("$ref") else {
+                break;
+            };
+            let bare = schema
+                .as_object()
+                .is_some_and(|members| members.keys().all(|k| k == "$ref" || is_annotation(k)));
+            if !bare {
+                break;
+            }
+            match self.references.resolve(reference) {
+                Ok(target) => schema = target,
+                Err(_) => break,
+            }
+        }
+        schema
+    }
+
+    /// Keeps a note, once, up to [`MAX_NOTES`].
+    fn note(&mut self, at: &str, problem: Problem) {
+        let note = Note::new(at, problem);
+        if self.notes.len() < MAX_NOTES && !self.notes.contains(&note) {
+            self.notes.push(note);
+        }
+    }
+}
+
+/// Where a subschema lives: its identity while the schema is borrowed. A
+/// `Value` is aligned to eight bytes, so the lowest bit is free for a flag.
+fn address(schema: &Value) -> usize {
+    schema as *const Value as usize
+}
+
+fn is_structural(schema: &Value) -> bool {
+    schema
+        .as_object()
+        .is_some_and(|members| members.keys().any(|keyword| is_structural_keyword(keyword)))
+}
+
+/// The subschemas one walk has visited, by address: a short list searched
+/// in place (most walks visit a handful), and a set past that.
+#[derive(Default)]
+struct Seen {
+    few: [usize; Seen::FEW],
+    len: usize,
+    many: HashSet<usize>,
+}
+
+impl Seen {
+    const FEW: usize = 16;
+
+    /// Adds `address`; whether it was not there before.
+    fn insert(&mut self, address: usize) -> bool {
+        if self.len < Seen::FEW {
+            if self.few[..self.len].contains(&address) {
+                return false;
+            }
+            self.few[self.len] = address;
+            self.len += 1;
+            return true;
+        }
+        if self.many.is_empty() {
+            self.many.extend(self.few);
+        }
+        self.many.insert(address)
+    }
+}
+
+/// Compiles a pattern as ECMA-262 with Unicode, as JSON Schema says; a
+/// pattern only valid without the `u` flag (`\_`, which many schemas write)
+/// is read without it rather than dropped.
+fn compile(source: &str) -> Option<regress::Regex> {
+    let unicode = regress::Flags {
+        unicode: true,
+        ..regress::Flags::default()
+    };
+    regress::Regex::with_flags(source, unicode)
+        .or_else(|_| regress::Regex::new(source))
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_scalar_property_makes_no_shape() {
+        let read = read(
+            &json!({"properties": {"a": {"type": "string"}, "b": {"$ref": "#/$defs/s"}},
+                                "$defs": {"s": {"type": "string"}}}),
+        )
+        .unwrap();
+        assert!(read.shapes.is_empty());
+        assert!(read.root.children.is_empty());
+    }
+
+    #[test]
+    fn a_recursive_schema_is_a_cycle_of_shapes() {
+        let read = read(&json!({
+            "$ref": "#/$defs/node",
+            "$defs": {"node": {"properties": {"name": {}, "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
+        }))
+        .unwrap();
+        // The arguments, their `children` (an array) and its items: the
+        // items are the node again, so read once.
+        assert!(read.shapes.len() <= 3, "{:?}", read.shapes.len());
+        assert!(read.root.has_children());
+    }
+}

@@ -1,0 +1,344 @@
+//! The scan of a call whose tool declares nested objects: each key is checked
+//! against the shape of the object it is in, and a declared key's value is
+//! read against its own shape, down to [`MAX_NESTED_DEPTH`].
+//!
+//! Like the top-level scan, it builds no value: keys are borrowed from the
+//! text, values with no shape to read are skipped with [`IgnoredAny`]
+//! (which serde_json skips without recursion, so no value is too deep to
+//! skip), and the path to the current value is a chain of frames on the
+//! stack, written out only for a key that is reported. A call whose keys
+//! are all declared allocates nothing.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use super::path::{self, Step};
+use super::{Arguments, NotAnObject};
+use crate::audit::catalog::{Declared, Object, Shape, ShapeId};
+
+/// How deep below the top level values are read: the keys of a value nested
+/// deeper are not audited. Well within serde_json's own recursion limit
+/// (128), so the scan never makes a call unreadable.
+pub const MAX_NESTED_DEPTH: usize = 64;
+
+/// What a scan found undeclared: top-level keys, and nested keys as paths.
+/// Neither sorted nor deduplicated.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    pub keys: Vec<String>,
+    pub paths: Vec<String>,
+}
+
+/// Scans `arguments` against every shape `declared` has. `tolerates` says
+/// which top-level keys and which paths are not reported.
+pub(crate) fn scan(
+    arguments: Arguments<'_>,
+    declared: &Declared,
+    tolerates: &dyn Fn(&str) -> bool,
+    found: &mut Found,
+) -> Result<(), NotAnObject> {
+    let mut scan = Scan {
+        shapes: declared.shapes(),
+        tolerates,
+        found,
+    };
+    let top = ObjectVisitor {
+        scan: &mut scan,
+        object: declared.root(),
+        at: None,
+        depth: 0,
+    };
+    let scanned = match arguments {
+        Arguments::Json(text) => {
+            let mut deserializer = serde_json::Deserializer::from_str(text);
+            deserializer
+                .deserialize_map(top)
+                .and_then(|()| deserializer.end())
+        }
+        Arguments::Object(object) => object.deserialize_map(top),
+    };
+    scanned.map_err(|_| NotAnObject)
+}
+
+struct Scan<'c, 't> {
+    shapes: &'c [Shape],
+    tolerates: &'t dyn Fn(&str) -> bool,
+    found: &'t mut Found,
+}
+
+impl Scan<'_, '_> {
+    /// Reports `key`, undeclared in the object at `at` (`None`: the top
+    /// level).
+    #[cold]
+    fn undeclared(&mut self, at: Option<&Frame<'_>>, key: &str) {
+        match at {
+            None => {
+                if !(self.tolerates)(key) {
+                    self.found.keys.push(key.to_owned());
+                }
+            }
+            Some(at) => {
+                let path = at.path_to(Step::Key(key));
+                if !(self.tolerates)(&path) {
+                    self.found.paths.push(path);
+                }
+            }
+        }
+    }
+}
+
+/// One step of the path to the value being read, on the stack.
+struct Frame<'a> {
+    parent: Option<&'a Frame<'a>>,
+    step: Step<'a>,
+}
+
+impl Frame<'_> {
+    /// The path from the top level through this frame, then `last`.
+    fn path_to(&self, last: Step<'_>) -> String {
+        let mut steps = vec![last];
+        let mut frame = Some(self);
+        while let Some(at) = frame {
+            steps.push(at.step);
+            frame = at.parent;
+        }
+        path::render(steps.into_iter().rev())
+    }
+}
+
+/// The text of a key being descended into: a declared key's own, borrowed
+/// from the catalogue, or a key matched by pattern, as the call wrote it.
+enum KeyText<'c, 'de> {
+    Declared(&'c str),
+    Written(Cow<'de, str>),
+}
+
+impl KeyText<'_, '_> {
+    fn as_str(&self) -> &str {
+        match self {
+            KeyText::Declared(key) => key,
+            KeyText::Written(key) => key,
+        }
+    }
+}
+
+/// What to do with the value of the key just read.
+enum Next<'c, 'de> {
+    Skip,
+    Descend { shape: ShapeId, key: KeyText<'c, 'de> },
+}
+
+/// Reads the keys of an object against `object`.
+struct ObjectVisitor<'s, 'c, 't, 'f> {
+    scan: &'s mut Scan<'c, 't>,
+    object: &'c Object,
+    /// Where the object is; `None` at the top level.
+    at: Option<&'f Frame<'f>>,
+    depth: usize,
+}
+
+impl<'de, 'c> Visitor<'de> for ObjectVisitor<'_, 'c, '_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let shapes = self.scan.shapes;
+        loop {
+            let key = KeySeed {
+                scan: &mut *self.scan,
+                object: self.object,
+                at: self.at,
+                descend: self.depth < MAX_NESTED_DEPTH,
+            };
+            match map.next_key_seed(key)? {
+                None => return Ok(()),
+                Some(Next::Skip) => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                Some(Next::Descend { shape, key }) => {
+                    let frame = Frame {
+                        parent: self.at,
+                        step: Step::Key(key.as_str()),
+                    };
+                    map.next_value_seed(ValueSeed {
+                        scan: &mut *self.scan,
+                        shape: &shapes[shape as usize],
+                        at: &frame,
+                        depth: self.depth + 1,
+                    })?;
+                }
+            }
+        }
+    }
+}
+
+/// Reads one key of an object, reports it if undeclared, and says what to
+/// do with its value.
+struct KeySeed<'s, 'c, 't, 'f> {
+    scan: &'s mut Scan<'c, 't>,
+    object: &'c Object,
+    at: Option<&'f Frame<'f>>,
+    /// Whether a value may still be descended into.
+    descend: bool,
+}
+
+impl<'c, 'de> KeySeed<'_, 'c, '_, '_> {
+    fn next(self, key: &str, written: impl FnOnce() -> Cow<'de, str>) -> Next<'c, 'de> {
+        let object = self.object;
+        if let Some(index) = object.table.find(key) {
+            return match object.child(index) {
+                Some(shape) if self.descend => Next::Descend {
+                    shape,
+                    key: KeyText::Declared(&object.table.keys()[index]),
+                },
+                _ => Next::Skip,
+            };
+        }
+        match object.by_pattern(key) {
+            Some(Some(shape)) if self.descend => Next::Descend {
+                shape,
+                key: KeyText::Written(written()),
+            },
+            Some(_) => Next::Skip,
+            None => {
+                self.scan.undeclared(self.at, key);
+                Next::Skip
+            }
+        }
+    }
+}
+
+impl<'de, 'c> DeserializeSeed<'de> for KeySeed<'_, 'c, '_, '_> {
+    type Value = Next<'c, 'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Next<'c, 'de>, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de, 'c> Visitor<'de> for KeySeed<'_, 'c, '_, '_> {
+    type Value = Next<'c, 'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, key: &'de str) -> Result<Next<'c, 'de>, E> {
+        Ok(self.next(key, || Cow::Borrowed(key)))
+    }
+
+    fn visit_str<E>(self, key: &str) -> Result<Next<'c, 'de>, E> {
+        // A key with escapes, decoded into a buffer the next key reuses:
+        // copied only when its value is descended into by pattern.
+        Ok(self.next(key, || Cow::Owned(key.to_owned())))
+    }
+}
+
+/// Reads a value against `shape`, whatever its JSON type.
+struct ValueSeed<'s, 'c, 't, 'f> {
+    scan: &'s mut Scan<'c, 't>,
+    shape: &'c Shape,
+    at: &'f Frame<'f>,
+    depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_, '_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_, '_, '_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        match &self.shape.object {
+            Some(object) if object.audits() => ObjectVisitor {
+                scan: self.scan,
+                object,
+                at: Some(self.at),
+                depth: self.depth,
+            }
+            .visit_map(map),
+            // An object where the schema says nothing of objects.
+            _ => {
+                while map.next_key::<IgnoredAny>()?.is_some() {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let items = match self.shape.items {
+            Some(items) if self.depth < MAX_NESTED_DEPTH => items,
+            // An array where the schema says nothing of arrays, or too deep.
+            _ => {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                return Ok(());
+            }
+        };
+        let frame = Frame {
+            parent: Some(self.at),
+            step: Step::Items,
+        };
+        let shapes = self.scan.shapes;
+        let shape = &shapes[items as usize];
+        loop {
+            let item = ValueSeed {
+                scan: &mut *self.scan,
+                shape,
+                at: &frame,
+                depth: self.depth + 1,
+            };
+            if seq.next_element_seed(item)?.is_none() {
+                return Ok(());
+            }
+        }
+    }
+
+    // A value of another type than the shape's is not read further.
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i128<E>(self, _: i128) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u128<E>(self, _: u128) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+}

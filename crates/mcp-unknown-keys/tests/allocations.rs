@@ -1,0 +1,78 @@
+//! A call whose keys are all declared costs no allocation at all, nested
+//! keys read or not: keys are borrowed from the text, values are skipped,
+//! and the path to a nested value lives on the stack.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Outcome};
+use serde_json::{Value, json};
+
+/// The system allocator, counting the allocations of each thread.
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.with(|count| count.set(count.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
+
+/// How many allocations this thread makes in `work`.
+fn allocations(work: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.with(Cell::get);
+    work();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+fn clean(auditor: &Auditor, catalog: &Catalog, tool: &str, arguments: &str) -> usize {
+    allocations(|| {
+        let outcome = auditor.audit(catalog, Call::new(tool, Arguments::Json(arguments)));
+        assert!(
+            matches!(outcome, Outcome::Audited { warning: None, .. }),
+            "{arguments}"
+        );
+    })
+}
+
+#[test]
+fn a_clean_call_allocates_nothing() {
+    let catalog = Catalog::from_mcp_tools(&[
+        json!({"name": "fs_read", "inputSchema": {"properties": {"path": {}, "offset": {}}}}),
+        json!({"name": "create_entities", "inputSchema": {"properties": {"entities": {"type": "array", "items": {
+            "properties": {"name": {}, "entityType": {}, "observations": {"items": {"type": "string"}}},
+        }}}}}),
+        json!({"name": "tree", "inputSchema": {"$ref": "#/$defs/node", "$defs": {"node": {"properties": {
+            "name": {}, "children": {"items": {"$ref": "#/$defs/node"}},
+        }}}}}),
+    ]);
+    let auditor = Auditor::new().with_sink(());
+    assert_eq!(
+        clean(&auditor, &catalog, "fs_read", r#"{"path":"a\nb","offset":1}"#),
+        0
+    );
+    let entities: Vec<Value> = (0..100)
+        .map(|i| json!({"name": format!("e{i}"), "entityType": "t", "observations": ["x\ty"]}))
+        .collect();
+    let entities = json!({ "entities": entities }).to_string();
+    assert_eq!(clean(&auditor, &catalog, "create_entities", &entities), 0);
+    // Within MAX_NESTED_DEPTH: a value skipped past it is skipped by
+    // serde_json, which keeps a stack of its own for deep values, as the
+    // floor (a bare `IgnoredAny` scan) does.
+    let mut tree = r#"{"name":"leaf"}"#.to_owned();
+    for _ in 0..30 {
+        tree = format!(r#"{{"name":"n","children":[{tree},{{"name":"x"}}]}}"#);
+    }
+    assert_eq!(clean(&auditor, &catalog, "tree", &tree), 0);
+}
