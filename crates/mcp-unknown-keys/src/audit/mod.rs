@@ -1,7 +1,8 @@
 //! The core, shared by every door: synchronous, without I/O.
 //!
 //! - [`Catalog`]: which keys each listed tool declares, assembled from a
-//!   paginated listing by [`Listing`];
+//!   paginated listing by [`Listing`], read from declarations in every
+//!   form by [`declarations()`];
 //! - [`Arguments`]: a scan of a call's top-level keys that builds no values;
 //! - [`Auditor`]: the audit rules and the said-once memory;
 //! - [`Warning`]: what a finding says, with a [diagnosis] of each
@@ -18,6 +19,7 @@
 mod auditor;
 mod catalog;
 mod coverage;
+mod declarations;
 pub mod diagnosis;
 mod findings;
 mod keys;
@@ -28,6 +30,7 @@ mod warning;
 pub use auditor::{Auditor, Call, Outcome, REASON_KEY, Skip};
 pub use catalog::{Catalog, Declared};
 pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS};
+pub use declarations::{declarations, name_and_schema};
 pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};
 pub use keys::{Arguments, NotAnObject, arguments_text};
