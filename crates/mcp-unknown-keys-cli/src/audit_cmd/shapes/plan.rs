@@ -1,0 +1,363 @@
+//! The table of shapes made ready for reading: every path turned into the
+//! words of one [`Vocabulary`], and each member marked by how it is kept.
+
+use std::sync::OnceLock;
+
+use serde_json::value::RawValue;
+
+use super::capture::{Keep, Node, Object, Vocabulary, Word};
+use super::table::{self, CHAT_CHUNK, MESSAGE_EVENTS, PLACEHOLDER, Reads, Roles, SHAPES, Shape, When};
+
+/// Where a value is, from an object.
+#[derive(Debug)]
+pub enum Path {
+    /// Through these members (none: the object itself).
+    Members(Box<[Word]>),
+    /// An OpenTelemetry attribute: a member of `attributes` (an object or
+    /// an OTLP key/value list), or a member of the object with that dotted
+    /// name.
+    Attribute {
+        name: &'static str,
+        dotted: Word,
+        attributes: Word,
+    },
+}
+
+/// A condition, made ready.
+#[derive(Debug)]
+pub enum Condition {
+    Always,
+    Has(Path),
+    Lacks(Path),
+    Is(Path, &'static [&'static str]),
+}
+
+/// Call roles, made ready.
+#[derive(Debug)]
+pub struct CallPaths {
+    pub name: Vec<Path>,
+    pub arguments: Vec<Path>,
+    pub id: Vec<Path>,
+    pub server: Vec<Path>,
+    pub once: bool,
+}
+
+/// What an object found is, made ready.
+#[derive(Debug)]
+pub enum Reading {
+    Records { history: bool },
+    Call(CallPaths),
+    Catalogue,
+    ListingPage { tools: Path, more: Path },
+    ListingRequested { cursor: Path },
+    ListChanged,
+    LoggedWarning,
+    Summary,
+    Verdict,
+    ChatChunk,
+    MessageEvent,
+}
+
+/// One shape, made ready.
+#[derive(Debug)]
+pub struct Compiled {
+    pub shape: &'static Shape,
+    /// A member a record must have for the shape to be there: most shapes
+    /// are passed over by testing one bit.
+    pub key: Option<Word>,
+    pub at: Path,
+    pub when: Condition,
+    pub reading: Reading,
+}
+
+/// The chunk paths, made ready.
+#[derive(Debug)]
+pub struct ChunkPaths {
+    pub stream: Path,
+    pub choices: Path,
+    pub choice: Path,
+    pub parts: Path,
+    pub part: Path,
+    pub id: Path,
+    pub name: Path,
+    pub fragment: Path,
+    pub end: Path,
+}
+
+/// The message event paths, made ready.
+#[derive(Debug)]
+pub struct EventPaths {
+    pub kind: Path,
+    pub index: Path,
+    pub block: Path,
+    pub block_kind: Path,
+    pub id: Path,
+    pub name: Path,
+    pub server: Path,
+    pub input: Path,
+    pub fragment: Path,
+}
+
+/// The members a logged warning is read from.
+#[derive(Debug)]
+pub struct LoggedPaths {
+    pub tool: Path,
+    pub unknown_keys: Path,
+    pub declared_keys: Path,
+    pub id: Path,
+    pub hints: Path,
+    pub missing_keys: Path,
+    pub summary: Path,
+}
+
+/// Everything the walker reads with.
+#[derive(Debug)]
+pub struct Plan {
+    pub vocabulary: Vocabulary,
+    pub shapes: Vec<Compiled>,
+    pub placeholder: Condition,
+    pub chunk: ChunkPaths,
+    pub events: EventPaths,
+    pub logged: LoggedPaths,
+}
+
+impl Plan {
+    /// The plan of [`SHAPES`], made once.
+    pub fn get() -> &'static Plan {
+        static PLAN: OnceLock<Plan> = OnceLock::new();
+        PLAN.get_or_init(Plan::new)
+    }
+
+    fn new() -> Plan {
+        let mut v = Vocabulary::default();
+        let shapes = SHAPES.iter().map(|shape| compile(&mut v, shape)).collect();
+        let placeholder = condition(&mut v, PLACEHOLDER);
+        let c = &CHAT_CHUNK;
+        let chunk = ChunkPaths {
+            stream: path(&mut v, c.stream, Keep::Raw),
+            choices: path(&mut v, c.choices, Keep::Open),
+            choice: path(&mut v, c.choice, Keep::Raw),
+            parts: path(&mut v, c.parts, Keep::Open),
+            part: path(&mut v, c.part, Keep::Raw),
+            id: path(&mut v, c.id, Keep::Raw),
+            name: path(&mut v, c.name, Keep::Raw),
+            fragment: path(&mut v, c.fragment, Keep::Raw),
+            end: path(&mut v, c.end, Keep::Raw),
+        };
+        let e = &MESSAGE_EVENTS;
+        let events = EventPaths {
+            kind: path(&mut v, e.kind, Keep::Raw),
+            index: path(&mut v, e.index, Keep::Raw),
+            block: path(&mut v, e.block, Keep::Open),
+            block_kind: path(&mut v, e.block_kind, Keep::Raw),
+            id: path(&mut v, e.id, Keep::Raw),
+            name: path(&mut v, e.name, Keep::Raw),
+            server: path(&mut v, e.server, Keep::Raw),
+            input: path(&mut v, e.input, Keep::Raw),
+            fragment: path(&mut v, e.fragment, Keep::Raw),
+        };
+        let logged = LoggedPaths {
+            tool: path(&mut v, "tool", Keep::Raw),
+            unknown_keys: path(&mut v, "unknown_keys", Keep::Raw),
+            declared_keys: path(&mut v, "declared_keys", Keep::Raw),
+            id: path(&mut v, "id", Keep::Raw),
+            hints: path(&mut v, "hints", Keep::Raw),
+            missing_keys: path(&mut v, "missing_keys", Keep::Raw),
+            summary: path(&mut v, "summary", Keep::Raw),
+        };
+        Plan {
+            vocabulary: v,
+            shapes,
+            placeholder,
+            chunk,
+            events,
+            logged,
+        }
+    }
+
+    /// Whether `object` meets `condition`.
+    pub fn holds(&self, condition: &Condition, object: &Object<'_>) -> bool {
+        match condition {
+            Condition::Always => true,
+            Condition::Has(path) => self.present(object, path),
+            Condition::Lacks(path) => !self.present(object, path),
+            Condition::Is(path, values) => self.raw(object, path).is_some_and(|raw| {
+                // Compared as written when the string holds no escape.
+                let text = raw.get();
+                match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+                    Some(inner) if !inner.contains('\\') => values.contains(&inner),
+                    _ => super::json_string(raw).is_some_and(|text| values.contains(&text.as_ref())),
+                }
+            }),
+        }
+    }
+
+    /// Whether the value at `path` is there and not `null`.
+    pub fn present(&self, object: &Object<'_>, path: &Path) -> bool {
+        match self.node(object, path) {
+            Some(Node::Raw(raw)) => raw.get() != "null",
+            Some(_) => true,
+            None => self.raw(object, path).is_some(),
+        }
+    }
+
+    /// The node at a path of members, if every member is there and each but
+    /// the last is an object.
+    pub fn node<'n, 'a>(&self, object: &'n Object<'a>, path: &Path) -> Option<&'n Node<'a>> {
+        let Path::Members(words) = path else {
+            return None;
+        };
+        let (last, through) = words.split_last()?;
+        let mut at = object;
+        for word in through {
+            match at.get(*word)? {
+                Node::Object(inner) => at = inner,
+                _ => return None,
+            }
+        }
+        at.get(*last)
+    }
+
+    /// The raw JSON text at `path`, if it is there and not `null`.
+    pub fn raw<'a>(&self, object: &Object<'a>, path: &Path) -> Option<&'a RawValue> {
+        let raw = match path {
+            Path::Members(_) => match self.node(object, path)? {
+                Node::Raw(raw) => *raw,
+                _ => return None,
+            },
+            Path::Attribute {
+                name,
+                dotted,
+                attributes,
+            } => match object.get(*dotted) {
+                Some(Node::Raw(raw)) => *raw,
+                _ => match object.get(*attributes)? {
+                    Node::Raw(raw) => super::attributes::find(raw, name)?,
+                    _ => return None,
+                },
+            },
+        };
+        (raw.get() != "null").then_some(raw)
+    }
+
+    /// The string at `path`, decoded; `None` when absent or not a string.
+    pub fn text<'a>(&self, object: &Object<'a>, path: &Path) -> Option<std::borrow::Cow<'a, str>> {
+        super::json_string(self.raw(object, path)?)
+    }
+}
+
+fn compile(v: &mut Vocabulary, shape: &'static Shape) -> Compiled {
+    let at_keep = match shape.reads {
+        Reads::Catalogue => Keep::Raw,
+        _ => Keep::Open,
+    };
+    let at = path(v, shape.at, at_keep);
+    let when = condition(v, shape.when);
+    let key = first_word(&at)
+        .or_else(|| match &when {
+            Condition::Has(path) | Condition::Is(path, _) => first_word(path),
+            _ => None,
+        })
+        .or_else(|| match shape.reads {
+            Reads::Call(roles) => roles
+                .name
+                .first()
+                .and_then(|name| first_word(&path(v, name, Keep::Raw))),
+            _ => None,
+        });
+    let reading = match shape.reads {
+        Reads::Records { history } => Reading::Records { history },
+        Reads::Call(roles) => Reading::Call(call_paths(v, roles)),
+        Reads::Catalogue => Reading::Catalogue,
+        Reads::ListingPage { tools, more } => Reading::ListingPage {
+            tools: path(v, tools, Keep::Raw),
+            more: path(v, more, Keep::Raw),
+        },
+        Reads::ListingRequested { cursor } => Reading::ListingRequested {
+            cursor: path(v, cursor, Keep::Raw),
+        },
+        Reads::ListChanged => Reading::ListChanged,
+        Reads::LoggedWarning => Reading::LoggedWarning,
+        Reads::Summary => Reading::Summary,
+        Reads::Verdict => Reading::Verdict,
+        Reads::ChatChunk => Reading::ChatChunk,
+        Reads::MessageEvent => Reading::MessageEvent,
+    };
+    Compiled {
+        shape,
+        key,
+        at,
+        when,
+        reading,
+    }
+}
+
+fn first_word(path: &Path) -> Option<Word> {
+    match path {
+        Path::Members(words) => words.first().copied(),
+        Path::Attribute { .. } => None,
+    }
+}
+
+fn call_paths(v: &mut Vocabulary, roles: &Roles) -> CallPaths {
+    let mut paths =
+        |list: &[&'static str]| -> Vec<Path> { list.iter().map(|p| path(v, p, Keep::Raw)).collect() };
+    CallPaths {
+        name: paths(roles.name),
+        arguments: paths(roles.arguments),
+        id: paths(roles.id),
+        server: paths(roles.server),
+        once: roles.once,
+    }
+}
+
+fn condition(v: &mut Vocabulary, when: When) -> Condition {
+    match when {
+        When::Always => Condition::Always,
+        When::Has(p) => Condition::Has(path(v, p, Keep::Raw)),
+        When::Lacks(p) => Condition::Lacks(path(v, p, Keep::Raw)),
+        When::Is(p, values) => Condition::Is(path(v, p, Keep::Raw), values),
+    }
+}
+
+/// Turns `text` into a path, adding its members to the vocabulary: each but
+/// the last opened, the last kept as `last`.
+fn path(v: &mut Vocabulary, text: &'static str, last: Keep) -> Path {
+    if let Some(name) = text.strip_prefix('@') {
+        return Path::Attribute {
+            name,
+            dotted: v.add(name, Keep::Raw),
+            attributes: v.add(table::ATTRIBUTES, Keep::Raw),
+        };
+    }
+    if text.is_empty() {
+        return Path::Members(Box::new([]));
+    }
+    let mut members: Vec<&'static str> = text.split('.').collect();
+    let final_member = members.pop().expect("split yields one part at least");
+    let mut words: Vec<Word> = members.into_iter().map(|m| v.add(m, Keep::Open)).collect();
+    words.push(v.add(final_member, last));
+    Path::Members(words.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shape_compiles_and_members_are_kept_as_their_uses_need() {
+        let plan = Plan::get();
+        assert_eq!(plan.shapes.len(), SHAPES.len());
+        let keep = |name: &str| {
+            let word = plan.vocabulary.find(name).unwrap_or_else(|| panic!("{name}"));
+            plan.vocabulary.keep_of(word)
+        };
+        assert_eq!(keep("message"), Keep::Open);
+        assert_eq!(keep("arguments"), Keep::Raw);
+        // A Responses request's `input` holds records; a tool_use's holds
+        // the arguments.
+        assert_eq!(keep("input"), Keep::Both);
+        assert_eq!(keep("tools"), Keep::Raw);
+        assert_eq!(keep("gen_ai.tool.name"), Keep::Raw);
+    }
+}
