@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use mcp_unknown_keys::audit::Catalog;
+use mcp_unknown_keys::audit::{Catalog, Printable};
 
 /// The most catalogue names remembered for near matches.
 const MAX_KNOWN_NAMES: usize = 10_000;
@@ -110,7 +110,7 @@ pub struct Known {
 
 impl Known {
     /// Notes the tools of `catalog`, bound to `server` if given.
-    pub fn note(&mut self, catalog: &Catalog, server: Option<&str>) {
+    pub fn learn(&mut self, catalog: &Catalog, server: Option<&str>) {
         for (name, _) in catalog.iter() {
             if let Some(servers) = self.names.get_mut(name) {
                 servers.insert(server.map(str::to_owned));
@@ -121,29 +121,45 @@ impl Known {
         }
     }
 
-    /// What an unlisted name nearly matches, said for a person: the tool a
-    /// host's name stands for (noting when several servers have it), or the
-    /// closest name by edit distance.
-    pub fn near(&self, name: &str) -> Option<String> {
-        for (_, tool) in readings(name) {
-            if let Some(servers) = self.names.get(tool) {
-                let bound: Vec<&str> = servers.iter().flatten().map(String::as_str).collect();
-                if bound.len() > 1 && !servers.contains(&None) {
-                    return Some(format!(
-                        "{tool}, on servers {}: bind one with --tools SERVER=FILE",
-                        bound.join(", ")
-                    ));
-                }
-                return Some(tool.to_owned());
-            }
+    /// What to say of a name no catalogue matched when it was called: the
+    /// catalogue name it stands for or nearly is (noting when several bound
+    /// servers have it), or that another catalogue than the one its calls
+    /// met lists it; `None` when nothing comes near.
+    pub fn note(&self, name: &str) -> Option<String> {
+        let as_written = std::iter::once(name).chain(readings(name).map(|(_, tool)| tool));
+        for tool in as_written {
+            let Some(servers) = self.names.get(tool) else {
+                continue;
+            };
+            let bound: Vec<String> = servers
+                .iter()
+                .flatten()
+                .map(|s| Printable(s).to_string())
+                .collect();
+            let tool = Printable(tool);
+            return Some(if bound.len() > 1 && !servers.contains(&None) {
+                format!(
+                    "nearly matches {tool}, on servers {}: bind one with --tools SERVER=FILE",
+                    bound.join(", ")
+                )
+            } else if tool.0 == name {
+                "listed by another catalogue than the one its calls met".to_owned()
+            } else {
+                format!("nearly matches {tool}")
+            });
         }
-        let limit = (name.chars().count() / 4).max(1);
-        self.names
-            .keys()
-            .map(|known| (distance(name, known), known))
-            .filter(|(d, known)| *d <= limit && *d < known.chars().count())
+        // A misspelling, of the name or of the tool a host's name stands for.
+        let spellings = std::iter::once(name).chain(readings(name).map(|(_, tool)| tool));
+        spellings
+            .flat_map(|spelling| {
+                let limit = (spelling.chars().count() / 4).max(1);
+                self.names
+                    .keys()
+                    .map(move |known| (distance(spelling, known), known))
+                    .filter(move |(d, known)| *d <= limit && *d < known.chars().count())
+            })
             .min()
-            .map(|(_, known)| known.clone())
+            .map(|(_, known)| format!("nearly matches {}", Printable(known)))
     }
 }
 
@@ -225,19 +241,36 @@ mod tests {
     }
 
     #[test]
-    fn an_unlisted_name_is_given_its_nearest_catalogue_name() {
+    fn an_unlisted_name_is_given_what_it_nearly_matches() {
         let mut known = Known::default();
-        known.note(&catalog(&["read_file", "list_directory"]), None);
-        known.note(&catalog(&["search"]), Some("a"));
-        known.note(&catalog(&["search"]), Some("b"));
-        assert_eq!(known.near("mcp__fs__read_file").as_deref(), Some("read_file"));
-        assert_eq!(known.near("read_files").as_deref(), Some("read_file"));
-        assert_eq!(known.near("List_Directory").as_deref(), Some("list_directory"));
-        assert_eq!(known.near("rm").as_deref(), None);
+        known.learn(&catalog(&["read_file", "list_directory"]), None);
+        known.learn(&catalog(&["search"]), Some("a"));
+        known.learn(&catalog(&["search"]), Some("b"));
+        let note = |name| known.note(name);
         assert_eq!(
-            known.near("mcp__c__search").as_deref(),
-            Some("search, on servers a, b: bind one with --tools SERVER=FILE")
+            note("mcp__fs__read_file").as_deref(),
+            Some("nearly matches read_file")
         );
+        assert_eq!(note("read_files").as_deref(), Some("nearly matches read_file"));
+        assert_eq!(
+            note("List_Directory").as_deref(),
+            Some("nearly matches list_directory")
+        );
+        assert_eq!(
+            note("mcp__fs__reed_file").as_deref(),
+            Some("nearly matches read_file")
+        );
+        assert_eq!(note("rm"), None);
+        assert_eq!(
+            note("read_file").as_deref(),
+            Some("listed by another catalogue than the one its calls met")
+        );
+        for name in ["search", "mcp__c__search"] {
+            assert_eq!(
+                note(name).as_deref(),
+                Some("nearly matches search, on servers a, b: bind one with --tools SERVER=FILE")
+            );
+        }
     }
 
     #[test]

@@ -48,7 +48,7 @@ impl Tally {
     /// Notes a catalogue: its tools that declare nothing, and its names.
     pub fn listed(&mut self, catalog: &Catalog, server: Option<&str>) {
         self.catalogues += 1;
-        self.known.note(catalog, server);
+        self.known.learn(catalog, server);
         for (tool, declared) in catalog.iter() {
             if declared.is_empty() && !self.declares_nothing.contains_key(tool) {
                 self.declares_nothing.insert(tool.to_owned(), 0);
@@ -135,18 +135,19 @@ fn write_coverage(tally: &Tally, out: &mut impl Write) -> io::Result<()> {
     let mut unlisted: Vec<(&String, &u64)> = coverage.unlisted_tools.iter().collect();
     unlisted.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     for (tool, calls) in unlisted.iter().take(SHOWN_UNLISTED) {
-        let near = tally
+        // The note's names are escaped where it is made.
+        let note = tally
             .known
-            .near(tool)
-            .map(|near| format!("  nearly matches {}", Printable(&near)))
+            .note(tool)
+            .map(|note| format!("  {note}"))
             .unwrap_or_default();
-        writeln!(
-            out,
-            "  {:<30} {:>8} {:<5}{near}",
+        let row = format!(
+            "  {:<30} {:>8} {:<5}{note}",
             Printable(tool).to_string(),
             calls,
             plural(**calls, "call", "calls"),
-        )?;
+        );
+        writeln!(out, "{}", row.trim_end())?;
     }
     if unlisted.len() > SHOWN_UNLISTED {
         writeln!(
