@@ -46,18 +46,24 @@ fn split(spec: &str) -> (Option<&str>, &str) {
     }
 }
 
+/// The tools given for one server (or for none), in order, and which file
+/// gave each name.
+#[derive(Default)]
+struct Merged {
+    tools: Vec<Value>,
+    given_by: BTreeMap<String, String>,
+}
+
 /// Reads every `--tools` value, in order; the error says which file and why.
 pub fn read_all(specs: &[String]) -> Result<Catalogues, String> {
-    // Per server (`None`: unbound), the tools in order, and which file gave
-    // each name.
-    let mut merged: BTreeMap<Option<&str>, (Vec<Value>, BTreeMap<String, String>)> = BTreeMap::new();
+    let mut merged: BTreeMap<Option<&str>, Merged> = BTreeMap::new();
     for spec in specs {
         let (server, file) = split(spec);
         let tools = read_file(Path::new(file))?;
-        let (all, given_by) = merged.entry(server).or_default();
+        let merged = merged.entry(server).or_default();
         for tool in &tools {
             for (name, _) in declarations(tool) {
-                let previous = given_by.insert(name.to_owned(), file.to_owned());
+                let previous = merged.given_by.insert(name.to_owned(), file.to_owned());
                 if let Some(previous) = previous.filter(|previous| previous != file) {
                     let whose = server.map(|s| format!(" of server {s}")).unwrap_or_default();
                     eprintln!(
@@ -66,12 +72,12 @@ pub fn read_all(specs: &[String]) -> Result<Catalogues, String> {
                 }
             }
         }
-        all.extend(tools);
+        merged.tools.extend(tools);
     }
     let mut catalogues = Catalogues::default();
-    for (server, (tools, _)) in merged {
+    for (server, merged) in merged {
         let mut catalog = Catalog::new();
-        catalog.extend_tools(&tools);
+        catalog.extend_tools(&merged.tools);
         match server {
             None => catalogues.unbound = Some(catalog),
             Some(server) => catalogues.bound.push(Bound {

@@ -468,3 +468,23 @@ pub const MESSAGE_EVENTS: MessageEventPaths = MessageEventPaths {
     input: "input",
     fragment: "delta.partial_json",
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/audit.md's table of shapes names every shape of this one.
+    #[test]
+    fn the_docs_table_names_every_shape() {
+        let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/audit.md"))
+            .expect("read docs/audit.md");
+        for shape in SHAPES {
+            let (row, member) = match shape.reads {
+                // Records that hold records are listed by member.
+                Reads::Records { .. } => (format!("`{}`", shape.at), shape.at),
+                _ => (format!("| {} |", shape.what), shape.what),
+            };
+            assert!(docs.contains(&row), "docs/audit.md does not list {member}");
+        }
+    }
+}
