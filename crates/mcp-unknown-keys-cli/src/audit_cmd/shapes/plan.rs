@@ -6,7 +6,10 @@ use std::sync::OnceLock;
 use serde_json::value::RawValue;
 
 use super::capture::{Keep, Node, Object, Vocabulary, Word};
-use super::table::{self, CHAT_CHUNK, MESSAGE_EVENTS, PLACEHOLDER, Reads, Roles, SHAPES, Shape, When};
+use super::table::{
+    self, CHAT_CHUNK, ChatChunkPaths, MESSAGE_EVENTS, MessageEventPaths, PLACEHOLDER, Reads, Roles, SHAPES,
+    Shape, When,
+};
 
 /// Where a value is, from an object.
 #[derive(Debug)]
@@ -43,20 +46,7 @@ pub struct CallPaths {
 }
 
 /// What an object found is, made ready.
-#[derive(Debug)]
-pub enum Reading {
-    Records { history: bool },
-    Call(CallPaths),
-    Catalogue,
-    ListingPage { tools: Path, more: Path },
-    ListingRequested { cursor: Path },
-    ListChanged,
-    LoggedWarning,
-    Summary,
-    Verdict,
-    ChatChunk,
-    MessageEvent,
-}
+pub type Reading = Reads<Path, CallPaths>;
 
 /// One shape, made ready.
 #[derive(Debug)]
@@ -68,34 +58,6 @@ pub struct Compiled {
     pub at: Path,
     pub when: Condition,
     pub reading: Reading,
-}
-
-/// The chunk paths, made ready.
-#[derive(Debug)]
-pub struct ChunkPaths {
-    pub stream: Path,
-    pub choices: Path,
-    pub choice: Path,
-    pub parts: Path,
-    pub part: Path,
-    pub id: Path,
-    pub name: Path,
-    pub fragment: Path,
-    pub end: Path,
-}
-
-/// The message event paths, made ready.
-#[derive(Debug)]
-pub struct EventPaths {
-    pub kind: Path,
-    pub index: Path,
-    pub block: Path,
-    pub block_kind: Path,
-    pub id: Path,
-    pub name: Path,
-    pub server: Path,
-    pub input: Path,
-    pub fragment: Path,
 }
 
 /// The members a logged warning is read from.
@@ -116,8 +78,8 @@ pub struct Plan {
     pub vocabulary: Vocabulary,
     pub shapes: Vec<Compiled>,
     pub placeholder: Condition,
-    pub chunk: ChunkPaths,
-    pub events: EventPaths,
+    pub chunk: ChatChunkPaths<Path>,
+    pub events: MessageEventPaths<Path>,
     pub logged: LoggedPaths,
 }
 
@@ -132,30 +94,8 @@ impl Plan {
         let mut v = Vocabulary::default();
         let shapes = SHAPES.iter().map(|shape| compile(&mut v, shape)).collect();
         let placeholder = condition(&mut v, PLACEHOLDER);
-        let c = &CHAT_CHUNK;
-        let chunk = ChunkPaths {
-            stream: path(&mut v, c.stream, Keep::Raw),
-            choices: path(&mut v, c.choices, Keep::Open),
-            choice: path(&mut v, c.choice, Keep::Raw),
-            parts: path(&mut v, c.parts, Keep::Open),
-            part: path(&mut v, c.part, Keep::Raw),
-            id: path(&mut v, c.id, Keep::Raw),
-            name: path(&mut v, c.name, Keep::Raw),
-            fragment: path(&mut v, c.fragment, Keep::Raw),
-            end: path(&mut v, c.end, Keep::Raw),
-        };
-        let e = &MESSAGE_EVENTS;
-        let events = EventPaths {
-            kind: path(&mut v, e.kind, Keep::Raw),
-            index: path(&mut v, e.index, Keep::Raw),
-            block: path(&mut v, e.block, Keep::Open),
-            block_kind: path(&mut v, e.block_kind, Keep::Raw),
-            id: path(&mut v, e.id, Keep::Raw),
-            name: path(&mut v, e.name, Keep::Raw),
-            server: path(&mut v, e.server, Keep::Raw),
-            input: path(&mut v, e.input, Keep::Raw),
-            fragment: path(&mut v, e.fragment, Keep::Raw),
-        };
+        let chunk = CHAT_CHUNK.map(|p, keep| path(&mut v, p, keep));
+        let events = MESSAGE_EVENTS.map(|p, keep| path(&mut v, p, keep));
         let logged = LoggedPaths {
             tool: path(&mut v, "tool", Keep::Raw),
             unknown_keys: path(&mut v, "unknown_keys", Keep::Raw),
@@ -265,24 +205,9 @@ fn compile(v: &mut Vocabulary, shape: &'static Shape) -> Compiled {
                 .and_then(|name| first_word(&path(v, name, Keep::Raw))),
             _ => None,
         });
-    let reading = match shape.reads {
-        Reads::Records { history } => Reading::Records { history },
-        Reads::Call(roles) => Reading::Call(call_paths(v, roles)),
-        Reads::Catalogue => Reading::Catalogue,
-        Reads::ListingPage { tools, more } => Reading::ListingPage {
-            tools: path(v, tools, Keep::Raw),
-            more: path(v, more, Keep::Raw),
-        },
-        Reads::ListingRequested { cursor } => Reading::ListingRequested {
-            cursor: path(v, cursor, Keep::Raw),
-        },
-        Reads::ListChanged => Reading::ListChanged,
-        Reads::LoggedWarning => Reading::LoggedWarning,
-        Reads::Summary => Reading::Summary,
-        Reads::Verdict => Reading::Verdict,
-        Reads::ChatChunk => Reading::ChatChunk,
-        Reads::MessageEvent => Reading::MessageEvent,
-    };
+    let reading = shape
+        .reads
+        .map(v, |v, p| path(v, p, Keep::Raw), |v, roles| call_paths(v, roles));
     Compiled {
         shape,
         key,

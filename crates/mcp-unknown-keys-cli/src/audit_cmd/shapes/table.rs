@@ -12,6 +12,8 @@
 //! OpenTelemetry attribute (in `attributes`, as an object or an OTLP
 //! key/value list, or a member of that dotted name).
 
+use super::capture::Keep;
+
 /// The member an OpenTelemetry span keeps its attributes in.
 pub const ATTRIBUTES: &str = "attributes";
 
@@ -43,30 +45,31 @@ pub enum When {
     Is(&'static str, &'static [&'static str]),
 }
 
-/// What an object found is.
+/// What an object found is: as written here, with paths as text (`P`) and
+/// call roles as [`Roles`] (`C`); made ready by the plan.
 #[derive(Clone, Copy, Debug)]
-pub enum Reads {
+pub enum Reads<P = &'static str, C = &'static Roles> {
     /// Further records (each element, for an array). `history`: a request
     /// body's conversation, which the next request repeats, so a call read
     /// there before is not counted again.
     Records { history: bool },
     /// One tool call.
-    Call(&'static Roles),
+    Call(C),
     /// A whole catalogue: a list of tools in any declaration form.
     Catalogue,
     /// A page of a `tools/list` listing: `tools`, with more to come when
     /// `more` is present.
     ListingPage {
         /// The member holding the page's tools.
-        tools: &'static str,
+        tools: P,
         /// The member saying more pages follow.
-        more: &'static str,
+        more: P,
     },
     /// A `tools/list` request: a new listing begins unless `cursor` asks for
     /// a further page.
     ListingRequested {
         /// The member holding the cursor.
-        cursor: &'static str,
+        cursor: P,
     },
     /// The server's tools changed: the catalogue is stale.
     ListChanged,
@@ -83,11 +86,39 @@ pub enum Reads {
     MessageEvent,
 }
 
-impl Reads {
+impl<P, C> Reads<P, C> {
     /// Whether a record this reads is only that: no other shape is looked
     /// for in it.
-    pub fn is_whole_record(self) -> bool {
+    pub fn is_whole_record(&self) -> bool {
         matches!(self, Reads::LoggedWarning | Reads::Summary | Reads::Verdict)
+    }
+
+    /// The same reading with its paths and roles made ready, each with
+    /// `context`.
+    pub fn map<X, Q, D>(
+        &self,
+        context: &mut X,
+        path: impl Fn(&mut X, &P) -> Q,
+        call: impl FnOnce(&mut X, &C) -> D,
+    ) -> Reads<Q, D> {
+        match self {
+            Reads::Records { history } => Reads::Records { history: *history },
+            Reads::Call(roles) => Reads::Call(call(context, roles)),
+            Reads::Catalogue => Reads::Catalogue,
+            Reads::ListingPage { tools, more } => Reads::ListingPage {
+                tools: path(context, tools),
+                more: path(context, more),
+            },
+            Reads::ListingRequested { cursor } => Reads::ListingRequested {
+                cursor: path(context, cursor),
+            },
+            Reads::ListChanged => Reads::ListChanged,
+            Reads::LoggedWarning => Reads::LoggedWarning,
+            Reads::Summary => Reads::Summary,
+            Reads::Verdict => Reads::Verdict,
+            Reads::ChatChunk => Reads::ChatChunk,
+            Reads::MessageEvent => Reads::MessageEvent,
+        }
     }
 }
 
@@ -397,27 +428,45 @@ pub const SHAPES: &[Shape] = &[
     records("OTLP export", "spans"),
 ];
 
-/// Where a streamed Chat Completion chunk keeps its pieces of tool calls.
+/// Where a streamed Chat Completion chunk keeps its pieces of tool calls:
+/// as written here (`P` is text), and made ready by the plan.
 #[derive(Debug)]
-pub struct ChatChunkPaths {
+pub struct ChatChunkPaths<P = &'static str> {
     /// The completion the chunk belongs to.
-    pub stream: &'static str,
+    pub stream: P,
     /// Its choices.
-    pub choices: &'static str,
+    pub choices: P,
     /// A choice's index.
-    pub choice: &'static str,
+    pub choice: P,
     /// A choice's pieces of tool calls.
-    pub parts: &'static str,
+    pub parts: P,
     /// A piece's call index.
-    pub part: &'static str,
+    pub part: P,
     /// A piece's call id (in the first piece of a call).
-    pub id: &'static str,
+    pub id: P,
     /// A piece's tool name (in the first piece of a call).
-    pub name: &'static str,
+    pub name: P,
     /// A piece's fragment of the arguments.
-    pub fragment: &'static str,
+    pub fragment: P,
     /// Present on a choice's last chunk.
-    pub end: &'static str,
+    pub end: P,
+}
+
+impl<P> ChatChunkPaths<P> {
+    /// The same paths made ready, each told whether it is looked inside.
+    pub fn map<Q>(&self, mut f: impl FnMut(&P, Keep) -> Q) -> ChatChunkPaths<Q> {
+        ChatChunkPaths {
+            stream: f(&self.stream, Keep::Raw),
+            choices: f(&self.choices, Keep::Open),
+            choice: f(&self.choice, Keep::Raw),
+            parts: f(&self.parts, Keep::Open),
+            part: f(&self.part, Keep::Raw),
+            id: f(&self.id, Keep::Raw),
+            name: f(&self.name, Keep::Raw),
+            fragment: f(&self.fragment, Keep::Raw),
+            end: f(&self.end, Keep::Raw),
+        }
+    }
 }
 
 /// The streamed Chat Completion chunk.
@@ -433,27 +482,45 @@ pub const CHAT_CHUNK: ChatChunkPaths = ChatChunkPaths {
     end: "finish_reason",
 };
 
-/// Where a streamed Anthropic message's events keep a tool call.
+/// Where a streamed Anthropic message's events keep a tool call: as written
+/// here (`P` is text), and made ready by the plan.
 #[derive(Debug)]
-pub struct MessageEventPaths {
+pub struct MessageEventPaths<P = &'static str> {
     /// The event's type.
-    pub kind: &'static str,
+    pub kind: P,
     /// The content block an event is about.
-    pub index: &'static str,
+    pub index: P,
     /// `content_block_start`'s block.
-    pub block: &'static str,
+    pub block: P,
     /// The block's type.
-    pub block_kind: &'static str,
+    pub block_kind: P,
     /// The block's call id.
-    pub id: &'static str,
+    pub id: P,
     /// The block's tool name.
-    pub name: &'static str,
+    pub name: P,
     /// The block's MCP server, for `mcp_tool_use`.
-    pub server: &'static str,
+    pub server: P,
     /// The block's input as it starts (usually `{}`).
-    pub input: &'static str,
+    pub input: P,
     /// `content_block_delta`'s fragment of the input.
-    pub fragment: &'static str,
+    pub fragment: P,
+}
+
+impl<P> MessageEventPaths<P> {
+    /// The same paths made ready, each told whether it is looked inside.
+    pub fn map<Q>(&self, mut f: impl FnMut(&P, Keep) -> Q) -> MessageEventPaths<Q> {
+        MessageEventPaths {
+            kind: f(&self.kind, Keep::Raw),
+            index: f(&self.index, Keep::Raw),
+            block: f(&self.block, Keep::Open),
+            block_kind: f(&self.block_kind, Keep::Raw),
+            id: f(&self.id, Keep::Raw),
+            name: f(&self.name, Keep::Raw),
+            server: f(&self.server, Keep::Raw),
+            input: f(&self.input, Keep::Raw),
+            fragment: f(&self.fragment, Keep::Raw),
+        }
+    }
 }
 
 /// The streamed Anthropic message.

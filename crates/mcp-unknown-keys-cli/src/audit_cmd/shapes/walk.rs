@@ -10,9 +10,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::capture::{Node, Object};
-use super::plan::{CallPaths, Compiled, Path, Plan, Reading};
+use super::plan::{CallPaths, Compiled, Path, Plan};
 use super::seen::{Print, Seen};
 use super::streams::{Assembled, Streams};
+use super::table::Reads;
 use super::{Found, Handler, Read, json_string};
 
 /// How many levels down a record of no known shape is searched for records
@@ -149,7 +150,7 @@ impl<H: Handler> Walk<'_, H> {
                 continue;
             }
             let mut matched = false;
-            if let Reading::Catalogue = shape.reading {
+            if let Reads::Catalogue = shape.reading {
                 matched = self.catalogue(record, &shape.at);
             } else {
                 each_object(plan, record, &shape.at, &mut |object| {
@@ -169,12 +170,12 @@ impl<H: Handler> Walk<'_, H> {
     fn read(&mut self, shape: &Compiled, object: &Object<'_>, history: bool) -> bool {
         let plan = self.plan;
         match &shape.reading {
-            Reading::Records {
+            Reads::Records {
                 history: holds_history,
             } => self.record(object, history || *holds_history),
-            Reading::Call(paths) => self.call(paths, object, history),
-            Reading::Catalogue => false,
-            Reading::ListingPage { tools, more } => {
+            Reads::Call(paths) => self.call(paths, object, history),
+            Reads::Catalogue => false,
+            Reads::ListingPage { tools, more } => {
                 let Some(tools) = plan.raw(object, tools).filter(|t| t.get().starts_with('[')) else {
                     return false;
                 };
@@ -182,17 +183,17 @@ impl<H: Handler> Walk<'_, H> {
                 self.to.tools(tools.get(), Some(more));
                 true
             }
-            Reading::ListingRequested { cursor } => {
+            Reads::ListingRequested { cursor } => {
                 if !plan.present(object, cursor) {
                     self.to.listing_requested();
                 }
                 true
             }
-            Reading::ListChanged => {
+            Reads::ListChanged => {
                 self.to.list_changed();
                 true
             }
-            Reading::LoggedWarning => match self.logged_warning(object) {
+            Reads::LoggedWarning => match self.logged_warning(object) {
                 Some(warning) => {
                     self.to.logged_warning(warning);
                     true
@@ -200,7 +201,7 @@ impl<H: Handler> Walk<'_, H> {
                 None => false,
             },
             // A Claude Code line's `summary` is a string: no proxy's summary.
-            Reading::Summary => match plan
+            Reads::Summary => match plan
                 .raw(object, &plan.logged.summary)
                 .filter(|raw| raw.get().starts_with(['{', '[']))
             {
@@ -210,14 +211,14 @@ impl<H: Handler> Walk<'_, H> {
                 }
                 None => false,
             },
-            Reading::Verdict => true,
-            Reading::ChatChunk => {
+            Reads::Verdict => true,
+            Reads::ChatChunk => {
                 let mut done = Vec::new();
                 self.streams.chat_chunk(plan, object, &mut done);
                 self.assembled(done);
                 true
             }
-            Reading::MessageEvent => {
+            Reads::MessageEvent => {
                 let mut done = Vec::new();
                 self.streams.message_event(plan, object, &mut done);
                 self.assembled(done);
