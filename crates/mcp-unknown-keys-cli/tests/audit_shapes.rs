@@ -83,6 +83,18 @@ fn a_chat_message_with_tool_calls_is_one_batch() {
 }
 
 #[test]
+fn a_legacy_functions_request_declares_what_its_function_calls_meet() {
+    let request = json!({"model": "gpt-3.5-turbo-0613",
+        "functions": [{"name": "fs_read", "parameters": {"type": "object", "properties": {"path": {}, "offset": {}}}}],
+        "messages": [{"role": "assistant", "content": null,
+                      "function_call": {"name": "fs_read", "arguments": "{\"path\":\"a\",\"ffset\":1}"}}]});
+    assert_eq!(
+        output(&audit(&[], &lines(&[request]))),
+        (vec![fs_read_warning(&["ffset"], "")], all_audited(1))
+    );
+}
+
+#[test]
 fn a_chat_completions_response_yields_its_choices_tool_calls() {
     assert_eq!(
         audit_fixture("audit/openai-chat-response.json"),

@@ -242,3 +242,92 @@ fn for_each_object<'a>(node: Option<&Node<'a>>, f: &mut impl FnMut(&Object<'a>))
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(text: &str) -> Object<'_> {
+        match Plan::get().vocabulary.read(text, false).expect("JSON") {
+            Node::Object(object) => object,
+            other => panic!("not an object: {other:?}"),
+        }
+    }
+
+    fn chunk(streams: &mut Streams, text: &str) -> Vec<Assembled> {
+        let mut out = Vec::new();
+        streams.chat_chunk(Plan::get(), &object(text), &mut out);
+        out
+    }
+
+    fn assembled(id: &str, name: &str, arguments: &str) -> Assembled {
+        Assembled {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            server: None,
+            arguments: Some(arguments.to_owned()),
+        }
+    }
+
+    #[test]
+    fn interleaved_completions_and_choices_are_assembled_apart() {
+        let mut streams = Streams::default();
+        let piece = |stream: &str, choice: u64, first: bool, fragment: &str, end: bool| {
+            let head = if first {
+                format!(
+                    r#""id":"call_{stream}{choice}","function":{{"name":"f_{stream}","arguments":"{fragment}"}}"#
+                )
+            } else {
+                format!(r#""function":{{"arguments":"{fragment}"}}"#)
+            };
+            let finish = if end { r#""stop""# } else { "null" };
+            format!(
+                r#"{{"id":"{stream}","object":"chat.completion.chunk","choices":[{{"index":{choice},"delta":{{"tool_calls":[{{"index":0,{head}}}]}},"finish_reason":{finish}}}]}}"#
+            )
+        };
+        assert!(chunk(&mut streams, &piece("a", 0, true, "{", false)).is_empty());
+        assert!(chunk(&mut streams, &piece("b", 0, true, "{", false)).is_empty());
+        assert!(chunk(&mut streams, &piece("a", 1, true, "{", false)).is_empty());
+        assert_eq!(
+            chunk(&mut streams, &piece("b", 0, false, "}", true)),
+            [assembled("call_b0", "f_b", "{}")]
+        );
+        assert_eq!(
+            chunk(&mut streams, &piece("a", 0, false, "}", true)),
+            [assembled("call_a0", "f_a", "{}")]
+        );
+        let mut rest = Vec::new();
+        streams.end(&mut rest);
+        assert_eq!(rest, [assembled("call_a1", "f_a", "{")]);
+    }
+
+    #[test]
+    fn a_tool_use_block_without_fragments_keeps_the_input_it_started_with() {
+        let mut streams = Streams::default();
+        let mut out = Vec::new();
+        for event in [
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"mcp_tool_use","id":"mcptoolu_1","name":"read","server_name":"fs","input":{"path":"a"}}}"#,
+            r#"{"type":"content_block_stop","index":0}"#,
+        ] {
+            streams.message_event(Plan::get(), &object(event), &mut out);
+        }
+        let mut expected = assembled("mcptoolu_1", "read", r#"{"path":"a"}"#);
+        expected.server = Some("fs".to_owned());
+        assert_eq!(out, [expected]);
+    }
+
+    #[test]
+    fn the_oldest_completion_is_handed_out_to_make_room() {
+        let mut streams = Streams::default();
+        let mut handed = Vec::new();
+        for n in 0..=MAX_OPEN {
+            handed.extend(chunk(
+                &mut streams,
+                &format!(
+                    r#"{{"id":"s{n}","object":"chat.completion.chunk","choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"c{n}","function":{{"name":"f","arguments":"{{}}"}}}}]}}}}]}}"#
+                ),
+            ));
+        }
+        assert_eq!(handed, [assembled("c0", "f", "{}")]);
+    }
+}

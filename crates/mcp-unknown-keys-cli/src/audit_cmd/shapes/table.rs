@@ -287,6 +287,12 @@ pub const SHAPES: &[Shape] = &[
         Reads::Catalogue,
     ),
     shape(
+        "OpenAI legacy functions",
+        "functions",
+        When::Always,
+        Reads::Catalogue,
+    ),
+    shape(
         "OpenTelemetry tool definitions",
         "@gen_ai.tool.definitions",
         When::Always,
