@@ -72,6 +72,11 @@ impl Vocabulary {
         })
     }
 
+    /// How many words there are.
+    pub fn len(&self) -> u16 {
+        self.words.len() as u16
+    }
+
     /// How `word` is kept.
     pub fn keep_of(&self, word: Word) -> Keep {
         self.words[usize::from(word)].1
@@ -82,11 +87,12 @@ impl Vocabulary {
     /// too, so a record of no known shape can be searched one level down.
     pub fn read<'a>(&self, text: &'a str, root: bool) -> serde_json::Result<Node<'a>> {
         let mut deserializer = serde_json::Deserializer::from_str(text);
-        let node = Opened {
+        let opened = Opened {
             vocabulary: self,
             root,
-        }
-        .deserialize(&mut deserializer)?;
+            inside: None,
+        };
+        let node = opened.deserialize(&mut deserializer)?;
         deserializer.end()?;
         Ok(node)
     }
@@ -110,9 +116,6 @@ pub enum Node<'a> {
 #[derive(Debug, Default)]
 pub struct Object<'a> {
     members: Vec<(Word, Node<'a>)>,
-    /// One bit per word below 128 that the object has, so a shape whose
-    /// member is absent is passed over with one test.
-    present: u128,
     /// At the root only: the values of the members no shape names that are
     /// arrays, in order.
     pub other_arrays: Vec<&'a RawValue>,
@@ -129,17 +132,12 @@ impl<'a> Object<'a> {
             .map(|(_, node)| node)
     }
 
-    /// Whether the object has the member named by `word`.
-    #[inline]
-    pub fn has(&self, word: Word) -> bool {
-        match 1u128.checked_shl(u32::from(word)) {
-            Some(bit) => self.present & bit != 0,
-            None => self.get(word).is_some(),
-        }
+    /// The members kept, with their words.
+    pub fn members(&self) -> impl Iterator<Item = (Word, &Node<'a>)> + '_ {
+        self.members.iter().map(|(word, node)| (*word, node))
     }
 
     fn insert(&mut self, word: Word, node: Node<'a>) {
-        self.present |= 1u128.checked_shl(u32::from(word)).unwrap_or(0);
         match self.members.iter_mut().find(|(w, _)| *w == word) {
             Some(member) => member.1 = node,
             None => self.members.push((word, node)),
@@ -151,6 +149,11 @@ impl<'a> Object<'a> {
 struct Opened<'v> {
     vocabulary: &'v Vocabulary,
     root: bool,
+    /// The member this value is (or is an element of). No shape looks for a
+    /// member inside its own value (a `content` block's `content`, a tool
+    /// result, is never a container of calls), so it is skipped there
+    /// rather than opened: opening decodes every string in it.
+    inside: Option<Word>,
 }
 
 impl<'de, 'v> DeserializeSeed<'de> for Opened<'v> {
@@ -172,12 +175,16 @@ impl<'de, 'v> Visitor<'de> for Opened<'v> {
         let mut object = Object::default();
         while let Some(word) = map.next_key_seed(Key(self.vocabulary))? {
             match word {
+                Some(word) if self.inside == Some(word) && self.vocabulary.keep_of(word) == Keep::Open => {
+                    map.next_value::<IgnoredAny>()?;
+                }
                 Some(word) => {
                     let node = match self.vocabulary.keep_of(word) {
                         Keep::Raw | Keep::Both => Node::Raw(map.next_value()?),
                         Keep::Open => map.next_value_seed(Opened {
                             vocabulary: self.vocabulary,
                             root: false,
+                            inside: Some(word),
                         })?,
                     };
                     object.insert(word, node);
@@ -295,6 +302,23 @@ mod tests {
         // Kept both ways: raw, to be opened on demand.
         assert_eq!(raw_of(block, &v, "input"), r#"{"a":1}"#);
         assert!(matches!(content[1], Node::Scalar));
+    }
+
+    #[test]
+    fn a_member_inside_its_own_value_is_not_opened() {
+        let v = vocabulary();
+        let text = r#"{"content":[{"type":"tool_result","content":[{"type":"tool_use"}]}]}"#;
+        let Node::Object(root) = v.read(text, false).unwrap() else {
+            panic!("an object")
+        };
+        let Some(Node::Array(blocks)) = root.get(v.find("content").unwrap()) else {
+            panic!("content opened")
+        };
+        let Node::Object(block) = &blocks[0] else {
+            panic!("a block")
+        };
+        assert!(block.get(v.find("type").unwrap()).is_some());
+        assert!(block.get(v.find("content").unwrap()).is_none());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The table of shapes made ready for reading: every path turned into the
 //! words of one [`Vocabulary`], and each member marked by how it is kept.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use serde_json::value::RawValue;
@@ -52,9 +53,12 @@ pub type Reading = Reads<Path, CallPaths>;
 #[derive(Debug)]
 pub struct Compiled {
     pub shape: &'static Shape,
-    /// A member a record must have for the shape to be there: most shapes
-    /// are passed over by testing one bit.
+    /// A member a record must have for the shape to be there, if one.
     pub key: Option<Word>,
+    /// Whether the shape's condition is settled by the value of one of the
+    /// record's members (`type`, `method`, `object`): a record is offered
+    /// the shape only when it holds.
+    pub settled: bool,
     pub at: Path,
     pub when: Condition,
     pub reading: Reading,
@@ -72,11 +76,22 @@ pub struct LoggedPaths {
     pub summary: Path,
 }
 
+/// At most this many shapes: a record's candidates are a bit set.
+const MAX_SHAPES: usize = 128;
+
 /// Everything the walker reads with.
 #[derive(Debug)]
 pub struct Plan {
     pub vocabulary: Vocabulary,
     pub shapes: Vec<Compiled>,
+    /// Per word, the shapes (as bits, in table order) a record with that
+    /// member may hold: a record is tried only against those, and against
+    /// the shapes no one member announces.
+    keyed: Vec<u128>,
+    unkeyed: u128,
+    /// Per word, per value of that member, the shapes whose condition the
+    /// value settles.
+    discriminated: Vec<HashMap<&'static str, u128>>,
     pub placeholder: Condition,
     pub chunk: ChatChunkPaths<Path>,
     pub events: MessageEventPaths<Path>,
@@ -92,7 +107,8 @@ impl Plan {
 
     fn new() -> Plan {
         let mut v = Vocabulary::default();
-        let shapes = SHAPES.iter().map(|shape| compile(&mut v, shape)).collect();
+        assert!(SHAPES.len() <= MAX_SHAPES, "more shapes than a bit set holds");
+        let shapes: Vec<Compiled> = SHAPES.iter().map(|shape| compile(&mut v, shape)).collect();
         let placeholder = condition(&mut v, PLACEHOLDER);
         let chunk = CHAT_CHUNK.map(|p, keep| path(&mut v, p, keep));
         let events = MESSAGE_EVENTS.map(|p, keep| path(&mut v, p, keep));
@@ -105,14 +121,52 @@ impl Plan {
             missing_keys: path(&mut v, "missing_keys", Keep::Raw),
             summary: path(&mut v, "summary", Keep::Raw),
         };
+        let mut keyed = vec![0u128; usize::from(v.len())];
+        let mut discriminated = vec![HashMap::new(); usize::from(v.len())];
+        let mut unkeyed = 0;
+        for (at, shape) in shapes.iter().enumerate() {
+            match (&shape.when, shape.key) {
+                (Condition::Is(Path::Members(words), values), _) if shape.settled => {
+                    for value in *values {
+                        *discriminated[usize::from(words[0])].entry(*value).or_default() |= 1 << at;
+                    }
+                }
+                (_, Some(word)) => keyed[usize::from(word)] |= 1 << at,
+                (_, None) => unkeyed |= 1 << at,
+            }
+        }
         Plan {
             vocabulary: v,
             shapes,
+            keyed,
+            unkeyed,
+            discriminated,
             placeholder,
             chunk,
             events,
             logged,
         }
+    }
+
+    /// The shapes `record` may hold, in table order.
+    pub fn candidates<'p>(&'p self, record: &Object<'_>) -> impl Iterator<Item = &'p Compiled> + 'p {
+        let mut set = self.unkeyed;
+        for (word, node) in record.members() {
+            let word = usize::from(word);
+            set |= self.keyed[word];
+            if let (false, Node::Raw(raw)) = (self.discriminated[word].is_empty(), node)
+                && let Some(value) = super::json_string(raw)
+            {
+                set |= self.discriminated[word].get(value.as_ref()).copied().unwrap_or(0);
+            }
+        }
+        std::iter::from_fn(move || {
+            let at = set.trailing_zeros() as usize;
+            (set != 0).then(|| {
+                set &= set - 1;
+                &self.shapes[at]
+            })
+        })
     }
 
     /// Whether `object` meets `condition`.
@@ -205,12 +259,16 @@ fn compile(v: &mut Vocabulary, shape: &'static Shape) -> Compiled {
                 .and_then(|name| first_word(&path(v, name, Keep::Raw))),
             _ => None,
         });
+    // `type` is `tool_use`: settled by one look at the record's `type`.
+    let settled = matches!(&when, Condition::Is(Path::Members(words), _) if words.len() == 1)
+        && matches!(&at, Path::Members(words) if words.is_empty());
     let reading = shape
         .reads
         .map(v, |v, p| path(v, p, Keep::Raw), |v, roles| call_paths(v, roles));
     Compiled {
         shape,
         key,
+        settled,
         at,
         when,
         reading,

@@ -145,16 +145,13 @@ impl<H: Handler> Walk<'_, H> {
     fn record(&mut self, record: &Object<'_>, history: bool) -> bool {
         let plan = self.plan;
         let mut found = false;
-        for shape in &plan.shapes {
-            if shape.key.is_some_and(|key| !record.has(key)) {
-                continue;
-            }
+        for shape in plan.candidates(record) {
             let mut matched = false;
             if let Reads::Catalogue = shape.reading {
                 matched = self.catalogue(record, &shape.at);
             } else {
                 each_object(plan, record, &shape.at, &mut |object| {
-                    if plan.holds(&shape.when, object) {
+                    if shape.settled || plan.holds(&shape.when, object) {
                         matched |= self.read(shape, object, history);
                     }
                 });
