@@ -280,6 +280,18 @@ fn anthropic_request_and_response_bodies_use_the_request_s_input_schema() {
 }
 
 #[test]
+fn anthropic_batch_results_yield_their_messages_calls() {
+    let result = json!({"custom_id": "req-7", "result": {"type": "succeeded", "message": {
+        "id": "msg_1", "type": "message", "role": "assistant",
+        "content": [{"type": "tool_use", "id": "toolu_7", "name": "fs_read", "input": {"path": "a", "ffset": 1}}]}}});
+    let run = audit(&[], &lines(&[mcp_catalogue(), result]));
+    assert_eq!(
+        output(&run),
+        (vec![fs_read_warning(&["ffset"], "toolu_7")], all_audited(1))
+    );
+}
+
+#[test]
 fn anthropic_stream_events_are_assembled_from_input_json_deltas() {
     let events = [
         json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": []}}),

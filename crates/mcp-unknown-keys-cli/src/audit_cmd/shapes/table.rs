@@ -425,6 +425,13 @@ pub const SHAPES: &[Shape] = &[
     records("Responses stream event, batch output line", "response"),
     records("batch request and output lines", "body"),
     records("logged request", "request"),
+    // A `result` with `tools` is a listing page (above), not records.
+    shape(
+        "Anthropic batch result",
+        "result",
+        When::Lacks("tools"),
+        Reads::Records { history: false },
+    ),
     records("LangChain message dict", "data"),
     records("LangChain serialized message", "kwargs"),
     records("Vercel AI SDK steps", "steps"),
