@@ -69,8 +69,9 @@ pub struct Args {
     /// a host or middleware injects.
     #[arg(long = "allow", value_name = "KEY")]
     allow: Vec<String>,
-    /// `jsonl`: each warning as a JSON line, as it is raised. `text`: a
-    /// readable report with counts, at the end.
+    /// `jsonl`: each warning as a JSON line, as it is raised, then one
+    /// `{"coverage":…}` line. `text`: a readable report, opening with the
+    /// coverage, at the end.
     #[arg(long, value_enum, default_value_t = Format::Jsonl)]
     format: Format,
     /// Exit with status 1 when any warning was raised, for a CI gate.
@@ -89,9 +90,9 @@ pub struct Args {
 /// How the findings are printed.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Format {
-    /// One JSON line per warning.
+    /// One JSON line per warning, then the coverage line.
     Jsonl,
-    /// A readable report with counts.
+    /// A readable report: coverage, findings, totals.
     Text,
 }
 
