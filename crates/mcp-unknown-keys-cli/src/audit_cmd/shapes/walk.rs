@@ -20,6 +20,12 @@ use super::{Found, Handler, Read, json_string};
 /// (`{"loglines":[…]}`, a results file whose entries hold trajectories).
 const MAX_SEARCH_DEPTH: u8 = 3;
 
+/// How many records deep records are read (an OTLP span is three down, a
+/// batch line's choice message five). A line nesting records past it, as
+/// only a hostile one would, is read no deeper: each level opened on demand
+/// reads its text again.
+const MAX_RECORD_DEPTH: u8 = 16;
+
 /// Reads the records of one input, keeping what spans records: the calls
 /// already read and the streams being assembled.
 #[derive(Debug, Default)]
@@ -87,6 +93,7 @@ impl Reader {
             seen: &mut self.seen,
             streams: &mut self.streams,
             to,
+            depth: 0,
         }
     }
 }
@@ -96,6 +103,8 @@ struct Walk<'r, H> {
     seen: &'r mut Seen,
     streams: &'r mut Streams,
     to: &'r mut H,
+    /// How many records deep the walk is.
+    depth: u8,
 }
 
 impl<H: Handler> Walk<'_, H> {
@@ -169,7 +178,15 @@ impl<H: Handler> Walk<'_, H> {
         match &shape.reading {
             Reads::Records {
                 history: holds_history,
-            } => self.record(object, history || *holds_history),
+            } => {
+                if self.depth >= MAX_RECORD_DEPTH {
+                    return false;
+                }
+                self.depth += 1;
+                let found = self.record(object, history || *holds_history);
+                self.depth -= 1;
+                found
+            }
             Reads::Call(paths) => self.call(paths, object, history),
             Reads::Catalogue => false,
             Reads::ListingPage { tools, more } => {
@@ -464,6 +481,18 @@ mod tests {
         assert_eq!(seen.len(), 1, "{seen:?}");
         let too_deep = format!(r#"{{"a":[{{"b":[{{"c":[{{"d":[{call}]}}]}}]}}]}}"#);
         let (reads, seen) = read(&[&too_deep]);
+        assert_eq!((reads, seen), (vec![Read::Nothing], vec![]));
+    }
+
+    #[test]
+    fn records_nested_past_a_few_levels_are_read_no_deeper() {
+        // Kept raw at each level, and opened on demand: without a limit,
+        // each level would read the rest again, and deeper than the stack.
+        let call = r#"{"type":"function_call","name":"f","arguments":"{}","call_id":"c"}"#;
+        let line = |levels: usize| format!("{}{call}{}", r#"{"input":["#.repeat(levels), "]}".repeat(levels));
+        let (_, seen) = read(&[&line(3)]);
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        let (reads, seen) = read(&[&line(20_000)]);
         assert_eq!((reads, seen), (vec![Read::Nothing], vec![]));
     }
 
