@@ -4,10 +4,14 @@
 //! `input_json_delta` fragments until the block stops.
 //!
 //! What is still open when the input ends (a stream cut short) is handed out
-//! then, as it stands. Memory is bounded: at most [`MAX_OPEN`] completions
-//! are assembled at once (the oldest is handed out to make room), and a
-//! call's arguments are kept up to [`MAX_ARGUMENTS`] bytes (past that the
-//! call is handed out with arguments that cannot be read).
+//! then, as it stands. Memory is bounded whatever the input: at most
+//! [`MAX_OPEN`] completions are assembled at once (the oldest is handed out
+//! to make room), each with at most [`MAX_PIECES`] choices of at most
+//! [`MAX_PIECES`] calls, and a message with at most [`MAX_PIECES`] blocks (a
+//! further one hands out what is open first); a call's arguments are kept
+//! up to [`MAX_ARGUMENTS`] bytes (past that the call is handed out with
+//! arguments that cannot be read), and all open calls together hold at most
+//! [`MAX_HELD`] bytes (past that each is handed out as it stands).
 
 use std::borrow::Cow;
 
@@ -16,8 +20,13 @@ use super::plan::{Path, Plan};
 
 /// The most completions assembled at once.
 pub const MAX_OPEN: usize = 64;
+/// The most choices of one completion, calls of one choice, or blocks of
+/// one message assembled at once.
+pub const MAX_PIECES: usize = 64;
 /// The most bytes of arguments kept for one call.
 pub const MAX_ARGUMENTS: usize = 16 << 20;
+/// The most bytes of arguments all open calls hold together.
+pub const MAX_HELD: usize = 64 << 20;
 
 /// One call, assembled.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -42,6 +51,7 @@ struct Partial {
 }
 
 impl Partial {
+    /// Adds a fragment of the arguments.
     fn add(&mut self, fragment: &str) {
         if self.fragments.len() + fragment.len() > MAX_ARGUMENTS {
             self.overflowed = true;
@@ -50,6 +60,11 @@ impl Partial {
         if !self.overflowed {
             self.fragments.push_str(fragment);
         }
+    }
+
+    /// The bytes it holds.
+    fn held(&self) -> usize {
+        self.fragments.len() + self.started_with.len()
     }
 
     fn finish(mut self) -> Assembled {
@@ -64,11 +79,77 @@ impl Partial {
     }
 }
 
+/// The calls of one choice, or of one message, being assembled, and the
+/// bytes they hold.
+#[derive(Debug, Default)]
+struct Pieces {
+    partials: Vec<Partial>,
+    held: usize,
+}
+
+impl Pieces {
+    /// The call at `index`, opened if need be: when [`MAX_PIECES`] are open
+    /// already, they are handed out first.
+    fn at(&mut self, index: u64, out: &mut Vec<Assembled>) -> &mut Partial {
+        let at = match self.partials.iter().position(|p| p.index == index) {
+            Some(at) => at,
+            None => {
+                if self.partials.len() >= MAX_PIECES {
+                    std::mem::take(self).finish(out);
+                }
+                self.partials.push(Partial {
+                    index,
+                    ..Partial::default()
+                });
+                self.partials.len() - 1
+            }
+        };
+        &mut self.partials[at]
+    }
+
+    /// Adds `fragment` to the call at `index`, if it is open.
+    fn add(&mut self, index: u64, fragment: &str) {
+        if let Some(partial) = self.partials.iter_mut().find(|p| p.index == index) {
+            let before = partial.held();
+            partial.add(fragment);
+            self.held = self.held - before + partial.held();
+        }
+    }
+
+    /// Hands out the call at `index`, if it is open.
+    fn finish_one(&mut self, index: u64, out: &mut Vec<Assembled>) {
+        if let Some(at) = self.partials.iter().position(|p| p.index == index) {
+            let partial = self.partials.remove(at);
+            self.held -= partial.held();
+            out.push(partial.finish());
+        }
+    }
+
+    /// Hands out every call, in index order.
+    fn finish(mut self, out: &mut Vec<Assembled>) {
+        self.partials.sort_by_key(|p| p.index);
+        let named = self.partials.into_iter().filter(|p| !p.call.name.is_empty());
+        out.extend(named.map(Partial::finish));
+    }
+}
+
 /// One streamed completion's open choices.
 #[derive(Debug)]
 struct Completion {
     id: String,
-    choices: Vec<(u64, Vec<Partial>)>,
+    choices: Vec<(u64, Pieces)>,
+}
+
+impl Completion {
+    fn held(&self) -> usize {
+        self.choices.iter().map(|(_, pieces)| pieces.held).sum()
+    }
+
+    fn finish(self, out: &mut Vec<Assembled>) {
+        for (_, pieces) in self.choices {
+            pieces.finish(out);
+        }
+    }
 }
 
 /// Every stream open in one input.
@@ -76,7 +157,7 @@ struct Completion {
 pub struct Streams {
     completions: Vec<Completion>,
     /// The blocks of the Anthropic message being streamed.
-    blocks: Vec<Partial>,
+    blocks: Pieces,
 }
 
 impl Streams {
@@ -89,8 +170,7 @@ impl Streams {
             Some(at) => at,
             None => {
                 if self.completions.len() >= MAX_OPEN {
-                    let oldest = self.completions.remove(0);
-                    finish_completion(oldest, out);
+                    self.completions.remove(0).finish(out);
                 }
                 self.completions.push(Completion {
                     id: stream.into_owned(),
@@ -105,30 +185,36 @@ impl Streams {
             let slot = match completion.choices.iter().position(|(i, _)| *i == index) {
                 Some(slot) => slot,
                 None => {
-                    completion.choices.push((index, Vec::new()));
+                    if completion.choices.len() >= MAX_PIECES {
+                        for (_, pieces) in completion.choices.drain(..) {
+                            pieces.finish(out);
+                        }
+                    }
+                    completion.choices.push((index, Pieces::default()));
                     completion.choices.len() - 1
                 }
             };
-            let partials = &mut completion.choices[slot].1;
+            let pieces = &mut completion.choices[slot].1;
             let mut position = 0;
             for_each_object(plan.node(choice, &paths.parts), &mut |part| {
                 let index = number(plan, part, &paths.part).unwrap_or(position);
                 position += 1;
-                let partial = partial_at(partials, index);
+                let partial = pieces.at(index, out);
                 set_once(&mut partial.call.id, plan.text(part, &paths.id));
                 set_once(&mut partial.call.name, plan.text(part, &paths.name));
                 if let Some(fragment) = plan.text(part, &paths.fragment) {
-                    partial.add(&fragment);
+                    pieces.add(index, &fragment);
                 }
             });
             if plan.present(choice, &paths.end) {
-                let (_, partials) = completion.choices.swap_remove(slot);
-                finish(partials, out);
+                let (_, pieces) = completion.choices.swap_remove(slot);
+                pieces.finish(out);
             }
         });
         if completion.choices.is_empty() {
             self.completions.remove(at);
         }
+        self.bound(out);
     }
 
     /// Takes one event of a streamed Anthropic message; hands out the call
@@ -137,7 +223,7 @@ impl Streams {
         let paths = &plan.events;
         let index = number(plan, event, &paths.index).unwrap_or(0);
         match plan.text(event, &paths.kind).as_deref() {
-            Some("message_start" | "message_stop") => finish(std::mem::take(&mut self.blocks), out),
+            Some("message_start" | "message_stop") => std::mem::take(&mut self.blocks).finish(out),
             Some("content_block_start") => {
                 let Some(Node::Object(block)) = plan.node(event, &paths.block) else {
                     return;
@@ -146,73 +232,51 @@ impl Streams {
                 if !matches!(kind.as_deref(), Some("tool_use" | "mcp_tool_use")) {
                     return;
                 }
-                self.blocks.retain(|b| b.index != index);
-                let partial = partial_at(&mut self.blocks, index);
+                // A block started again starts afresh.
+                let mut dropped = Vec::new();
+                self.blocks.finish_one(index, &mut dropped);
+                let partial = self.blocks.at(index, out);
                 set_once(&mut partial.call.id, plan.text(block, &paths.id));
                 set_once(&mut partial.call.name, plan.text(block, &paths.name));
                 partial.call.server = plan.text(block, &paths.server).map(Cow::into_owned);
-                if let Some(input) = plan.raw(block, &paths.input) {
+                let input = plan
+                    .raw(block, &paths.input)
+                    .filter(|i| i.get().len() <= MAX_ARGUMENTS);
+                if let Some(input) = input {
                     partial.started_with = input.get().to_owned();
+                    self.blocks.held += input.get().len();
                 }
             }
             Some("content_block_delta") => {
-                let fragment = plan.text(event, &paths.fragment);
-                if let (Some(partial), Some(fragment)) =
-                    (self.blocks.iter_mut().find(|b| b.index == index), fragment)
-                {
-                    partial.add(&fragment);
+                if let Some(fragment) = plan.text(event, &paths.fragment) {
+                    self.blocks.add(index, &fragment);
                 }
             }
-            Some("content_block_stop") => {
-                if let Some(at) = self.blocks.iter().position(|b| b.index == index) {
-                    out.push(self.blocks.remove(at).finish());
-                }
-            }
+            Some("content_block_stop") => self.blocks.finish_one(index, out),
             _ => {}
+        }
+        self.bound(out);
+    }
+
+    /// Past [`MAX_HELD`], every open call is handed out as it stands.
+    fn bound(&mut self, out: &mut Vec<Assembled>) {
+        let held = self.blocks.held + self.completions.iter().map(Completion::held).sum::<usize>();
+        if held > MAX_HELD {
+            self.end(out);
         }
     }
 
     /// The chat streams end (`data: [DONE]`): hands out what they hold.
     pub fn end_chats(&mut self, out: &mut Vec<Assembled>) {
         for completion in self.completions.drain(..) {
-            finish_completion(completion, out);
+            completion.finish(out);
         }
     }
 
     /// The input ends: hands out every call still open.
     pub fn end(&mut self, out: &mut Vec<Assembled>) {
         self.end_chats(out);
-        finish(std::mem::take(&mut self.blocks), out);
-    }
-}
-
-fn finish_completion(completion: Completion, out: &mut Vec<Assembled>) {
-    for (_, partials) in completion.choices {
-        finish(partials, out);
-    }
-}
-
-/// Hands out the calls in index order.
-fn finish(mut partials: Vec<Partial>, out: &mut Vec<Assembled>) {
-    partials.sort_by_key(|p| p.index);
-    out.extend(
-        partials
-            .into_iter()
-            .filter(|p| !p.call.name.is_empty())
-            .map(Partial::finish),
-    );
-}
-
-fn partial_at(partials: &mut Vec<Partial>, index: u64) -> &mut Partial {
-    match partials.iter().position(|p| p.index == index) {
-        Some(at) => &mut partials[at],
-        None => {
-            partials.push(Partial {
-                index,
-                ..Partial::default()
-            });
-            partials.last_mut().expect("just pushed")
-        }
+        std::mem::take(&mut self.blocks).finish(out);
     }
 }
 
@@ -314,6 +378,24 @@ mod tests {
         let mut expected = assembled("mcptoolu_1", "read", r#"{"path":"a"}"#);
         expected.server = Some("fs".to_owned());
         assert_eq!(out, [expected]);
+    }
+
+    #[test]
+    fn too_many_calls_at_once_are_handed_out_as_they_stand() {
+        let mut streams = Streams::default();
+        let mut handed = Vec::new();
+        for n in 0..=MAX_PIECES {
+            handed.extend(chunk(
+                &mut streams,
+                &format!(
+                    r#"{{"id":"s","object":"chat.completion.chunk","choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":{n},"id":"c{n}","function":{{"name":"f","arguments":"{{"}}}}]}}}}]}}"#
+                ),
+            ));
+        }
+        assert_eq!(handed.len(), MAX_PIECES);
+        assert!(handed.iter().all(|call| call.arguments.as_deref() == Some("{")));
+        streams.end(&mut handed);
+        assert_eq!(handed.len(), MAX_PIECES + 1);
     }
 
     #[test]
