@@ -27,6 +27,9 @@ struct Shelf {
 pub struct Replay<W> {
     unbound: Shelf,
     bound: Vec<Bound<Shelf>>,
+    /// The fingerprint of the catalogue text the unbound catalogue was made
+    /// from, when it was a whole catalogue in the input.
+    unbound_print: Option<u64>,
     /// A `tools/list` listing whose last page has not come yet.
     listing: Listing,
     /// Where each warning goes as it is raised (`None` for the text report).
@@ -68,6 +71,7 @@ impl<W: Write> Replay<W> {
                 catalog: catalogues.unbound.unwrap_or_default(),
             },
             bound,
+            unbound_print: None,
             listing: Listing::default(),
             jsonl,
             write_error: None,
@@ -104,12 +108,25 @@ impl<W: Write> Replay<W> {
     fn set_unbound(&mut self, catalog: Catalog) {
         self.tally.listed(&catalog, None);
         self.unbound.catalog = catalog;
+        self.unbound_print = None;
+    }
+
+    fn set_unbound_none(&mut self) {
+        self.unbound.catalog = Catalog::none();
+        self.unbound_print = None;
     }
 }
 
 impl<W: Write> Handler for Replay<W> {
-    fn tools(&mut self, tools: &str, page: Option<bool>) {
-        let Ok(tools) = serde_json::from_str::<Vec<Value>>(tools) else {
+    fn tools(&mut self, text: &str, page: Option<bool>) {
+        // A request log sends the same tools with every request: the
+        // catalogue they make is made once.
+        let print = page.is_none().then(|| fingerprint(text));
+        if print.is_some() && print == self.unbound_print {
+            self.listing.abandon();
+            return;
+        }
+        let Ok(tools) = serde_json::from_str::<Vec<Value>>(text) else {
             return;
         };
         match page {
@@ -119,6 +136,7 @@ impl<W: Write> Handler for Replay<W> {
                 let mut catalog = Catalog::new();
                 catalog.extend_tools(&tools);
                 self.set_unbound(catalog);
+                self.unbound_print = print;
             }
             // A page continues the listing only when the page before it said
             // more was to come (offline, the request it answers is unknown).
@@ -240,7 +258,7 @@ impl<W: Write> Handler for Replay<W> {
 
     /// As in the proxy: nothing is audited until the next listing.
     fn list_changed(&mut self) {
-        self.unbound.catalog = Catalog::none();
+        self.set_unbound_none();
         self.listing.abandon();
     }
 
@@ -249,4 +267,10 @@ impl<W: Write> Handler for Replay<W> {
     fn listing_requested(&mut self) {
         self.listing.abandon();
     }
+}
+
+fn fingerprint(text: &str) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    std::hash::Hasher::write(&mut hasher, text.as_bytes());
+    std::hash::Hasher::finish(&hasher)
 }
