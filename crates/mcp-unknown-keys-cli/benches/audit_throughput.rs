@@ -6,7 +6,9 @@
 //!
 //! `cargo bench -p mcp-unknown-keys-cli --bench audit_throughput`;
 //! `AUDIT_BENCH_MB` sets the transcript's size (default 300);
-//! `AUDIT_BENCH_KEEP=1` keeps the file afterwards, to profile against.
+//! `AUDIT_BENCH_KEEP=1` keeps the file afterwards, to profile against;
+//! `AUDIT_BENCH_BASELINE=PATH` times another build of the binary (an earlier
+//! commit's, say) in the same rounds.
 
 #[path = "../tests/support/transcript.rs"]
 mod transcript;
@@ -39,6 +41,7 @@ fn main() {
     );
 
     let bin = env!("CARGO_BIN_EXE_mcp-unknown-keys");
+    let baseline = std::env::var("AUDIT_BENCH_BASELINE").ok();
     let mut measures: Vec<Measure> = vec![
         ("line-counting loop", Box::new(|| count_lines(&path))),
         ("wc -l", Box::new(|| run(Command::new("wc").arg("-l").arg(&path)))),
@@ -55,8 +58,15 @@ fn main() {
             Box::new(|| run(Command::new(bin).args(["audit", "--format", "text"]).arg(&path))),
         ),
     ];
+    if let Some(baseline) = baseline.as_deref() {
+        let path = &path;
+        measures.push((
+            "baseline audit --format jsonl",
+            Box::new(move || run(Command::new(baseline).arg("audit").arg(path))),
+        ));
+    }
     let times = best_interleaved(&mut measures);
-    let [count_loop, wc, json_floor, audit_jsonl, _] = times[..] else {
+    let [count_loop, wc, json_floor, audit_jsonl, _] = times[..5] else {
         unreachable!("five measures")
     };
 
@@ -78,6 +88,12 @@ fn main() {
         "audit (jsonl) takes {:.2}x the time of reading and validating each line with serde_json",
         audit_jsonl.as_secs_f64() / json_floor.as_secs_f64()
     );
+    if let Some(&baseline) = times.get(5) {
+        println!(
+            "audit (jsonl) takes {:.2}x the time of the baseline build",
+            audit_jsonl.as_secs_f64() / baseline.as_secs_f64()
+        );
+    }
     if std::env::var_os("AUDIT_BENCH_KEEP").is_some() {
         println!("kept for profiling: {}", path.display());
     } else {

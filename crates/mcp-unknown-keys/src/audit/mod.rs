@@ -2,7 +2,8 @@
 //!
 //! - [`Catalog`]: which keys each listed tool declares, read from its schema
 //!   across combinators and references, with [`Note`]s on what could not be
-//!   read; assembled from a paginated listing by [`Listing`];
+//!   read; assembled from a paginated listing by [`Listing`], from
+//!   declarations in every form ([`declarations()`]);
 //! - [`Arguments`]: a scan of a call's keys, nested ones included, that
 //!   builds no values;
 //! - [`Auditor`]: the audit rules and the said-once memory;
@@ -20,6 +21,7 @@
 mod auditor;
 mod catalog;
 mod coverage;
+mod declarations;
 pub mod diagnosis;
 mod findings;
 mod keys;
@@ -30,6 +32,7 @@ mod warning;
 pub use auditor::{Auditor, Call, Outcome, REASON_KEY, Skip};
 pub use catalog::{Catalog, Declared, MAX_COMPOSITION_DEPTH, MAX_SHAPES, MAX_SUBSCHEMAS, Note, Problem};
 pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS};
+pub use declarations::{declarations, name_and_schema};
 pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};
 pub use keys::{Arguments, MAX_NESTED_DEPTH, NotAnObject, arguments_text};

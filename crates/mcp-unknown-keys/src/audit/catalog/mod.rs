@@ -302,22 +302,17 @@ impl Catalog {
         }
     }
 
-    /// Adds tools of either shape to this catalogue, in order: OpenAI
-    /// function declarations (`function.name`, `function.parameters`) and
-    /// MCP tools (`name`, `inputSchema`) alike, as a listing may hold.
+    /// Adds tools to this catalogue, in order, in every form a listing or a
+    /// model API request writes them: MCP tools (`name`, `inputSchema`),
+    /// OpenAI Chat declarations (`function.name`, `function.parameters`),
+    /// Responses and OpenTelemetry ones (`name`, `parameters`), Anthropic
+    /// (`name`, `input_schema`), Gemini groups (`functionDeclarations`) and
+    /// Bedrock (`toolSpec.inputSchema.json`); see
+    /// [`declarations`](super::declarations()).
     pub fn extend_tools<'a>(&mut self, tools: impl IntoIterator<Item = &'a Value>) {
         for tool in tools {
-            // An MCP tool may carry a vendor `function` member of its own: only
-            // a `function` object with a name makes an OpenAI declaration.
-            let function = tool
-                .get("function")
-                .filter(|f| f.get("name").is_some_and(Value::is_string));
-            match function {
-                Some(function) => self.insert(
-                    function["name"].as_str().unwrap_or_default(),
-                    function.get("parameters"),
-                ),
-                None => self.extend_mcp_tools([tool]),
+            for (name, schema) in super::declarations(tool) {
+                self.insert(name, schema);
             }
         }
     }

@@ -1,0 +1,88 @@
+//! Recognising what a recorded record holds: tool calls, catalogues, a
+//! proxy's log lines, stream pieces.
+//!
+//! The shapes are data ([`table`]); one walker reads them all ([`walk`]).
+//! Each record is read once ([`capture`]): only the members some shape
+//! names are kept, as raw JSON text or opened, and everything else is
+//! skipped without being decoded. A call's arguments reach the key scan as
+//! text: the raw text of an object, or a JSON string unescaped (borrowed
+//! from the line when it holds no escape).
+
+mod attributes;
+mod capture;
+mod plan;
+mod seen;
+mod streams;
+pub mod table;
+mod walk;
+
+use std::borrow::Cow;
+
+use mcp_unknown_keys::audit::Warning;
+use serde::Deserialize;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+pub use walk::Reader;
+
+/// One tool call as found in a record.
+#[derive(Clone, Copy, Debug)]
+pub struct Found<'a> {
+    /// The tool's name, as the call gives it.
+    pub tool: &'a str,
+    /// The server, where the call names it apart from the tool.
+    pub server: Option<&'a str>,
+    /// The arguments as JSON text (`None` when absent).
+    pub arguments: Option<&'a str>,
+    /// The call's id.
+    pub id: Option<&'a Value>,
+}
+
+/// What a record carries, handed over as it is recognised.
+pub trait Handler {
+    /// A list of tools: a whole catalogue (`page` is `None`), or a page of a
+    /// `tools/list` response (`page` is `Some(more_to_come)`). `tools` is
+    /// the JSON text of an array.
+    fn tools(&mut self, tools: &str, page: Option<bool>);
+    /// One call to audit.
+    fn call(&mut self, call: Found<'_>);
+    /// A warning a proxy logged with `--log`.
+    fn logged_warning(&mut self, warning: Warning);
+    /// The summary a proxy's log ends with, as JSON text.
+    fn summary(&mut self, summary: &str);
+    /// `notifications/tools/list_changed`: the catalogue is stale.
+    fn list_changed(&mut self);
+    /// A `tools/list` request without a cursor: the next page answering it
+    /// opens a new listing, as in the proxy.
+    fn listing_requested(&mut self);
+    /// A record in which no shape was found, as JSON text: `true` when the
+    /// handler makes something of it itself (a catalogue file's lone
+    /// declaration).
+    fn unrecognised(&mut self, _record: &str) -> bool {
+        false
+    }
+}
+
+/// What became of a line or a JSON value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Read {
+    /// Nothing but whitespace, or the framing of server-sent events.
+    Blank,
+    /// Not JSON.
+    Unreadable,
+    /// JSON holding nothing the audit uses: no call, catalogue, log line or
+    /// stream event.
+    Nothing,
+    /// It held something the audit used.
+    Used,
+}
+
+/// A JSON string's text, borrowed when it holds no escape; `None` for any
+/// other JSON type.
+pub fn json_string(raw: &RawValue) -> Option<Cow<'_, str>> {
+    #[derive(Deserialize)]
+    struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+    serde_json::from_str::<Text<'_>>(raw.get())
+        .ok()
+        .map(|Text(text)| text)
+}

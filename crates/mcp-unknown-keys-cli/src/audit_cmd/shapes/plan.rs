@@ -1,0 +1,346 @@
+//! The table of shapes made ready for reading: every path turned into the
+//! words of one [`Vocabulary`], and each member marked by how it is kept.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde_json::value::RawValue;
+
+use super::capture::{Keep, Node, Object, Vocabulary, Word};
+use super::table::{
+    self, CHAT_CHUNK, ChatChunkPaths, MESSAGE_EVENTS, MessageEventPaths, PLACEHOLDER, Reads, Roles, SHAPES,
+    Shape, When,
+};
+
+/// Where a value is, from an object.
+#[derive(Debug)]
+pub enum Path {
+    /// Through these members (none: the object itself).
+    Members(Box<[Word]>),
+    /// An OpenTelemetry attribute: a member of `attributes` (an object or
+    /// an OTLP key/value list), or a member of the object with that dotted
+    /// name.
+    Attribute {
+        name: &'static str,
+        dotted: Word,
+        attributes: Word,
+    },
+}
+
+/// A condition, made ready.
+#[derive(Debug)]
+pub enum Condition {
+    Always,
+    Has(Path),
+    Lacks(Path),
+    Is(Path, &'static [&'static str]),
+}
+
+/// Call roles, made ready.
+#[derive(Debug)]
+pub struct CallPaths {
+    pub name: Vec<Path>,
+    pub arguments: Vec<Path>,
+    pub id: Vec<Path>,
+    pub server: Vec<Path>,
+    pub once: bool,
+}
+
+/// What an object found is, made ready.
+pub type Reading = Reads<Path, CallPaths>;
+
+/// One shape, made ready.
+#[derive(Debug)]
+pub struct Compiled {
+    pub shape: &'static Shape,
+    /// A member a record must have for the shape to be there, if one.
+    pub key: Option<Word>,
+    /// Whether the shape's condition is settled by the value of one of the
+    /// record's members (`type`, `method`, `object`): a record is offered
+    /// the shape only when it holds.
+    pub settled: bool,
+    pub at: Path,
+    pub when: Condition,
+    pub reading: Reading,
+}
+
+/// The members a logged warning is read from.
+#[derive(Debug)]
+pub struct LoggedPaths {
+    pub tool: Path,
+    pub unknown_keys: Path,
+    pub declared_keys: Path,
+    pub id: Path,
+    pub hints: Path,
+    pub missing_keys: Path,
+    pub summary: Path,
+}
+
+/// At most this many shapes: a record's candidates are a bit set.
+const MAX_SHAPES: usize = 128;
+
+/// Everything the walker reads with.
+#[derive(Debug)]
+pub struct Plan {
+    pub vocabulary: Vocabulary,
+    pub shapes: Vec<Compiled>,
+    /// Per word, the shapes (as bits, in table order) a record with that
+    /// member may hold: a record is tried only against those, and against
+    /// the shapes no one member announces.
+    keyed: Vec<u128>,
+    unkeyed: u128,
+    /// Per word, per value of that member, the shapes whose condition the
+    /// value settles.
+    discriminated: Vec<HashMap<&'static str, u128>>,
+    pub placeholder: Condition,
+    pub chunk: ChatChunkPaths<Path>,
+    pub events: MessageEventPaths<Path>,
+    pub logged: LoggedPaths,
+}
+
+impl Plan {
+    /// The plan of [`SHAPES`], made once.
+    pub fn get() -> &'static Plan {
+        static PLAN: OnceLock<Plan> = OnceLock::new();
+        PLAN.get_or_init(Plan::new)
+    }
+
+    fn new() -> Plan {
+        let mut v = Vocabulary::default();
+        assert!(SHAPES.len() <= MAX_SHAPES, "more shapes than a bit set holds");
+        let shapes: Vec<Compiled> = SHAPES.iter().map(|shape| compile(&mut v, shape)).collect();
+        let placeholder = condition(&mut v, PLACEHOLDER);
+        let chunk = CHAT_CHUNK.map(|p, keep| path(&mut v, p, keep));
+        let events = MESSAGE_EVENTS.map(|p, keep| path(&mut v, p, keep));
+        let logged = LoggedPaths {
+            tool: path(&mut v, "tool", Keep::Raw),
+            unknown_keys: path(&mut v, "unknown_keys", Keep::Raw),
+            declared_keys: path(&mut v, "declared_keys", Keep::Raw),
+            id: path(&mut v, "id", Keep::Raw),
+            hints: path(&mut v, "hints", Keep::Raw),
+            missing_keys: path(&mut v, "missing_keys", Keep::Raw),
+            summary: path(&mut v, "summary", Keep::Raw),
+        };
+        let mut keyed = vec![0u128; usize::from(v.len())];
+        let mut discriminated = vec![HashMap::new(); usize::from(v.len())];
+        let mut unkeyed = 0;
+        for (at, shape) in shapes.iter().enumerate() {
+            match (&shape.when, shape.key) {
+                (Condition::Is(Path::Members(words), values), _) if shape.settled => {
+                    for value in *values {
+                        *discriminated[usize::from(words[0])].entry(*value).or_default() |= 1 << at;
+                    }
+                }
+                (_, Some(word)) => keyed[usize::from(word)] |= 1 << at,
+                (_, None) => unkeyed |= 1 << at,
+            }
+        }
+        Plan {
+            vocabulary: v,
+            shapes,
+            keyed,
+            unkeyed,
+            discriminated,
+            placeholder,
+            chunk,
+            events,
+            logged,
+        }
+    }
+
+    /// The shapes `record` may hold, in table order.
+    pub fn candidates<'p>(&'p self, record: &Object<'_>) -> impl Iterator<Item = &'p Compiled> + 'p {
+        let mut set = self.unkeyed;
+        for (word, node) in record.members() {
+            let word = usize::from(word);
+            set |= self.keyed[word];
+            if let (false, Node::Raw(raw)) = (self.discriminated[word].is_empty(), node)
+                && let Some(value) = super::json_string(raw)
+            {
+                set |= self.discriminated[word].get(value.as_ref()).copied().unwrap_or(0);
+            }
+        }
+        std::iter::from_fn(move || {
+            let at = set.trailing_zeros() as usize;
+            (set != 0).then(|| {
+                set &= set - 1;
+                &self.shapes[at]
+            })
+        })
+    }
+
+    /// Whether `object` meets `condition`.
+    pub fn holds(&self, condition: &Condition, object: &Object<'_>) -> bool {
+        match condition {
+            Condition::Always => true,
+            Condition::Has(path) => self.present(object, path),
+            Condition::Lacks(path) => !self.present(object, path),
+            Condition::Is(path, values) => self.raw(object, path).is_some_and(|raw| {
+                // Compared as written when the string holds no escape.
+                let text = raw.get();
+                match text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+                    Some(inner) if !inner.contains('\\') => values.contains(&inner),
+                    _ => super::json_string(raw).is_some_and(|text| values.contains(&text.as_ref())),
+                }
+            }),
+        }
+    }
+
+    /// Whether the value at `path` is there and not `null`.
+    pub fn present(&self, object: &Object<'_>, path: &Path) -> bool {
+        match self.node(object, path) {
+            Some(Node::Raw(raw)) => raw.get() != "null",
+            Some(_) => true,
+            None => self.raw(object, path).is_some(),
+        }
+    }
+
+    /// The node at a path of members, if every member is there and each but
+    /// the last is an object.
+    pub fn node<'n, 'a>(&self, object: &'n Object<'a>, path: &Path) -> Option<&'n Node<'a>> {
+        let Path::Members(words) = path else {
+            return None;
+        };
+        let (last, through) = words.split_last()?;
+        let mut at = object;
+        for word in through {
+            match at.get(*word)? {
+                Node::Object(inner) => at = inner,
+                _ => return None,
+            }
+        }
+        at.get(*last)
+    }
+
+    /// The raw JSON text at `path`, if it is there and not `null`.
+    pub fn raw<'a>(&self, object: &Object<'a>, path: &Path) -> Option<&'a RawValue> {
+        let raw = match path {
+            Path::Members(_) => match self.node(object, path)? {
+                Node::Raw(raw) => *raw,
+                _ => return None,
+            },
+            Path::Attribute {
+                name,
+                dotted,
+                attributes,
+            } => match object.get(*dotted) {
+                Some(Node::Raw(raw)) => *raw,
+                _ => match object.get(*attributes)? {
+                    Node::Raw(raw) => super::attributes::find(raw, name)?,
+                    _ => return None,
+                },
+            },
+        };
+        (raw.get() != "null").then_some(raw)
+    }
+
+    /// The string at `path`, decoded; `None` when absent or not a string.
+    pub fn text<'a>(&self, object: &Object<'a>, path: &Path) -> Option<std::borrow::Cow<'a, str>> {
+        super::json_string(self.raw(object, path)?)
+    }
+}
+
+fn compile(v: &mut Vocabulary, shape: &'static Shape) -> Compiled {
+    let at_keep = match shape.reads {
+        Reads::Catalogue => Keep::Raw,
+        _ => Keep::Open,
+    };
+    let at = path(v, shape.at, at_keep);
+    let when = condition(v, shape.when);
+    let key = first_word(&at)
+        .or_else(|| match &when {
+            Condition::Has(path) | Condition::Is(path, _) => first_word(path),
+            _ => None,
+        })
+        .or_else(|| match shape.reads {
+            Reads::Call(roles) => roles
+                .name
+                .first()
+                .and_then(|name| first_word(&path(v, name, Keep::Raw))),
+            _ => None,
+        });
+    // `type` is `tool_use`: settled by one look at the record's `type`.
+    let settled = matches!(&when, Condition::Is(Path::Members(words), _) if words.len() == 1)
+        && matches!(&at, Path::Members(words) if words.is_empty());
+    let reading = shape
+        .reads
+        .map(v, |v, p| path(v, p, Keep::Raw), |v, roles| call_paths(v, roles));
+    Compiled {
+        shape,
+        key,
+        settled,
+        at,
+        when,
+        reading,
+    }
+}
+
+fn first_word(path: &Path) -> Option<Word> {
+    match path {
+        Path::Members(words) => words.first().copied(),
+        Path::Attribute { .. } => None,
+    }
+}
+
+fn call_paths(v: &mut Vocabulary, roles: &Roles) -> CallPaths {
+    let mut paths =
+        |list: &[&'static str]| -> Vec<Path> { list.iter().map(|p| path(v, p, Keep::Raw)).collect() };
+    CallPaths {
+        name: paths(roles.name),
+        arguments: paths(roles.arguments),
+        id: paths(roles.id),
+        server: paths(roles.server),
+        once: roles.once,
+    }
+}
+
+fn condition(v: &mut Vocabulary, when: When) -> Condition {
+    match when {
+        When::Always => Condition::Always,
+        When::Has(p) => Condition::Has(path(v, p, Keep::Raw)),
+        When::Lacks(p) => Condition::Lacks(path(v, p, Keep::Raw)),
+        When::Is(p, values) => Condition::Is(path(v, p, Keep::Raw), values),
+    }
+}
+
+/// Turns `text` into a path, adding its members to the vocabulary: each but
+/// the last opened, the last kept as `last`.
+fn path(v: &mut Vocabulary, text: &'static str, last: Keep) -> Path {
+    if let Some(name) = text.strip_prefix('@') {
+        return Path::Attribute {
+            name,
+            dotted: v.add(name, Keep::Raw),
+            attributes: v.add(table::ATTRIBUTES, Keep::Raw),
+        };
+    }
+    if text.is_empty() {
+        return Path::Members(Box::new([]));
+    }
+    let mut members: Vec<&'static str> = text.split('.').collect();
+    let final_member = members.pop().expect("split yields one part at least");
+    let mut words: Vec<Word> = members.into_iter().map(|m| v.add(m, Keep::Open)).collect();
+    words.push(v.add(final_member, last));
+    Path::Members(words.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shape_compiles_and_members_are_kept_as_their_uses_need() {
+        let plan = Plan::get();
+        assert_eq!(plan.shapes.len(), SHAPES.len());
+        let keep = |name: &str| {
+            let word = plan.vocabulary.find(name).unwrap_or_else(|| panic!("{name}"));
+            plan.vocabulary.keep_of(word)
+        };
+        assert_eq!(keep("message"), Keep::Open);
+        assert_eq!(keep("arguments"), Keep::Raw);
+        // A Responses request's `input` holds records; a tool_use's holds
+        // the arguments.
+        assert_eq!(keep("input"), Keep::Both);
+        assert_eq!(keep("tools"), Keep::Raw);
+        assert_eq!(keep("gen_ai.tool.name"), Keep::Raw);
+    }
+}

@@ -1,0 +1,165 @@
+//! The calls already read in one input, as fingerprints: a request log
+//! repeats the whole conversation in every request, and a stream's events
+//! repeat a call its final message holds, yet each call counts once.
+//!
+//! A call with an id is the same call when its id, name and arguments are.
+//! A call without one (Gemini's often have none) is told apart by how many
+//! times the same name and arguments came before: in a request's history
+//! the third such call is the same as the third read before; anywhere else
+//! it is one more.
+
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hasher};
+
+/// Fingerprints kept per generation; two generations are kept, so memory
+/// stays bounded (a few tens of MB at most) whatever the input's length,
+/// and a repeat is recognised within at least the last million calls.
+const GENERATION: usize = 1 << 20;
+
+/// What one input has read.
+#[derive(Debug, Default)]
+pub struct Seen {
+    current: HashMap<u64, u32>,
+    previous: HashMap<u64, u32>,
+    /// For the record being read: how many calls of each fingerprint it held
+    /// so far.
+    in_record: HashMap<u64, u32>,
+}
+
+/// One call, as fingerprinted.
+pub struct Print<'a> {
+    pub id: Option<&'a str>,
+    pub name: &'a str,
+    pub server: Option<&'a str>,
+    pub arguments: Option<&'a str>,
+}
+
+impl Seen {
+    /// A new record begins: counts within the last one are dropped.
+    pub fn new_record(&mut self) {
+        self.in_record.clear();
+    }
+
+    /// Whether `call` is read for the first time in this input; `history`:
+    /// it is part of a request's conversation. Notes it either way.
+    pub fn first_time(&mut self, call: &Print<'_>, history: bool) -> bool {
+        let print = fingerprint(call);
+        let known = self.get(print);
+        if call.id.is_some_and(|id| !id.is_empty()) {
+            if known > 0 {
+                return false;
+            }
+            self.set(print, 1);
+            return true;
+        }
+        let nth = if history {
+            let nth = self.in_record.entry(print).or_default();
+            *nth += 1;
+            *nth
+        } else {
+            known + 1
+        };
+        if nth <= known {
+            return false;
+        }
+        self.set(print, nth);
+        true
+    }
+
+    fn get(&self, print: u64) -> u32 {
+        self.current
+            .get(&print)
+            .or_else(|| self.previous.get(&print))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn set(&mut self, print: u64, count: u32) {
+        if self.current.len() >= GENERATION {
+            self.previous = std::mem::take(&mut self.current);
+        }
+        self.current.insert(print, count);
+    }
+}
+
+fn fingerprint(call: &Print<'_>) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    for part in [call.id, Some(call.name), call.server] {
+        hasher.write(part.unwrap_or_default().as_bytes());
+        hasher.write_u8(0xff);
+    }
+    match call.arguments {
+        Some(arguments) => write_without_layout(&mut hasher, arguments),
+        None => hasher.write_u8(0xfe),
+    }
+    hasher.finish()
+}
+
+/// Hashes JSON text without the whitespace between its tokens: a client
+/// that writes a call back into its next request may lay it out anew.
+fn write_without_layout(hasher: &mut DefaultHasher, json: &str) {
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut start = 0;
+    let bytes = json.as_bytes();
+    for (at, &byte) in bytes.iter().enumerate() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if byte == b'"' {
+            in_string = true;
+        } else if byte.is_ascii_whitespace() {
+            hasher.write(&bytes[start..at]);
+            start = at + 1;
+        }
+    }
+    hasher.write(&bytes[start..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn print<'a>(id: Option<&'a str>, arguments: &'a str) -> Print<'a> {
+        Print {
+            id,
+            name: "get_weather",
+            server: None,
+            arguments: Some(arguments),
+        }
+    }
+
+    #[test]
+    fn a_call_with_an_id_counts_once_whatever_its_layout() {
+        let mut seen = Seen::default();
+        assert!(seen.first_time(&print(Some("call_1"), r#"{"city":"Paris"}"#), false));
+        assert!(!seen.first_time(&print(Some("call_1"), r#"{ "city" : "Paris" }"#), true));
+        assert!(seen.first_time(&print(Some("call_1"), r#"{"city":"Rome"}"#), true));
+        assert!(seen.first_time(&print(Some("call_2"), r#"{"city":"Paris"}"#), false));
+        // Spaces inside strings are part of the value.
+        assert!(seen.first_time(&print(Some("call_2"), r#"{"city":"Paris "}"#), false));
+    }
+
+    #[test]
+    fn calls_without_ids_are_counted_by_their_place_in_the_history() {
+        let mut seen = Seen::default();
+        let paris = print(None, r#"{"city":"Paris"}"#);
+        // Two responses, each calling for Paris: two calls.
+        assert!(seen.first_time(&paris, false));
+        assert!(seen.first_time(&paris, false));
+        // The next request repeats both in its history, and adds a third.
+        seen.new_record();
+        assert!(!seen.first_time(&paris, true));
+        assert!(!seen.first_time(&paris, true));
+        assert!(seen.first_time(&paris, true));
+        // The request after repeats all three.
+        seen.new_record();
+        for _ in 0..3 {
+            assert!(!seen.first_time(&paris, true));
+        }
+    }
+}

@@ -1,0 +1,570 @@
+//! The shapes of the logs `audit` reads, as data: where a record holds
+//! calls, which members give a call's name, arguments, id and server, where
+//! a catalogue is, and which records hold further records. One walker
+//! ([`walk`](super::walk)) reads them all; docs/audit.md has the same table
+//! for people.
+//!
+//! A *record* is a line of JSON Lines, an element of a JSON array, or an
+//! object a record holds under one of the members [`Reads::Records`] names
+//! (a transcript line's `message`, a request's `messages`, a message's
+//! `content`…). Paths are member names joined by `.`; an array met on the
+//! way is read element by element; `""` is the record itself; `@name` is an
+//! OpenTelemetry attribute (in `attributes`, as an object or an OTLP
+//! key/value list, or a member of that dotted name).
+
+use super::capture::Keep;
+
+/// The member an OpenTelemetry span keeps its attributes in.
+pub const ATTRIBUTES: &str = "attributes";
+
+/// One shape: what a record holds at `at`, when `when` holds for it.
+#[derive(Debug)]
+pub struct Shape {
+    /// What the shape is, as docs/audit.md names it (a test holds them to
+    /// each other).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub what: &'static str,
+    /// Where the objects are, from the record.
+    pub at: &'static str,
+    /// What each object found must be.
+    pub when: When,
+    /// What the object is.
+    pub reads: Reads,
+}
+
+/// A condition on an object.
+#[derive(Clone, Copy, Debug)]
+pub enum When {
+    /// Any object.
+    Always,
+    /// The member at the path is present.
+    Has(&'static str),
+    /// The member at the path is absent.
+    Lacks(&'static str),
+    /// The member at the path is one of these strings.
+    Is(&'static str, &'static [&'static str]),
+}
+
+/// What an object found is: as written here, with paths as text (`P`) and
+/// call roles as [`Roles`] (`C`); made ready by the plan.
+#[derive(Clone, Copy, Debug)]
+pub enum Reads<P = &'static str, C = &'static Roles> {
+    /// Further records (each element, for an array). `history`: a request
+    /// body's conversation, which the next request repeats, so a call read
+    /// there before is not counted again.
+    Records { history: bool },
+    /// One tool call.
+    Call(C),
+    /// A whole catalogue: a list of tools in any declaration form.
+    Catalogue,
+    /// A page of a `tools/list` listing: `tools`, with more to come when
+    /// `more` is present.
+    ListingPage {
+        /// The member holding the page's tools.
+        tools: P,
+        /// The member saying more pages follow.
+        more: P,
+    },
+    /// A `tools/list` request: a new listing begins unless `cursor` asks for
+    /// a further page.
+    ListingRequested {
+        /// The member holding the cursor.
+        cursor: P,
+    },
+    /// The server's tools changed: the catalogue is stale.
+    ListChanged,
+    /// A warning a proxy logged: the record is only that.
+    LoggedWarning,
+    /// The summary a proxy's log ends with: the record is only that.
+    Summary,
+    /// A proxy's verdict on a call: the record is only that, and nothing to
+    /// audit.
+    Verdict,
+    /// One chunk of a streamed Chat Completion ([`CHAT_CHUNK`]).
+    ChatChunk,
+    /// One event of a streamed Anthropic message ([`MESSAGE_EVENTS`]).
+    MessageEvent,
+}
+
+impl<P, C> Reads<P, C> {
+    /// Whether a record this reads is only that: no other shape is looked
+    /// for in it.
+    pub fn is_whole_record(&self) -> bool {
+        matches!(self, Reads::LoggedWarning | Reads::Summary | Reads::Verdict)
+    }
+
+    /// The same reading with its paths and roles made ready, each with
+    /// `context`.
+    pub fn map<X, Q, D>(
+        &self,
+        context: &mut X,
+        path: impl Fn(&mut X, &P) -> Q,
+        call: impl FnOnce(&mut X, &C) -> D,
+    ) -> Reads<Q, D> {
+        match self {
+            Reads::Records { history } => Reads::Records { history: *history },
+            Reads::Call(roles) => Reads::Call(call(context, roles)),
+            Reads::Catalogue => Reads::Catalogue,
+            Reads::ListingPage { tools, more } => Reads::ListingPage {
+                tools: path(context, tools),
+                more: path(context, more),
+            },
+            Reads::ListingRequested { cursor } => Reads::ListingRequested {
+                cursor: path(context, cursor),
+            },
+            Reads::ListChanged => Reads::ListChanged,
+            Reads::LoggedWarning => Reads::LoggedWarning,
+            Reads::Summary => Reads::Summary,
+            Reads::Verdict => Reads::Verdict,
+            Reads::ChatChunk => Reads::ChatChunk,
+            Reads::MessageEvent => Reads::MessageEvent,
+        }
+    }
+}
+
+/// Which members of a call object hold what; of each list, the first
+/// present wins.
+#[derive(Debug)]
+pub struct Roles {
+    /// The tool's name.
+    pub name: &'static [&'static str],
+    /// The arguments: an object, or JSON text in a string.
+    pub arguments: &'static [&'static str],
+    /// The call's id.
+    pub id: &'static [&'static str],
+    /// The server the tool belongs to, where the call names it apart.
+    pub server: &'static [&'static str],
+    /// Whether a call read again in the same input (same id, name and
+    /// arguments) is the same call. Not for JSON-RPC, whose ids start again
+    /// with each session.
+    pub once: bool,
+}
+
+/// A call object whose `status` is one of these is a placeholder that a
+/// complete copy follows (`item.started`, `response.output_item.added`).
+pub const PLACEHOLDER: When = When::Is("status", &["in_progress"]);
+
+const OPENAI_CALL: Roles = Roles {
+    name: &["function.name"],
+    arguments: &["function.arguments"],
+    id: &["id"],
+    server: &[],
+    once: true,
+};
+
+const CHAT_OR_LANGCHAIN_CALL: Roles = Roles {
+    name: &["function.name", "name"],
+    arguments: &["function.arguments", "args"],
+    ..OPENAI_CALL
+};
+
+const FUNCTION_CALL_MEMBER: Roles = Roles {
+    name: &["name"],
+    arguments: &["arguments", "args"],
+    ..OPENAI_CALL
+};
+
+const RESPONSES_ITEM: Roles = Roles {
+    name: &["name"],
+    arguments: &["arguments", "input"],
+    id: &["call_id", "id"],
+    ..OPENAI_CALL
+};
+
+const RESPONSES_MCP_CALL: Roles = Roles {
+    name: &["name"],
+    arguments: &["arguments"],
+    server: &["server_label"],
+    ..OPENAI_CALL
+};
+
+const CODEX_MCP_TOOL_CALL: Roles = Roles {
+    name: &["tool"],
+    arguments: &["arguments"],
+    server: &["server"],
+    ..OPENAI_CALL
+};
+
+const TOOL_USE: Roles = Roles {
+    name: &["name"],
+    arguments: &["input"],
+    ..OPENAI_CALL
+};
+
+const MCP_TOOL_USE: Roles = Roles {
+    server: &["server_name"],
+    ..TOOL_USE
+};
+
+const VERCEL_TOOL_CALL: Roles = Roles {
+    name: &["toolName"],
+    arguments: &["input", "args"],
+    id: &["toolCallId"],
+    ..OPENAI_CALL
+};
+
+const GEMINI_FUNCTION_CALL: Roles = Roles {
+    name: &["name"],
+    arguments: &["args"],
+    ..OPENAI_CALL
+};
+
+const BEDROCK_TOOL_USE: Roles = Roles {
+    name: &["name"],
+    arguments: &["input"],
+    id: &["toolUseId"],
+    ..OPENAI_CALL
+};
+
+const TOOL_CALLS_LIST: Roles = Roles {
+    name: &["name", "toolName"],
+    arguments: &["args", "input"],
+    id: &["id", "toolCallId"],
+    ..OPENAI_CALL
+};
+
+const OTEL_EXECUTE_TOOL: Roles = Roles {
+    name: &["@gen_ai.tool.name"],
+    arguments: &["@gen_ai.tool.call.arguments"],
+    id: &["@gen_ai.tool.call.id"],
+    ..OPENAI_CALL
+};
+
+const JSON_RPC_CALL: Roles = Roles {
+    name: &["params.name"],
+    arguments: &["params.arguments"],
+    id: &["id"],
+    server: &[],
+    once: false,
+};
+
+const fn shape(what: &'static str, at: &'static str, when: When, reads: Reads) -> Shape {
+    Shape {
+        what,
+        at,
+        when,
+        reads,
+    }
+}
+
+const fn records(what: &'static str, at: &'static str) -> Shape {
+    shape(what, at, When::Always, Reads::Records { history: false })
+}
+
+const fn history(what: &'static str, at: &'static str) -> Shape {
+    shape(what, at, When::Always, Reads::Records { history: true })
+}
+
+const fn typed(what: &'static str, types: &'static [&'static str], roles: &'static Roles) -> Shape {
+    shape(what, "", When::Is("type", types), Reads::Call(roles))
+}
+
+/// Every shape, in the order they are looked for in a record: the lines of
+/// a proxy's log (each only that), catalogues (so a request's calls meet
+/// its own tools), JSON-RPC, streams, calls, and last the records a record
+/// holds.
+pub const SHAPES: &[Shape] = &[
+    // A proxy's `--log`.
+    shape("proxy log: verdict", "", When::Has("verdict"), Reads::Verdict),
+    shape("proxy log: summary", "", When::Has("summary"), Reads::Summary),
+    shape(
+        "proxy log: warning",
+        "",
+        When::Has("unknown_keys"),
+        Reads::LoggedWarning,
+    ),
+    // Catalogues.
+    shape(
+        "catalogue, request body's tools",
+        "tools",
+        When::Always,
+        Reads::Catalogue,
+    ),
+    shape(
+        "Bedrock Converse request",
+        "toolConfig.tools",
+        When::Always,
+        Reads::Catalogue,
+    ),
+    shape(
+        "OpenAI legacy functions",
+        "functions",
+        When::Always,
+        Reads::Catalogue,
+    ),
+    shape(
+        "OpenTelemetry tool definitions",
+        "@gen_ai.tool.definitions",
+        When::Always,
+        Reads::Catalogue,
+    ),
+    shape(
+        "MCP tools/list response",
+        "result",
+        When::Has("tools"),
+        Reads::ListingPage {
+            tools: "tools",
+            more: "nextCursor",
+        },
+    ),
+    // JSON-RPC requests and notifications.
+    shape(
+        "MCP tools/list request",
+        "",
+        When::Is("method", &["tools/list"]),
+        Reads::ListingRequested {
+            cursor: "params.cursor",
+        },
+    ),
+    shape(
+        "MCP list_changed notification",
+        "",
+        When::Is("method", &["notifications/tools/list_changed"]),
+        Reads::ListChanged,
+    ),
+    shape(
+        "MCP tools/call request",
+        "",
+        When::Is("method", &["tools/call"]),
+        Reads::Call(&JSON_RPC_CALL),
+    ),
+    // Streams, assembled across records.
+    shape(
+        "OpenAI chat.completion.chunk",
+        "",
+        When::Is("object", &["chat.completion.chunk"]),
+        Reads::ChatChunk,
+    ),
+    shape(
+        "Anthropic stream event",
+        "",
+        When::Is(
+            "type",
+            &[
+                "message_start",
+                "content_block_start",
+                "content_block_delta",
+                "content_block_stop",
+                "message_stop",
+            ],
+        ),
+        Reads::MessageEvent,
+    ),
+    // Calls.
+    shape(
+        "OpenAI tool call",
+        "",
+        When::Lacks("function.parameters"),
+        Reads::Call(&OPENAI_CALL),
+    ),
+    shape(
+        "OpenAI chat message, LangChain AI message",
+        "tool_calls",
+        When::Always,
+        Reads::Call(&CHAT_OR_LANGCHAIN_CALL),
+    ),
+    shape(
+        "OpenAI legacy function_call",
+        "function_call",
+        When::Always,
+        Reads::Call(&FUNCTION_CALL_MEMBER),
+    ),
+    typed(
+        "OpenAI Responses item, Codex rollout item",
+        &["function_call", "custom_tool_call"],
+        &RESPONSES_ITEM,
+    ),
+    typed("OpenAI Responses mcp_call", &["mcp_call"], &RESPONSES_MCP_CALL),
+    typed(
+        "Codex exec mcp_tool_call",
+        &["mcp_tool_call"],
+        &CODEX_MCP_TOOL_CALL,
+    ),
+    typed("Anthropic tool_use block", &["tool_use"], &TOOL_USE),
+    typed("Anthropic mcp_tool_use block", &["mcp_tool_use"], &MCP_TOOL_USE),
+    typed("Vercel AI SDK tool-call part", &["tool-call"], &VERCEL_TOOL_CALL),
+    shape(
+        "Gemini functionCall part",
+        "functionCall",
+        When::Always,
+        Reads::Call(&GEMINI_FUNCTION_CALL),
+    ),
+    shape(
+        "Bedrock Converse toolUse block",
+        "toolUse",
+        When::Always,
+        Reads::Call(&BEDROCK_TOOL_USE),
+    ),
+    shape(
+        "Gemini CLI toolCalls, Vercel AI SDK toolCalls",
+        "toolCalls",
+        When::Always,
+        Reads::Call(&TOOL_CALLS_LIST),
+    ),
+    shape(
+        "OpenTelemetry execute_tool span",
+        "",
+        When::Has("@gen_ai.tool.name"),
+        Reads::Call(&OTEL_EXECUTE_TOOL),
+    ),
+    // Records that hold records.
+    records("Claude Code line, chat choice, Bedrock output", "message"),
+    history(
+        "chat, Anthropic and Bedrock request bodies, Gemini CLI session",
+        "messages",
+    ),
+    records("message content blocks", "content"),
+    records("Chat Completions response", "choices"),
+    records("Gemini response", "candidates"),
+    history("Gemini request", "contents"),
+    records("Gemini content parts", "parts"),
+    records("Responses response output, Bedrock output", "output"),
+    history("Responses request input", "input"),
+    records("Codex exec event, Responses stream event", "item"),
+    records("Codex rollout line", "payload"),
+    records("Responses stream event, batch output line", "response"),
+    records("batch request and output lines", "body"),
+    records("logged request", "request"),
+    // A `result` with `tools` is a listing page (above), not records.
+    shape(
+        "Anthropic batch result",
+        "result",
+        When::Lacks("tools"),
+        Reads::Records { history: false },
+    ),
+    records("LangChain message dict", "data"),
+    records("LangChain serialized message", "kwargs"),
+    records("Vercel AI SDK steps", "steps"),
+    records("Assistants run step", "step_details"),
+    records("OTLP export", "resourceSpans"),
+    records("OTLP export", "scopeSpans"),
+    records("OTLP export", "spans"),
+];
+
+/// Where a streamed Chat Completion chunk keeps its pieces of tool calls:
+/// as written here (`P` is text), and made ready by the plan.
+#[derive(Debug)]
+pub struct ChatChunkPaths<P = &'static str> {
+    /// The completion the chunk belongs to.
+    pub stream: P,
+    /// Its choices.
+    pub choices: P,
+    /// A choice's index.
+    pub choice: P,
+    /// A choice's pieces of tool calls.
+    pub parts: P,
+    /// A piece's call index.
+    pub part: P,
+    /// A piece's call id (in the first piece of a call).
+    pub id: P,
+    /// A piece's tool name (in the first piece of a call).
+    pub name: P,
+    /// A piece's fragment of the arguments.
+    pub fragment: P,
+    /// Present on a choice's last chunk.
+    pub end: P,
+}
+
+impl<P> ChatChunkPaths<P> {
+    /// The same paths made ready, each told whether it is looked inside.
+    pub fn map<Q>(&self, mut f: impl FnMut(&P, Keep) -> Q) -> ChatChunkPaths<Q> {
+        ChatChunkPaths {
+            stream: f(&self.stream, Keep::Raw),
+            choices: f(&self.choices, Keep::Open),
+            choice: f(&self.choice, Keep::Raw),
+            parts: f(&self.parts, Keep::Open),
+            part: f(&self.part, Keep::Raw),
+            id: f(&self.id, Keep::Raw),
+            name: f(&self.name, Keep::Raw),
+            fragment: f(&self.fragment, Keep::Raw),
+            end: f(&self.end, Keep::Raw),
+        }
+    }
+}
+
+/// The streamed Chat Completion chunk.
+pub const CHAT_CHUNK: ChatChunkPaths = ChatChunkPaths {
+    stream: "id",
+    choices: "choices",
+    choice: "index",
+    parts: "delta.tool_calls",
+    part: "index",
+    id: "id",
+    name: "function.name",
+    fragment: "function.arguments",
+    end: "finish_reason",
+};
+
+/// Where a streamed Anthropic message's events keep a tool call: as written
+/// here (`P` is text), and made ready by the plan.
+#[derive(Debug)]
+pub struct MessageEventPaths<P = &'static str> {
+    /// The event's type.
+    pub kind: P,
+    /// The content block an event is about.
+    pub index: P,
+    /// `content_block_start`'s block.
+    pub block: P,
+    /// The block's type.
+    pub block_kind: P,
+    /// The block's call id.
+    pub id: P,
+    /// The block's tool name.
+    pub name: P,
+    /// The block's MCP server, for `mcp_tool_use`.
+    pub server: P,
+    /// The block's input as it starts (usually `{}`).
+    pub input: P,
+    /// `content_block_delta`'s fragment of the input.
+    pub fragment: P,
+}
+
+impl<P> MessageEventPaths<P> {
+    /// The same paths made ready, each told whether it is looked inside.
+    pub fn map<Q>(&self, mut f: impl FnMut(&P, Keep) -> Q) -> MessageEventPaths<Q> {
+        MessageEventPaths {
+            kind: f(&self.kind, Keep::Raw),
+            index: f(&self.index, Keep::Raw),
+            block: f(&self.block, Keep::Open),
+            block_kind: f(&self.block_kind, Keep::Raw),
+            id: f(&self.id, Keep::Raw),
+            name: f(&self.name, Keep::Raw),
+            server: f(&self.server, Keep::Raw),
+            input: f(&self.input, Keep::Raw),
+            fragment: f(&self.fragment, Keep::Raw),
+        }
+    }
+}
+
+/// The streamed Anthropic message.
+pub const MESSAGE_EVENTS: MessageEventPaths = MessageEventPaths {
+    kind: "type",
+    index: "index",
+    block: "content_block",
+    block_kind: "type",
+    id: "id",
+    name: "name",
+    server: "server_name",
+    input: "input",
+    fragment: "delta.partial_json",
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/audit.md's table of shapes names every shape of this one.
+    #[test]
+    fn the_docs_table_names_every_shape() {
+        let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/audit.md"))
+            .expect("read docs/audit.md");
+        for shape in SHAPES {
+            let (row, member) = match shape.reads {
+                // Records that hold records are listed by member.
+                Reads::Records { .. } => (format!("`{}`", shape.at), shape.at),
+                _ => (format!("| {} |", shape.what), shape.what),
+            };
+            assert!(docs.contains(&row), "docs/audit.md does not list {member}");
+        }
+    }
+}

@@ -1,0 +1,511 @@
+//! The one walker: reads a record against every shape of the table, in
+//! order, and hands what it finds to a [`Handler`].
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use mcp_unknown_keys::audit::{Hint, MissingKey, Warning, arguments_text};
+use serde::de::IgnoredAny;
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use super::capture::{Node, Object};
+use super::plan::{CallPaths, Compiled, Path, Plan};
+use super::seen::{Print, Seen};
+use super::streams::{Assembled, Streams};
+use super::table::Reads;
+use super::{Found, Handler, Read, json_string};
+
+/// How many levels down a record of no known shape is searched for records
+/// (`{"loglines":[…]}`, a results file whose entries hold trajectories).
+const MAX_SEARCH_DEPTH: u8 = 3;
+
+/// How many records deep records are read (an OTLP span is three down, a
+/// batch line's choice message five). A line nesting records past it, as
+/// only a hostile one would, is read no deeper: each level opened on demand
+/// reads its text again.
+const MAX_RECORD_DEPTH: u8 = 16;
+
+/// Reads the records of one input, keeping what spans records: the calls
+/// already read and the streams being assembled.
+#[derive(Debug, Default)]
+pub struct Reader {
+    seen: Seen,
+    streams: Streams,
+}
+
+impl Reader {
+    /// Reads one line of JSON Lines. A line of server-sent events is read
+    /// by its `data:`, and `data: [DONE]` ends the chat streams; the other
+    /// lines of that framing are blank.
+    pub fn read_line(&mut self, line: &str, to: &mut impl Handler) -> Read {
+        let mut line = line.trim_ascii();
+        if let Some(data) = line.strip_prefix("data:") {
+            line = data.trim_ascii();
+            if line == "[DONE]" {
+                let mut ended = Vec::new();
+                self.streams.end_chats(&mut ended);
+                self.walk(to).assembled(ended);
+                return Read::Used;
+            }
+        } else if ["event:", "id:", "retry:", ":"]
+            .iter()
+            .any(|p| line.starts_with(p))
+        {
+            return Read::Blank;
+        }
+        if line.is_empty() {
+            return Read::Blank;
+        }
+        self.read_value(line, false, to)
+    }
+
+    /// Reads one JSON value of a file that is not JSON Lines: each element
+    /// of an array, or an object as a record; an object of no known shape is
+    /// searched for records in its members, arrays and objects alike.
+    pub fn read_document(&mut self, text: &str, to: &mut impl Handler) -> Read {
+        self.read_value(text.trim_ascii(), true, to)
+    }
+
+    /// The input ends: the calls of streams cut short are handed over as
+    /// they stand.
+    pub fn finish(&mut self, to: &mut impl Handler) {
+        let mut ended = Vec::new();
+        self.streams.end(&mut ended);
+        self.walk(to).assembled(ended);
+    }
+
+    fn read_value(&mut self, text: &str, document: bool, to: &mut impl Handler) -> Read {
+        self.seen.new_record();
+        match self.walk(to).text(text, 0, document) {
+            Some(true) => Read::Used,
+            Some(false) => Read::Nothing,
+            // Valid JSON the walker could not open (nested past serde_json's
+            // depth limit) holds nothing it can use.
+            None if serde_json::from_str::<IgnoredAny>(text).is_ok() => Read::Nothing,
+            None => Read::Unreadable,
+        }
+    }
+
+    fn walk<'r, H: Handler>(&'r mut self, to: &'r mut H) -> Walk<'r, H> {
+        Walk {
+            plan: Plan::get(),
+            seen: &mut self.seen,
+            streams: &mut self.streams,
+            to,
+            depth: 0,
+        }
+    }
+}
+
+struct Walk<'r, H> {
+    plan: &'static Plan,
+    seen: &'r mut Seen,
+    streams: &'r mut Streams,
+    to: &'r mut H,
+    /// How many records deep the walk is.
+    depth: u8,
+}
+
+impl<H: Handler> Walk<'_, H> {
+    /// Reads a JSON text: `None` when it does not read; else whether it
+    /// held anything used.
+    fn text(&mut self, text: &str, depth: u8, document: bool) -> Option<bool> {
+        if text.starts_with('[') {
+            // Each element on its own, so a handler can be given its text.
+            let elements: Vec<&RawValue> = serde_json::from_str(text).ok()?;
+            let mut any = false;
+            for element in elements {
+                any |= self.text(element.get(), depth, document).unwrap_or(false);
+            }
+            return Some(any);
+        }
+        let Node::Object(record) = self.plan.vocabulary.read(text, true).ok()? else {
+            return Some(false);
+        };
+        let mut found = self.record(&record, false) || self.to.unrecognised(text);
+        if !found && depth < MAX_SEARCH_DEPTH {
+            for array in &record.other_arrays {
+                found |= self.text(array.get(), depth + 1, false).unwrap_or(false);
+            }
+            if !found && document {
+                found = self.members(text, depth);
+            }
+        }
+        Some(found)
+    }
+
+    /// Searches every member of an object that is itself an array or an
+    /// object, for a document that holds its records one level down.
+    fn members(&mut self, text: &str, depth: u8) -> bool {
+        let Ok(members) = serde_json::from_str::<BTreeMap<Cow<'_, str>, &RawValue>>(text) else {
+            return false;
+        };
+        let mut found = false;
+        for value in members.values() {
+            if value.get().starts_with(['[', '{']) {
+                found |= self.text(value.get(), depth + 1, true).unwrap_or(false);
+            }
+        }
+        found
+    }
+
+    /// Reads one record against every shape; whether anything was used.
+    fn record(&mut self, record: &Object<'_>, history: bool) -> bool {
+        let plan = self.plan;
+        let mut found = false;
+        for shape in plan.candidates(record) {
+            let mut matched = false;
+            if let Reads::Catalogue = shape.reading {
+                matched = self.catalogue(record, &shape.at);
+            } else {
+                each_object(plan, record, &shape.at, &mut |object| {
+                    if shape.settled || plan.holds(&shape.when, object) {
+                        matched |= self.read(shape, object, history);
+                    }
+                });
+            }
+            if matched && shape.shape.reads.is_whole_record() {
+                return true;
+            }
+            found |= matched;
+        }
+        found
+    }
+
+    fn read(&mut self, shape: &Compiled, object: &Object<'_>, history: bool) -> bool {
+        let plan = self.plan;
+        match &shape.reading {
+            Reads::Records {
+                history: holds_history,
+            } => {
+                if self.depth >= MAX_RECORD_DEPTH {
+                    return false;
+                }
+                self.depth += 1;
+                let found = self.record(object, history || *holds_history);
+                self.depth -= 1;
+                found
+            }
+            Reads::Call(paths) => self.call(paths, object, history),
+            Reads::Catalogue => false,
+            Reads::ListingPage { tools, more } => {
+                let Some(tools) = plan.raw(object, tools).filter(|t| t.get().starts_with('[')) else {
+                    return false;
+                };
+                let more = plan.text(object, more).is_some();
+                self.to.tools(tools.get(), Some(more));
+                true
+            }
+            Reads::ListingRequested { cursor } => {
+                if !plan.present(object, cursor) {
+                    self.to.listing_requested();
+                }
+                true
+            }
+            Reads::ListChanged => {
+                self.to.list_changed();
+                true
+            }
+            Reads::LoggedWarning => match self.logged_warning(object) {
+                Some(warning) => {
+                    self.to.logged_warning(warning);
+                    true
+                }
+                None => false,
+            },
+            // A Claude Code line's `summary` is a string: no proxy's summary.
+            Reads::Summary => match plan
+                .raw(object, &plan.logged.summary)
+                .filter(|raw| raw.get().starts_with(['{', '[']))
+            {
+                Some(summary) => {
+                    self.to.summary(summary.get());
+                    true
+                }
+                None => false,
+            },
+            Reads::Verdict => true,
+            Reads::ChatChunk => {
+                let mut done = Vec::new();
+                self.streams.chat_chunk(plan, object, &mut done);
+                self.assembled(done);
+                true
+            }
+            Reads::MessageEvent => {
+                let mut done = Vec::new();
+                self.streams.message_event(plan, object, &mut done);
+                self.assembled(done);
+                true
+            }
+        }
+    }
+
+    /// A catalogue: the list of tools at `at`, as an array or as JSON text
+    /// in a string (an OpenTelemetry attribute).
+    fn catalogue(&mut self, record: &Object<'_>, at: &Path) -> bool {
+        let Some(raw) = self.plan.raw(record, at) else {
+            return false;
+        };
+        let text = match json_string(raw) {
+            Some(text) => text,
+            None => Cow::Borrowed(raw.get()),
+        };
+        if !text.trim_start().starts_with('[') {
+            return false;
+        }
+        self.to.tools(&text, None);
+        true
+    }
+
+    fn call(&mut self, paths: &CallPaths, object: &Object<'_>, history: bool) -> bool {
+        let plan = self.plan;
+        // A placeholder that a complete copy of the call follows.
+        if plan.holds(&plan.placeholder, object) {
+            return true;
+        }
+        let Some(tool) = first(&paths.name, |p| plan.text(object, p)).filter(|t| !t.is_empty()) else {
+            return false;
+        };
+        let server = first(&paths.server, |p| plan.text(object, p));
+        let arguments = first(&paths.arguments, |p| plan.raw(object, p)).map(|raw| arguments_text(raw.get()));
+        let id_raw = first(&paths.id, |p| plan.raw(object, p));
+        let id: Option<Value> = id_raw.and_then(|raw| serde_json::from_str(raw.get()).ok());
+        let found = Found {
+            tool: &tool,
+            server: server.as_deref(),
+            arguments: arguments.as_deref(),
+            id: id.as_ref(),
+        };
+        self.emit(found, paths.once, history);
+        true
+    }
+
+    /// Hands over the calls streams finished.
+    fn assembled(&mut self, calls: Vec<Assembled>) {
+        for call in calls {
+            let id = Value::String(call.id);
+            let found = Found {
+                tool: &call.name,
+                server: call.server.as_deref(),
+                arguments: call.arguments.as_deref(),
+                id: Some(&id).filter(|id| id.as_str() != Some("")),
+            };
+            self.emit(found, true, false);
+        }
+    }
+
+    /// Hands over one call, unless it was read before in this input.
+    fn emit(&mut self, found: Found<'_>, once: bool, history: bool) {
+        if once {
+            let id = found.id.map(|id| match id {
+                Value::String(text) => Cow::Borrowed(text.as_str()),
+                other => Cow::Owned(other.to_string()),
+            });
+            let print = Print {
+                id: id.as_deref(),
+                name: found.tool,
+                server: found.server,
+                arguments: found.arguments,
+            };
+            if !self.seen.first_time(&print, history) {
+                return;
+            }
+        }
+        self.to.call(found);
+    }
+
+    /// A warning a proxy logged: its fields read leniently (fields added
+    /// later are ignored; a diagnosis that does not read is left out).
+    fn logged_warning(&self, object: &Object<'_>) -> Option<Warning> {
+        let plan = self.plan;
+        let paths = &plan.logged;
+        let list =
+            |path: &Path| -> Option<Vec<String>> { serde_json::from_str(plan.raw(object, path)?.get()).ok() };
+        let tool = plan.text(object, &paths.tool)?.into_owned();
+        let unknown_keys = list(&paths.unknown_keys)?;
+        let declared_keys = list(&paths.declared_keys).unwrap_or_default();
+        let id = match plan.raw(object, &paths.id) {
+            Some(raw) => json_string(raw).map_or_else(|| raw.get().to_owned(), Cow::into_owned),
+            None => String::new(),
+        };
+        let hints: Vec<Hint> = plan
+            .raw(object, &paths.hints)
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or_default();
+        let missing: Vec<MissingKey> = plan
+            .raw(object, &paths.missing_keys)
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or_default();
+        Some(Warning::new(tool, unknown_keys, declared_keys, id).with_diagnosis(hints, missing))
+    }
+}
+
+/// The first of `paths` at which `read` finds something.
+fn first<'p, T>(paths: &'p [Path], read: impl FnMut(&'p Path) -> Option<T>) -> Option<T> {
+    paths.iter().find_map(read)
+}
+
+/// Calls `f` with each object at `path` from `object`: an array met on the
+/// way is read element by element, and a member kept both ways is opened
+/// when it is an array.
+fn each_object<'a>(plan: &Plan, object: &Object<'a>, path: &Path, f: &mut impl FnMut(&Object<'a>)) {
+    let Path::Members(words) = path else {
+        return;
+    };
+    match words.split_first() {
+        None => f(object),
+        Some((word, rest)) => {
+            if let Some(node) = object.get(*word) {
+                each_in(plan, node, rest, f);
+            }
+        }
+    }
+}
+
+fn each_in<'a>(plan: &Plan, node: &Node<'a>, rest: &[u16], f: &mut impl FnMut(&Object<'a>)) {
+    match node {
+        Node::Object(object) => match rest.split_first() {
+            None => f(object),
+            Some((word, rest)) => {
+                if let Some(node) = object.get(*word) {
+                    each_in(plan, node, rest, f);
+                }
+            }
+        },
+        Node::Array(items) => {
+            for item in items {
+                each_in(plan, item, rest, f);
+            }
+        }
+        Node::Raw(raw) if raw.get().starts_with('[') => {
+            if let Ok(opened) = plan.vocabulary.read(raw.get(), false) {
+                each_in(plan, &opened, rest, f);
+            }
+        }
+        Node::Raw(_) | Node::Scalar => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a walk handed over, as text.
+    #[derive(Default)]
+    struct Seen(Vec<String>);
+
+    impl Handler for Seen {
+        fn tools(&mut self, tools: &str, page: Option<bool>) {
+            self.0.push(format!("tools {page:?} {tools}"));
+        }
+
+        fn call(&mut self, call: Found<'_>) {
+            let id = call.id.map(Value::to_string).unwrap_or_default();
+            self.0.push(format!(
+                "call {} {} {id}",
+                call.tool,
+                call.arguments.unwrap_or("-")
+            ));
+        }
+
+        fn logged_warning(&mut self, warning: Warning) {
+            self.0.push(format!("logged {}", warning.tool));
+        }
+
+        fn summary(&mut self, summary: &str) {
+            self.0.push(format!("summary {summary}"));
+        }
+
+        fn list_changed(&mut self) {
+            self.0.push("list_changed".to_owned());
+        }
+
+        fn listing_requested(&mut self) {
+            self.0.push("listing_requested".to_owned());
+        }
+    }
+
+    fn read(lines: &[&str]) -> (Vec<Read>, Vec<String>) {
+        let mut reader = Reader::default();
+        let mut seen = Seen::default();
+        let reads = lines
+            .iter()
+            .map(|line| reader.read_line(line, &mut seen))
+            .collect();
+        reader.finish(&mut seen);
+        (reads, seen.0)
+    }
+
+    #[test]
+    fn a_claude_code_summary_line_is_no_proxy_summary() {
+        let (reads, seen) = read(&[r#"{"type":"summary","summary":"Fixing the parser","leafUuid":"u"}"#]);
+        assert_eq!((reads, seen), (vec![Read::Nothing], vec![]));
+    }
+
+    #[test]
+    fn arguments_are_never_read_as_records() {
+        // A tool_use whose input looks like a request body holds one call.
+        let line = r#"{"type":"tool_use","id":"t","name":"run","input":{"messages":[{"tool_calls":[{"id":"x","function":{"name":"evil","arguments":"{}"}}]}]}}"#;
+        let (_, seen) = read(&[line]);
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        assert!(seen[0].starts_with("call run "), "{seen:?}");
+    }
+
+    #[test]
+    fn a_placeholder_is_recognised_but_not_counted() {
+        let (reads, seen) = read(&[
+            r#"{"type":"item.started","item":{"id":"i","type":"mcp_tool_call","server":"s","tool":"t","arguments":{},"status":"in_progress"}}"#,
+        ]);
+        assert_eq!((reads, seen), (vec![Read::Used], vec![]));
+    }
+
+    #[test]
+    fn sse_framing_is_blank_and_done_ends_the_chat_streams() {
+        let chunk = r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"f","arguments":"{}"}}]},"finish_reason":null}]}"#;
+        let mut reader = Reader::default();
+        let mut seen = Seen::default();
+        assert_eq!(reader.read_line("event: message", &mut seen), Read::Blank);
+        assert_eq!(reader.read_line(": keep-alive", &mut seen), Read::Blank);
+        assert_eq!(reader.read_line(chunk, &mut seen), Read::Used);
+        assert!(seen.0.is_empty());
+        assert_eq!(reader.read_line("data: [DONE]", &mut seen), Read::Used);
+        assert_eq!(seen.0, [r#"call f {} "call_1""#]);
+    }
+
+    #[test]
+    fn a_record_of_no_known_shape_is_searched_a_few_levels_down() {
+        let call = r#"{"id":"c1","function":{"name":"f","arguments":"{}"}}"#;
+        let nested = format!(r#"{{"a":[{{"b":[{{"c":[{{"tool_calls":[{call}]}}]}}]}}]}}"#);
+        let (_, seen) = read(&[&nested]);
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        let too_deep = format!(r#"{{"a":[{{"b":[{{"c":[{{"d":[{call}]}}]}}]}}]}}"#);
+        let (reads, seen) = read(&[&too_deep]);
+        assert_eq!((reads, seen), (vec![Read::Nothing], vec![]));
+    }
+
+    #[test]
+    fn records_nested_past_a_few_levels_are_read_no_deeper() {
+        // Kept raw at each level, and opened on demand: without a limit,
+        // each level would read the rest again, and deeper than the stack.
+        let call = r#"{"type":"function_call","name":"f","arguments":"{}","call_id":"c"}"#;
+        let line = |levels: usize| format!("{}{call}{}", r#"{"input":["#.repeat(levels), "]}".repeat(levels));
+        let (_, seen) = read(&[&line(3)]);
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        let (reads, seen) = read(&[&line(20_000)]);
+        assert_eq!((reads, seen), (vec![Read::Nothing], vec![]));
+    }
+
+    #[test]
+    fn json_nested_past_the_parser_s_depth_is_valid_but_holds_nothing() {
+        let deep = format!(
+            "{}{}",
+            r#"{"message":"#.repeat(200),
+            "1".to_owned() + &"}".repeat(200)
+        );
+        let (reads, _) = read(&[&deep]);
+        assert_eq!(reads, [Read::Nothing]);
+        let (reads, _) = read(&["{\"message\":"]);
+        assert_eq!(reads, [Read::Unreadable]);
+    }
+}
