@@ -117,6 +117,7 @@ struct Open {
     problem: Option<Unreadable>,
     runs_code: bool,
     glob: bool,
+    brace: bool,
     tilde: bool,
 }
 
@@ -139,6 +140,17 @@ struct Lexer<'s, 'b> {
     word: Option<Open>,
     redirect: Option<Target>,
     scratch: String,
+}
+
+/// Whether a word holds a brace expansion: a `{` with a `,` or `..` before
+/// a later `}` (`{a,b}`, `{1..3}`; `{}` and `{x}` stay as written).
+fn is_brace_expansion(raw: &str) -> bool {
+    raw.match_indices('{').any(|(open, _)| {
+        let after = &raw[open + 1..];
+        after
+            .find('}')
+            .is_some_and(|close| after[..close].contains(',') || after[..close].contains(".."))
+    })
 }
 
 /// The bytes that may mean something to the shell; every other byte is
@@ -282,9 +294,13 @@ impl Lexer<'_, '_> {
                 self.open(at);
                 self.set(|word| word.tilde = true);
             }
-            b'*' | b'?' | b'[' | b'{' => {
+            b'*' | b'?' | b'[' => {
                 self.open(at);
                 self.set(|word| word.glob = true);
+            }
+            b'{' => {
+                self.open(at);
+                self.set(|word| word.brace = true);
             }
             _ => self.open(at), // a `#` or `~` inside a word
         }
@@ -355,6 +371,7 @@ impl Lexer<'_, '_> {
             problem: None,
             runs_code: false,
             glob: false,
+            brace: false,
             tilde: false,
         });
     }
@@ -363,7 +380,7 @@ impl Lexer<'_, '_> {
         let Some(open) = self.word.take() else { return };
         let raw = &self.src[open.start..end];
         let mut problem = open.problem;
-        if open.glob && !matches!(raw, "[" | "[[" | "{" | "{}") {
+        if (open.glob && !matches!(raw, "[" | "[[")) || (open.brace && is_brace_expansion(raw)) {
             problem.get_or_insert(Unreadable::Glob);
         }
         if open.tilde && raw != "~" && !raw.starts_with("~/") {
@@ -372,11 +389,12 @@ impl Lexer<'_, '_> {
         if open.runs_code {
             self.piece.substitutions += 1;
         }
-        let text = match shlex::split(raw).as_deref() {
-            Some([text]) => text.clone(),
+        let text = match shlex::split(raw) {
+            Some(mut words) if words.len() == 1 => words.remove(0),
             _ => {
-                problem.get_or_insert(Unreadable::UnbalancedQuote);
-                String::new()
+                // An open quote (or a lone backslash) at the end of the line.
+                self.piece.broken = Some(Unreadable::UnbalancedQuote);
+                return;
             }
         };
         let word = Word {
