@@ -148,13 +148,14 @@ fn hint(facts: &Facts<'_>, rule: Option<&Rule>) -> Option<String> {
         }
         None => {}
     }
-    let about_hosts = rule.is_none_or(|rule| rule.host.is_some());
+    let about_hosts = rule.is_none_or(|rule| rule.narrowing.host.is_some());
     if let Some((argument, problem)) = facts.first_unreadable_url().filter(|_| about_hosts) {
         return Some(format!(
             "Its `{argument}` could not be checked ({problem}); a plain http(s) URL may be allowed."
         ));
     }
-    let about_commands = rule.is_none_or(|rule| rule.command.is_some() || rule.check.is_some());
+    let about_commands =
+        rule.is_none_or(|rule| rule.narrowing.command.is_some() || rule.narrowing.check.is_some());
     let command = facts.first_unreadable_command().filter(|_| about_commands)?;
     let why = command.unreadable.expect("an unreadable command says why");
     let shown = match command.unread.first() {

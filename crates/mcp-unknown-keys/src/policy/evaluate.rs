@@ -125,7 +125,7 @@ fn matches(rule: &Rule, facts: &Facts<'_>, command: Option<&Command>, checks: &C
             return false;
         }
     }
-    if let Some(host) = &rule.host {
+    if let Some(host) = &rule.narrowing.host {
         let verdicts = facts.urls.iter().map(|url| match &url.host {
             Ok(name) => Tristate::unless_unsure(host.matches(name), false),
             Err(_) => Tristate::Unknown,
@@ -138,11 +138,11 @@ fn matches(rule: &Rule, facts: &Facts<'_>, command: Option<&Command>, checks: &C
             return false;
         }
     }
-    if rule.command.is_some() || rule.check.is_some() {
+    if rule.narrowing.command.is_some() || rule.narrowing.check.is_some() {
         // A call that names no command is not about one.
         let Some(command) = command else { return false };
         let mut verdict = command_verdict(rule, command);
-        if let Some(check) = &rule.check {
+        if let Some(check) = &rule.narrowing.check {
             verdict = verdict.and(checks.run(check, command));
         }
         if !verdict.fires(allow) {
@@ -166,7 +166,8 @@ fn fold(mut verdicts: impl Iterator<Item = Tristate>, allow: bool) -> bool {
 /// rule folds case, and cannot tell past what could be read.
 fn command_verdict(rule: &Rule, command: &Command) -> Tristate {
     let allow = rule.decision == Decision::Allow;
-    let Some(pattern) = &rule.command else {
+    let narrowing = &rule.narrowing;
+    let Some(pattern) = &narrowing.command else {
         return Tristate::Yes;
     };
     let Some(name) = command.name() else {
@@ -180,7 +181,7 @@ fn command_verdict(rule: &Rule, command: &Command) -> Tristate {
         true => arg == want,
         false => arg.to_lowercase() == want.to_lowercase(),
     };
-    let prefix = rule
+    let prefix = narrowing
         .args
         .iter()
         .enumerate()
@@ -190,13 +191,13 @@ fn command_verdict(rule: &Rule, command: &Command) -> Tristate {
             None => Err(Tristate::unless_unsure(false, unsure)),
         });
     let prefix = prefix.unwrap_or_else(|stop| stop);
-    let any = match rule.args_any.is_empty() {
+    let any = match narrowing.args_any.is_empty() {
         true => Tristate::Yes,
         false => {
             let found = command
                 .args
                 .iter()
-                .any(|arg| rule.args_any.iter().any(|want| same(arg, want)));
+                .any(|arg| narrowing.args_any.iter().any(|want| same(arg, want)));
             Tristate::unless_unsure(found, unsure)
         }
     };

@@ -38,7 +38,7 @@ pub use grants::Grants;
 pub use host::{HostPattern, UrlProblem, url_host};
 pub use layer::PolicyLayer;
 pub use patterns::{CommandPattern, Dir, ToolPattern};
-pub use rules::{Decision, Rule, RuleError, Severity, default_rules};
+pub use rules::{Decision, Narrowing, Rule, RuleError, Severity, default_rules};
 
 use self::ask::Asker;
 use self::config::Compiled;

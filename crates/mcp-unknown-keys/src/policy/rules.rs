@@ -101,6 +101,22 @@ pub struct Rule {
     /// The directory it is about, when it is about one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub under: Option<Dir>,
+    /// The websites, programs and checks it is about, when it is about some.
+    #[serde(flatten)]
+    pub narrowing: Box<Narrowing>,
+    /// How loudly to show it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub severity: Option<Severity>,
+    /// Why it exists, for the human and the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// What narrows a [`Rule`] besides its tools and `under`. Most rules have
+/// none of it, so a rule keeps it boxed and stays small.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[non_exhaustive]
+pub struct Narrowing {
     /// The websites it is about, when it is about some.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<HostPattern>,
@@ -116,12 +132,6 @@ pub struct Rule {
     /// The name of a host-supplied check each simple command must meet.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<String>,
-    /// How loudly to show it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub severity: Option<Severity>,
-    /// Why it exists, for the human and the model.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
 }
 
 /// A rule as written, before its members are checked together.
@@ -148,11 +158,11 @@ impl TryFrom<RuleData> for Rule {
             tool: data.tool,
             decision: data.decision,
             under: data.under,
-            host: data.host,
-            command: data.command,
-            args: Vec::new(),
-            args_any: Vec::new(),
-            check: None,
+            narrowing: Box::new(Narrowing {
+                host: data.host,
+                command: data.command,
+                ..Narrowing::default()
+            }),
             severity: data.severity,
             note: data.note,
         };
@@ -176,11 +186,7 @@ impl Rule {
             tool: ToolPattern::new(tool)?,
             decision,
             under: None,
-            host: None,
-            command: None,
-            args: Vec::new(),
-            args_any: Vec::new(),
-            check: None,
+            narrowing: Box::default(),
             severity: None,
             note: None,
         })
@@ -210,31 +216,27 @@ impl Rule {
     }
 
     /// The same rule, about the URLs on these hosts only.
-    pub fn host(self, host: &str) -> Result<Rule, RuleError> {
-        Ok(Rule {
-            host: Some(HostPattern::new(host)?),
-            ..self
-        })
+    pub fn host(mut self, host: &str) -> Result<Rule, RuleError> {
+        self.narrowing.host = Some(HostPattern::new(host)?);
+        Ok(self)
     }
 
     /// The same rule, about the commands running this program only.
-    pub fn command(self, program: &str) -> Result<Rule, RuleError> {
-        Ok(Rule {
-            command: Some(CommandPattern::new(program)?),
-            ..self
-        })
+    pub fn command(mut self, program: &str) -> Result<Rule, RuleError> {
+        self.narrowing.command = Some(CommandPattern::new(program)?);
+        Ok(self)
     }
 
     /// The same rule, about the commands whose arguments begin with these.
-    pub fn args<S: Into<String>>(self, args: impl IntoIterator<Item = S>) -> Result<Rule, RuleError> {
-        let args = self.tokens("args", args)?;
-        Ok(Rule { args, ..self })
+    pub fn args<S: Into<String>>(mut self, args: impl IntoIterator<Item = S>) -> Result<Rule, RuleError> {
+        self.narrowing.args = self.tokens("args", args)?;
+        Ok(self)
     }
 
     /// The same rule, about the commands with one of these arguments.
-    pub fn args_any<S: Into<String>>(self, args: impl IntoIterator<Item = S>) -> Result<Rule, RuleError> {
-        let args_any = self.tokens("args_any", args)?;
-        Ok(Rule { args_any, ..self })
+    pub fn args_any<S: Into<String>>(mut self, args: impl IntoIterator<Item = S>) -> Result<Rule, RuleError> {
+        self.narrowing.args_any = self.tokens("args_any", args)?;
+        Ok(self)
     }
 
     /// The same rule, about the commands the named check says yes to.
@@ -246,10 +248,9 @@ impl Rule {
                 name.escape_debug()
             )));
         }
-        Ok(Rule {
-            check: Some(name.to_owned()),
-            ..self
-        })
+        let mut rule = self;
+        rule.narrowing.check = Some(name.to_owned());
+        Ok(rule)
     }
 
     /// The same rule, with a note saying why it exists.
@@ -270,7 +271,11 @@ impl Rule {
 
     /// Whether it is about every call to its tools, whatever they name.
     pub fn is_blanket(&self) -> bool {
-        self.under.is_none() && self.host.is_none() && self.command.is_none() && self.check.is_none()
+        let narrowing = &self.narrowing;
+        self.under.is_none()
+            && narrowing.host.is_none()
+            && narrowing.command.is_none()
+            && narrowing.check.is_none()
     }
 
     /// Whether it is marked a danger.
@@ -285,7 +290,7 @@ impl Rule {
         member: &str,
         tokens: impl IntoIterator<Item = S>,
     ) -> Result<Vec<String>, RuleError> {
-        if self.command.is_none() {
+        if self.narrowing.command.is_none() {
             return Err(RuleError::new(format!(
                 "`{member}` narrows a `command`: name the program too (e.g. \"command\": \"git\")"
             )));
@@ -306,24 +311,25 @@ impl fmt::Display for Rule {
         if let Some(under) = &self.under {
             write!(f, " under {under}")?;
         }
-        if let Some(host) = &self.host {
+        let narrowing = &self.narrowing;
+        if let Some(host) = &narrowing.host {
             write!(f, " host {host}")?;
         }
-        if let Some(command) = &self.command {
+        if let Some(command) = &narrowing.command {
             write!(f, " command {command}")?;
         }
-        for arg in &self.args {
+        for arg in &narrowing.args {
             write!(f, " {}", arg.escape_debug())?;
         }
-        if !self.args_any.is_empty() {
-            let any: Vec<String> = self
+        if !narrowing.args_any.is_empty() {
+            let any: Vec<String> = narrowing
                 .args_any
                 .iter()
                 .map(|arg| arg.escape_debug().to_string())
                 .collect();
             write!(f, " (with any of {})", any.join(", "))?;
         }
-        if let Some(check) = &self.check {
+        if let Some(check) = &narrowing.check {
             write!(f, " check {check}")?;
         }
         Ok(())
