@@ -178,6 +178,7 @@ const HIDES_RM: &[&str] = &[
     "sudo rm -rf /",
     "xargs rm -rf < list",
     "nice -n 5 env A=1 timeout 3 rm -rf /",
+    "git log && find / -exec rm -rf {} +",
 ];
 
 #[tokio::test]

@@ -58,8 +58,8 @@ fn operators_inside_quotes_or_escaped_do_not_split() {
     );
     assert_eq!(line("grep 'foo|bar;baz' src"), ["grep foo|bar;baz src"]);
     assert_eq!(
-        line(r"find . -name x -exec rm {} \;"),
-        ["find . -name x -exec rm {} ;"]
+        line(r"find . -name x -exec rm {} \; -print"),
+        ["find . -name x -exec rm {} ; -print", "rm {}"]
     );
     assert_eq!(line(r"echo a\&\&b"), ["echo a&&b"]);
     assert_eq!(line(r#"echo "it's" 'say "hi"'"#), [r#"echo it's say "hi""#]);
@@ -195,6 +195,34 @@ fn su_and_eval_run_their_command_strings() {
     assert_eq!(unreadable("eval $CMD"), [Some(Unreadable::Expansion)]);
 }
 
+#[test]
+fn find_stays_visible_with_what_its_exec_runs() {
+    let commands = decompose_line("find . -name '*.tmp' -exec rm -f {} \\; -o -execdir echo {} +");
+    assert_eq!(
+        shown(&commands),
+        [
+            "find . -name *.tmp -exec rm -f {} ; -o -execdir echo {} +",
+            "rm -f {}",
+            "echo {}"
+        ]
+    );
+    assert_eq!(commands[1].unreadable, Some(Unreadable::FromInput), "it gets the files found");
+    assert_eq!(line("find . -name x -delete"), ["find . -name x -delete"]);
+    assert!(
+        decompose_line("find . $ACTION").iter().any(|c| c.program.is_none()),
+        "an unreadable word may be an -exec"
+    );
+}
+
+#[test]
+fn the_variables_set_for_a_command_are_named() {
+    let commands = decompose_line("PATH=/tmp/evil GIT_PAGER='less -R' git log; env -i LD_PRELOAD=x.so ls");
+    assert_eq!(commands[0].assigns, ["PATH", "GIT_PAGER"]);
+    assert_eq!(commands[1].assigns, ["LD_PRELOAD"]);
+    assert_eq!(commands[0].to_string(), "PATH=… GIT_PAGER=… git log");
+    assert!(decompose_line("git log").iter().all(|c| c.assigns.is_empty()));
+}
+
 // --- Shells ---
 
 #[test]
@@ -323,7 +351,7 @@ fn globs_and_braces_cannot_be_read_but_brackets_and_braces_alone_can() {
     assert_eq!(line("[ -f x ]"), ["[ -f x ]"]);
     assert_eq!(line("echo {} {x} -I{}"), ["echo {} {x} -I{}"]);
     assert!(unreadable("echo {1..3}").contains(&Some(Unreadable::Glob)));
-    assert_eq!(line("find . -exec ls {} +"), ["find . -exec ls {} +"]);
+    assert_eq!(line("find . -exec ls {} +"), ["find . -exec ls {} +", "ls {}"]);
     assert_eq!(line("ls '*.rs' \"?\""), ["ls *.rs ?"], "quoted: literal");
     assert_eq!(
         argv(&["rm", "-rf", "/*"]),

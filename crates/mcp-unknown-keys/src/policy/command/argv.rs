@@ -47,17 +47,24 @@ impl Reader {
     /// The commands one simple command of a line runs: itself (or what it
     /// wraps), then one unknown command per command substitution.
     fn piece(&mut self, piece: Piece, depth: usize) -> Vec<Command> {
-        let mut commands = match (piece.broken, strip_leading(piece.words)) {
-            (Some(problem), _) | (None, Err(problem)) => vec![Command::unknown(problem)],
-            (None, Ok(words)) if words.is_empty() => match (&piece.problem, piece.writes.is_empty()) {
-                // Redirections alone (`> file`) still write.
-                (None, true) => Vec::new(),
-                (problem, _) => vec![Command::unknown(problem.unwrap_or(Unreadable::Redirection))],
-            },
-            (None, Ok(words)) => self.argv(words, depth),
+        let (mut commands, assigns) = match (piece.broken, strip_leading(piece.words)) {
+            (Some(problem), _) | (None, Err(problem)) => (vec![Command::unknown(problem)], Vec::new()),
+            (None, Ok((words, assigns))) if words.is_empty() => {
+                match (&piece.problem, piece.writes.is_empty()) {
+                    // Redirections alone (`> file`) still write.
+                    (None, true) => (Vec::new(), assigns),
+                    (problem, _) => (
+                        vec![Command::unknown(problem.unwrap_or(Unreadable::Redirection))],
+                        assigns,
+                    ),
+                }
+            }
+            (None, Ok((words, assigns))) => (self.argv(words, depth), assigns),
         };
-        // The redirections belong to the command the piece runs.
+        // The assignments and redirections belong to the command the piece
+        // runs.
         for command in &mut commands {
+            command.assigns.splice(0..0, assigns.iter().cloned());
             command.writes.extend(piece.writes.iter().cloned());
             if command.unreadable.is_none() {
                 command.unreadable = piece.problem;
@@ -69,13 +76,15 @@ impl Reader {
 
     /// The commands an argv runs.
     pub(crate) fn argv(&mut self, mut words: Vec<Word>, depth: usize) -> Vec<Command> {
-        loop {
+        // The variables `env` sets for the command it runs.
+        let mut assigns = Vec::new();
+        let mut commands = loop {
             let Some(first) = words.first() else {
-                return Vec::new();
+                break Vec::new();
             };
             let program = match first.readable() {
                 Ok(program) => program,
-                Err(problem) => return vec![unknown(problem, &words)],
+                Err(problem) => break vec![unknown(problem, &words)],
             };
             // Structure is found with case folded: on a case-insensitive
             // file system `BASH` is bash, and reading its payload can only
@@ -84,20 +93,23 @@ impl Reader {
             if let Some(grammar) = wrappers::transparent(&name) {
                 match wrappers::skip(grammar, &words) {
                     Skip::To(index) if index < words.len() => {
+                        let set = words[1..index].iter().filter(|word| is_assignment(&word.raw));
+                        assigns.extend(set.map(assigned_name));
                         words.drain(..index);
                         if name == "xargs" {
-                            return self.with_input(words, depth);
+                            break self.with_input(words, depth);
                         }
                     }
-                    Skip::To(_) | Skip::Inert => return vec![plain(&words)],
-                    Skip::Refuse(problem) => return vec![unknown(problem, &words)],
+                    Skip::To(_) | Skip::Inert => break vec![plain(&words)],
+                    Skip::Refuse(problem) => break vec![unknown(problem, &words)],
                 }
                 continue;
             }
-            return match name.as_str() {
+            break match name.as_str() {
                 "sudo" | "doas" | "pkexec" => self.elevated(&name, words, depth),
                 "su" => self.su(words, depth),
                 "eval" => self.eval(&words, depth),
+                "find" => self.find(&words, depth),
                 _ if wrappers::is_shell(&name) => match wrappers::shell_payload(&words) {
                     Ok(Some(line)) => self.line(line, depth + 1),
                     Ok(None) => vec![plain(&words)],
@@ -105,7 +117,36 @@ impl Reader {
                 },
                 _ => vec![plain(&words)],
             };
+        };
+        for command in &mut commands {
+            command.assigns.splice(0..0, assigns.iter().cloned());
         }
+        commands
+    }
+
+    /// `find` stays visible, and so does each command its `-exec`,
+    /// `-execdir`, `-ok` and `-okdir` run (given the files it finds).
+    fn find(&mut self, words: &[Word], depth: usize) -> Vec<Command> {
+        let mut commands = vec![plain(words)];
+        let starts = |word: &Word| {
+            word.problem.is_some() || matches!(word.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")
+        };
+        let mut rest = &words[1..];
+        while let Some(start) = rest.iter().position(starts) {
+            if let Some(problem) = rest[start].problem {
+                // It might be an `-exec`.
+                commands.push(Command::unknown(problem));
+                break;
+            }
+            let run = &rest[start + 1..];
+            let end = run
+                .iter()
+                .position(|word| word.problem.is_none() && matches!(word.text.as_str(), ";" | "+"))
+                .unwrap_or(run.len());
+            commands.extend(self.with_input(run[..end].to_vec(), depth));
+            rest = run.get(end + 1..).unwrap_or_default();
+        }
+        commands
     }
 
     /// `xargs`' command: it gets more arguments from the input.
@@ -153,21 +194,30 @@ impl Reader {
     }
 }
 
-/// Drops the assignments (`NAME=value`) and the keywords before a command;
-/// fails on a compound command that is not one.
-fn strip_leading(mut words: Vec<Word>) -> Result<Vec<Word>, Unreadable> {
+/// Drops the assignments (`NAME=value`) and the keywords before a command,
+/// and names the variables assigned; fails on a compound command that is
+/// not one.
+fn strip_leading(mut words: Vec<Word>) -> Result<(Vec<Word>, Vec<String>), Unreadable> {
     let mut skip = 0;
+    let mut assigns = Vec::new();
     for word in &words {
         if word.is_bare() && COMPOUND.contains(&word.text.as_str()) {
             return Err(Unreadable::Compound);
         }
-        if !(is_assignment(&word.raw) || word.is_bare() && KEYWORDS.contains(&word.text.as_str())) {
+        if is_assignment(&word.raw) {
+            assigns.push(assigned_name(word));
+        } else if !(word.is_bare() && KEYWORDS.contains(&word.text.as_str())) {
             break;
         }
         skip += 1;
     }
     words.drain(..skip);
-    Ok(words)
+    Ok((words, assigns))
+}
+
+/// The variable an assignment word sets.
+fn assigned_name(word: &Word) -> String {
+    word.raw.split('=').next().unwrap_or_default().to_owned()
 }
 
 /// `NAME=…` with a bare name: the shell sets a variable, runs nothing.
@@ -198,6 +248,7 @@ fn plain(words: &[Word]) -> Command {
             .map(|word| word.raw.clone())
             .collect(),
         writes: Vec::new(),
+        assigns: Vec::new(),
         unreadable: arguments.get(readable).and_then(|word| word.problem),
     }
 }

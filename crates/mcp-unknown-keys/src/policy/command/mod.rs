@@ -9,8 +9,10 @@
 //! `time`, `xargs`, `stdbuf`, `ionice`, `setsid`, `exec`, `command`,
 //! `builtin`, `busybox`) are stripped, and the payload of `sh -c` (`bash`,
 //! `zsh`, `dash`, `ksh`…), `su -c` and `eval` is read in turn. `sudo`,
-//! `doas` and `pkexec` stay visible: the command is listed, and so is the
-//! command it runs.
+//! `doas`, `pkexec` and `find` (its `-exec`) stay visible: the command is
+//! listed, and so is the command it runs. Other programs that run commands
+//! of their own (`watch`, `ssh`, `git -c core.sshCommand=…`, `python -c`)
+//! are not read into.
 //!
 //! It never guesses. Words are lexed by [`shlex`], which also decides every
 //! question of quoting; what the shell would expand — `$VAR`, `$(…)`,
@@ -54,6 +56,11 @@ pub struct Command {
     pub unread: Vec<String>,
     /// The files its redirections write (`> file`, `>> file`), as read.
     pub writes: Vec<String>,
+    /// The variables set for it (`NAME=value cmd`, `env NAME=value cmd`),
+    /// by name. A variable can change what a program runs (`PATH`,
+    /// `LD_PRELOAD`, `GIT_SSH_COMMAND`); rules name programs, so a host
+    /// that cares writes a check over these.
+    pub assigns: Vec<String>,
     /// What could not be read, when something could not.
     pub unreadable: Option<Unreadable>,
 }
@@ -66,6 +73,7 @@ impl Command {
             args: Vec::new(),
             unread: Vec::new(),
             writes: Vec::new(),
+            assigns: Vec::new(),
             unreadable: Some(why),
         }
     }
@@ -87,6 +95,9 @@ impl fmt::Display for Command {
     /// `?` for a program that cannot be read and the unread words as
     /// written.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for name in &self.assigns {
+            write!(f, "{}=… ", visible(name))?;
+        }
         f.write_str(&self.program.as_deref().map_or_else(|| "?".to_owned(), quote))?;
         for arg in &self.args {
             write!(f, " {}", quote(arg))?;
