@@ -467,6 +467,17 @@ fn a_nul_cannot_be_read() {
 }
 
 #[test]
+fn lexing_work_is_bounded_and_running_out_is_unreadable() {
+    // Each quoted blank of one long word is asked about from the word's
+    // start: past the line's budget, the word is too costly to read.
+    let costly = format!("x{}", "' '".repeat(20_000));
+    assert_eq!(unreadable(&costly), [Some(Unreadable::TooComplex)]);
+    let long_but_cheap = format!("echo '{}'", "a ".repeat(32_000));
+    assert_eq!(unreadable(&long_but_cheap), [None]);
+    assert_eq!(decompose_line(&"true;".repeat(10_000)).len(), 10_000);
+}
+
+#[test]
 fn commands_show_as_shell_lines() {
     let commands = decompose_line("git commit -m 'a b' > log; $X y");
     let shown: Vec<String> = commands.iter().map(ToString::to_string).collect();
