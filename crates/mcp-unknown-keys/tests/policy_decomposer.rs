@@ -206,10 +206,16 @@ fn find_stays_visible_with_what_its_exec_runs() {
             "echo {}"
         ]
     );
-    assert_eq!(commands[1].unreadable, Some(Unreadable::FromInput), "it gets the files found");
+    assert_eq!(
+        commands[1].unreadable,
+        Some(Unreadable::FromInput),
+        "it gets the files found"
+    );
     assert_eq!(line("find . -name x -delete"), ["find . -name x -delete"]);
     assert!(
-        decompose_line("find . $ACTION").iter().any(|c| c.program.is_none()),
+        decompose_line("find . $ACTION")
+            .iter()
+            .any(|c| c.program.is_none()),
         "an unreadable word may be an -exec"
     );
 }
