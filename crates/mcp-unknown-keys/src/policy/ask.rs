@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Rule;
+use super::command::Command;
+use super::facts::UrlArgument;
 use crate::provider::BoxFuture;
 
 /// What the human is asked about one call, as `on_ask` receives it.
@@ -29,17 +31,33 @@ pub struct Question {
     /// The `reason` the model gave for the call, when it gave one as text
     /// (see [`Reasons`](crate::Reasons)).
     pub reason: Option<String>,
-    /// The `ask` rule that matched, or `None` when no rule matched.
+    /// The `ask` rule that matched, or `None` when no rule matched. A rule
+    /// marked a danger ([`Question::is_danger`]) should be shown loudly,
+    /// with its note.
     pub rule: Option<Rule>,
     /// The path arguments of the call.
     pub paths: Vec<PathArgument>,
+    /// The URL arguments of the call.
+    pub urls: Vec<UrlArgument>,
+    /// The simple commands the call runs (see [`command`](super::command)).
+    pub commands: Vec<Command>,
     /// A grant that would cover calls like this one: this tool, under the
     /// directory holding its paths (the tool's root when a path could not be
-    /// placed; no directory when the call names no path). Answer
-    /// [`Answer::AlwaysAllow`]`(None)` to remember it. `None` when the tool's
-    /// name cannot be written as a pattern (it holds `*`, `?`, brackets or
-    /// braces): an `Always` answer without a rule then remembers nothing.
+    /// placed); else on the one host its URLs name; else running the one
+    /// program its commands run, when they could all be read; else the tool
+    /// alone. Answer [`Answer::AlwaysAllow`]`(None)` to remember it. `None`
+    /// when the tool's name cannot be written as a pattern (it holds `*`,
+    /// `?`, brackets or braces): an `Always` answer without a rule then
+    /// remembers nothing.
     pub suggested_grant: Option<Rule>,
+}
+
+impl Question {
+    /// Whether the rule asking is marked a danger: no grant answers it, and
+    /// it should be shown loudly.
+    pub fn is_danger(&self) -> bool {
+        self.rule.as_ref().is_some_and(Rule::is_danger)
+    }
 }
 
 /// One path argument of a call, as the policy placed it.
@@ -56,7 +74,8 @@ pub struct PathArgument {
 
 impl fmt::Display for Question {
     /// One line for a terminal prompt, e.g.
-    /// `fs_write (call_7) path=notes/todo.md — "to save the plan"`.
+    /// `fs_write (call_7) path=notes/todo.md — "to save the plan"`, or
+    /// `shell_run (call_8) $ git push --force [danger: rewrites git history …]`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.tool)?;
         if !self.id.is_empty() {
@@ -65,8 +84,22 @@ impl fmt::Display for Question {
         for path in &self.paths {
             write!(f, " {}={}", path.argument, path.path.escape_debug())?;
         }
+        for url in &self.urls {
+            write!(f, " {}={}", url.argument, url.url.escape_debug())?;
+        }
+        if !self.commands.is_empty() {
+            let commands: Vec<String> = self.commands.iter().map(ToString::to_string).collect();
+            write!(f, " $ {}", commands.join(" ; "))?;
+        }
         if let Some(reason) = &self.reason {
             write!(f, " — \"{}\"", reason.escape_debug())?;
+        }
+        if let Some(rule) = self.rule.as_ref().filter(|rule| rule.is_danger()) {
+            write!(
+                f,
+                " [danger: {}]",
+                rule.note.as_deref().unwrap_or("marked a danger")
+            )?;
         }
         Ok(())
     }
@@ -77,7 +110,8 @@ impl fmt::Display for Question {
 /// The `Always` answers remember a grant — the rule given, or the question's
 /// [`suggested_grant`](Question::suggested_grant) — with its decision set to
 /// allow or deny. Grants are consulted for calls that the rules would ask
-/// about, never to override an `allow` or a `deny` rule.
+/// about, never to override an `allow` or a `deny` rule, nor to lift an ask
+/// marked a danger.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Answer {

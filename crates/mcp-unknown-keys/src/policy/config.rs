@@ -4,8 +4,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::paths::{CallPaths, Lexical};
-use super::{Decision, Dir, Rule};
+use super::checks::Checks;
+use super::floor::DangerFloor;
+use super::paths::Lexical;
+use super::{Decision, Dir, Rule, ToolPattern};
 
 /// Everything a [`Policy`](super::Policy) decides by, as plain data that can
 /// be read from JSON. Unknown members are refused, and so are bad tool
@@ -22,7 +24,9 @@ use super::{Decision, Dir, Rule};
 ///         {"tool": "shell_*", "decision": "deny"}
 ///     ],
 ///     "roots": {"fs_": "/srv/project"},
-///     "path_arguments": {"fs_task": ["cwd"]}
+///     "path_arguments": {"fs_task": ["cwd"]},
+///     "command_arguments": {"ci_*": {"command": "script"}},
+///     "danger_floor": {"home": "/home/dev"}
 /// }"#).unwrap();
 /// assert_eq!(config.rules.len(), 4);
 /// assert!(config.hide_denied);
@@ -56,6 +60,41 @@ pub struct PolicyConfig {
     /// call. On unless set.
     #[serde(default = "yes")]
     pub hide_denied: bool,
+    /// Per tool pattern (`shell_*`), the arguments that hold the command it
+    /// runs, in place of `{"command": "command", "args": "args"}`. The most
+    /// specific pattern wins: a tool name, then the longest prefix.
+    #[serde(default)]
+    pub command_arguments: BTreeMap<ToolPattern, CommandArguments>,
+    /// The danger floor, when it is on: its rules go before `rules`, and the
+    /// checks they name come with them (see [`DangerFloor`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub danger_floor: Option<DangerFloor>,
+}
+
+/// The arguments of a tool that hold the command it runs.
+///
+/// The `command` argument holds a shell line (a string, read as `sh -c`
+/// would read it) or an argv (an array of strings, run without a shell).
+/// When the call also carries the `args` argument, `command` is a program's
+/// name and `args` its arguments (an array).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandArguments {
+    /// The argument holding the command.
+    pub command: String,
+    /// The argument holding the program's arguments, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<String>,
+}
+
+impl Default for CommandArguments {
+    /// `command`, with `args`.
+    fn default() -> Self {
+        CommandArguments {
+            command: "command".to_owned(),
+            args: Some("args".to_owned()),
+        }
+    }
 }
 
 fn default_path_arguments() -> Vec<String> {
@@ -82,6 +121,8 @@ impl PolicyConfig {
             path_arguments: BTreeMap::new(),
             default_path_arguments: default_path_arguments(),
             hide_denied: true,
+            command_arguments: BTreeMap::new(),
+            danger_floor: None,
         }
     }
 
@@ -95,15 +136,22 @@ impl PolicyConfig {
 /// A configuration ready to evaluate calls against.
 #[derive(Debug)]
 pub(super) struct Compiled {
-    rules: Vec<Rule>,
+    /// The floor's rules, then the configured ones.
+    pub(super) rules: Vec<Rule>,
     roots: Vec<(String, Lexical)>,
     path_arguments: BTreeMap<String, Vec<String>>,
     default_path_arguments: Vec<String>,
+    /// Most specific first.
+    command_arguments: Vec<(ToolPattern, CommandArguments)>,
+    default_command_arguments: CommandArguments,
+    pub(super) checks: Checks,
     pub(super) hide_denied: bool,
 }
 
 impl Compiled {
-    pub(super) fn new(config: PolicyConfig) -> Compiled {
+    /// The configuration with the host's checks; the floor's own checks
+    /// replace any of the same name.
+    pub(super) fn new(config: PolicyConfig, mut checks: Checks) -> Compiled {
         let mut roots: Vec<(String, Lexical)> = config
             .roots
             .iter()
@@ -111,11 +159,23 @@ impl Compiled {
             .collect();
         // Longest prefix first, so the first match is the most specific.
         roots.sort_by_key(|(prefix, _)| std::cmp::Reverse(prefix.len()));
+        let mut command_arguments: Vec<_> = config.command_arguments.into_iter().collect();
+        command_arguments
+            .sort_by_key(|(pattern, _)| (!pattern.is_exact(), std::cmp::Reverse(pattern.as_str().len())));
+        let mut rules = Vec::new();
+        if let Some(floor) = &config.danger_floor {
+            rules.extend(floor.rules());
+            checks.extend(floor.checks());
+        }
+        rules.extend(config.rules);
         Compiled {
-            rules: config.rules,
+            rules,
             roots,
             path_arguments: config.path_arguments,
             default_path_arguments: config.default_path_arguments,
+            command_arguments,
+            default_command_arguments: CommandArguments::default(),
+            checks,
             hide_denied: config.hide_denied,
         }
     }
@@ -135,10 +195,12 @@ impl Compiled {
             .unwrap_or(&self.default_path_arguments)
     }
 
-    /// The rules' verdict on a call, and the first rule that gave it (`None`
-    /// when no rule matched, which means ask).
-    pub(super) fn verdict(&self, tool: &str, paths: &CallPaths<'_>) -> (Decision, Option<&Rule>) {
-        strongest(&self.rules, tool, paths, self.root(tool))
+    /// The arguments of `tool` that hold its command.
+    pub(super) fn command_arguments(&self, tool: &str) -> &CommandArguments {
+        self.command_arguments
+            .iter()
+            .find(|(pattern, _)| pattern.matches(tool))
+            .map_or(&self.default_command_arguments, |(_, arguments)| arguments)
     }
 
     /// Whether a blanket deny rule refuses every call to `tool`.
@@ -146,42 +208,5 @@ impl Compiled {
         self.rules
             .iter()
             .any(|rule| rule.decision == Decision::Deny && rule.is_blanket() && rule.tool.matches(tool))
-    }
-}
-
-/// The strongest decision of the rules matching a call (deny over ask over
-/// allow) and the first rule giving it; ask and `None` when none matches.
-pub(super) fn strongest<'r>(
-    rules: &'r [Rule],
-    tool: &str,
-    paths: &CallPaths<'_>,
-    root: Option<&Lexical>,
-) -> (Decision, Option<&'r Rule>) {
-    let mut strongest: Option<&Rule> = None;
-    for rule in rules.iter().filter(|rule| matches(rule, tool, paths, root)) {
-        if strongest.is_none_or(|so_far| rule.decision > so_far.decision) {
-            strongest = Some(rule);
-        }
-    }
-    match strongest {
-        Some(rule) => (rule.decision, Some(rule)),
-        None => (Decision::Ask, None),
-    }
-}
-
-/// Whether `rule` is about this call. With `under`, unknown fails closed:
-/// it keeps an allow rule from matching and makes an ask or deny rule match.
-fn matches(rule: &Rule, tool: &str, paths: &CallPaths<'_>, root: Option<&Lexical>) -> bool {
-    if !rule.tool.matches(tool) {
-        return false;
-    }
-    let Some(under) = &rule.under else {
-        return true;
-    };
-    let dir = Lexical::of_dir(under).resolve(root);
-    let placement = paths.placement(&dir);
-    match rule.decision {
-        Decision::Allow => placement.all_within && !placement.unknown,
-        Decision::Ask | Decision::Deny => placement.any_within || placement.unknown,
     }
 }

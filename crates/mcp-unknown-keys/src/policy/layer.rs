@@ -1,16 +1,22 @@
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use tower_layer::Layer;
 
 use super::ask::Asker;
-use super::config::Compiled;
-use super::{Answer, Dir, Policy, PolicyConfig, Question, Rule};
+use super::checks::Checks;
+use super::command::Command;
+use super::config::{CommandArguments, Compiled};
+use super::{Answer, DangerFloor, Dir, Grants, Policy, PolicyConfig, Question, Rule, ToolPattern, Tristate};
+
+/// Called with a grant just remembered and every grant as they then stood.
+pub(super) type OnGrant = dyn Fn(&Rule, &[Rule]) + Send + Sync;
 
 /// Wraps providers in [`Policy`], as a [`tower_layer::Layer`].
 ///
 /// Each provider it wraps starts with the grants given here and remembers
-/// its own from then on.
+/// its own from then on — unless they are given one
+/// [`grant_store`](PolicyLayer::grant_store) to share.
 ///
 /// ```
 /// use mcp_unknown_keys::PolicyLayer;
@@ -28,8 +34,19 @@ use super::{Answer, Dir, Policy, PolicyConfig, Question, Rule};
 #[derive(Clone)]
 pub struct PolicyLayer {
     config: PolicyConfig,
-    grants: Vec<Rule>,
+    grants: GrantSource,
     asker: Asker,
+    checks: Checks,
+    on_grant: Option<Arc<OnGrant>>,
+}
+
+/// Where the policies a layer builds keep their grants.
+#[derive(Clone, Debug)]
+enum GrantSource {
+    /// Each its own store, starting with these.
+    Own(Vec<Rule>),
+    /// One store for all.
+    Shared(Grants),
 }
 
 impl PolicyLayer {
@@ -44,8 +61,10 @@ impl PolicyLayer {
     pub fn from_config(config: PolicyConfig) -> PolicyLayer {
         PolicyLayer {
             config,
-            grants: Vec::new(),
+            grants: GrantSource::Own(Vec::new()),
             asker: Asker::Nobody,
+            checks: Checks::default(),
+            on_grant: None,
         }
     }
 
@@ -75,10 +94,84 @@ impl PolicyLayer {
         self
     }
 
+    /// Reads the command of the tools `tools` matches from these arguments
+    /// instead of `command` and `args` (see [`CommandArguments`]).
+    pub fn command_arguments(mut self, tools: ToolPattern, arguments: CommandArguments) -> PolicyLayer {
+        self.config.command_arguments.insert(tools, arguments);
+        self
+    }
+
+    /// Puts the danger floor under the rules: its rules go first, with the
+    /// checks they name (see [`DangerFloor`]).
+    ///
+    /// ```
+    /// use mcp_unknown_keys::PolicyLayer;
+    /// use mcp_unknown_keys::policy::{DangerFloor, Dir, Rule};
+    ///
+    /// let home = Dir::new("/home/dev").unwrap();
+    /// let layer = PolicyLayer::new(vec![Rule::allow("shell_run").unwrap()])
+    ///     .danger_floor(DangerFloor::new(home));
+    /// # drop(layer);
+    /// ```
+    pub fn danger_floor(mut self, floor: DangerFloor) -> PolicyLayer {
+        self.config.danger_floor = Some(floor);
+        self
+    }
+
+    /// Names a check that rules can use (`"check": "name"`): asked about
+    /// each simple command a call runs, it answers [`Tristate::Yes`], `No`
+    /// or `Unknown` (which fails closed). A check that panics answers
+    /// `Unknown`, and so does a name no check has. The danger floor's checks
+    /// (named `danger.…`) cannot be replaced.
+    ///
+    /// ```
+    /// use mcp_unknown_keys::PolicyLayer;
+    /// use mcp_unknown_keys::policy::command::Command;
+    /// use mcp_unknown_keys::policy::{Rule, Tristate};
+    ///
+    /// // Deny `make` targets outside the ones this project builds.
+    /// let rules = vec![Rule::deny("shell_run").unwrap().command("make").unwrap().check("odd_make_target").unwrap()];
+    /// let layer = PolicyLayer::new(rules).check("odd_make_target", |command: &Command| {
+    ///     match command.is_complete() {
+    ///         true if command.args.iter().all(|target| ["build", "test"].contains(&target.as_str())) => Tristate::No,
+    ///         true => Tristate::Yes,
+    ///         false => Tristate::Unknown,
+    ///     }
+    /// });
+    /// # drop(layer);
+    /// ```
+    pub fn check(
+        mut self,
+        name: impl Into<String>,
+        check: impl Fn(&Command) -> Tristate + Send + Sync + 'static,
+    ) -> PolicyLayer {
+        self.checks.insert(name, check);
+        self
+    }
+
     /// Starts with these grants, e.g. those an earlier policy remembered
-    /// ([`Policy::grants`]). A grant whose decision is `ask` changes nothing.
+    /// ([`Policy::grants`]); each provider wrapped gets a store of its own.
+    /// A grant whose decision is `ask` changes nothing.
     pub fn grants(mut self, grants: Vec<Rule>) -> PolicyLayer {
-        self.grants = grants;
+        self.grants = GrantSource::Own(grants);
+        self
+    }
+
+    /// Keeps every wrapped provider's grants in this one store, shared with
+    /// every other policy given it: a human's "always" answered through one
+    /// is in force for all at their next call.
+    pub fn grant_store(mut self, grants: Grants) -> PolicyLayer {
+        self.grants = GrantSource::Shared(grants);
+        self
+    }
+
+    /// Calls `on_grant` each time an "always" answer is remembered, with
+    /// the grant and every grant of the store right after it was added (to
+    /// save them, say). It is called after the store's lock is released, on
+    /// the task that asked; one that panics is ignored. Policies sharing a
+    /// store may call it at the same time, in any order.
+    pub fn on_grant(mut self, on_grant: impl Fn(&Rule, &[Rule]) + Send + Sync + 'static) -> PolicyLayer {
+        self.on_grant = Some(Arc::new(on_grant));
         self
     }
 
@@ -113,11 +206,16 @@ impl PolicyLayer {
     }
 
     pub(super) fn wrap<P>(&self, inner: P) -> Policy<P> {
+        let grants = match &self.grants {
+            GrantSource::Own(grants) => Grants::new(grants.clone()),
+            GrantSource::Shared(store) => store.clone(),
+        };
         Policy {
             inner,
-            config: Arc::new(Compiled::new(self.config.clone())),
+            config: Arc::new(Compiled::new(self.config.clone(), self.checks.clone())),
             asker: self.asker.clone(),
-            grants: Mutex::new(self.grants.clone()),
+            grants,
+            on_grant: self.on_grant.clone(),
         }
     }
 }
@@ -135,7 +233,9 @@ impl std::fmt::Debug for PolicyLayer {
         f.debug_struct("PolicyLayer")
             .field("config", &self.config)
             .field("grants", &self.grants)
+            .field("checks", &self.checks)
             .field("on_ask", &!self.asker.is_nobody())
+            .field("on_grant", &self.on_grant.is_some())
             .finish()
     }
 }

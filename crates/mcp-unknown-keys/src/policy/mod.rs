@@ -1,31 +1,50 @@
-//! The `Policy` provider layer: allow, deny or ask, per tool and directory.
+//! The `Policy` provider layer: allow, deny or ask, per tool, directory,
+//! website and command.
 //!
 //! [`Policy`] decides every call before it reaches the provider beneath:
 //! [`Rule`]s name tools (`fs_read`, `fs_*`) and, optionally, a directory the
-//! call's paths must lie under; the rules are evaluated all together, deny
-//! over ask over allow, and a call no rule matches is asked about. A human
-//! answers through an `on_ask` callback, and what they say "always" to is
-//! remembered as a grant. The model is told in an error result when a call
-//! was refused; the provider never sees it.
+//! call's paths must lie under, the host its `url` names, the program its
+//! command runs (taken apart by [`command`]) or a check the host supplies;
+//! the rules are evaluated all together, deny over ask over allow, and a
+//! call no rule matches is asked about. A human answers through an `on_ask`
+//! callback, and what they say "always" to is remembered as a grant, in a
+//! store several policies may share ([`Grants`]). The [`DangerFloor`] adds
+//! the rules no grant lifts. The model is told in an error result when a
+//! call was refused; the provider never sees it.
 
 mod ask;
+mod checks;
+pub mod command;
 mod config;
+mod decide;
+mod evaluate;
+mod facts;
+mod floor;
+mod grants;
+mod host;
 mod layer;
 mod paths;
+mod patterns;
 mod rules;
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 pub use ask::{Answer, PathArgument, Question};
-pub use config::PolicyConfig;
+pub use checks::Tristate;
+pub use config::{CommandArguments, PolicyConfig};
+pub use facts::UrlArgument;
+pub use floor::DangerFloor;
+pub use grants::Grants;
+pub use host::{HostPattern, UrlProblem, url_host};
 pub use layer::PolicyLayer;
-pub use rules::{Decision, Dir, Rule, RuleError, ToolPattern, default_rules};
+pub use patterns::{CommandPattern, Dir, ToolPattern};
+pub use rules::{Decision, Narrowing, Rule, RuleError, Severity, default_rules};
 
 use self::ask::Asker;
-use self::config::{Compiled, strongest};
-use self::paths::{CallPaths, Lexical, Unknown};
+use self::config::Compiled;
+use self::decide::Outcome;
+use self::layer::OnGrant;
 use crate::provider::{BoxError, Provider};
-use crate::reasons::REASON_PARAMETER;
 use crate::settle::settle;
 use crate::wire::{ToolCall, ToolDeclaration, ToolResult};
 
@@ -103,13 +122,8 @@ pub struct Policy<P> {
     inner: P,
     config: Arc<Compiled>,
     asker: Asker,
-    grants: Mutex<Vec<Rule>>,
-}
-
-/// What became of one call.
-enum Verdict {
-    Run,
-    Refuse(String),
+    grants: Grants,
+    on_grant: Option<Arc<OnGrant>>,
 }
 
 impl Policy<()> {
@@ -123,6 +137,13 @@ impl Policy<()> {
     pub fn default_rules() -> Vec<Rule> {
         default_rules()
     }
+
+    /// The danger floor's rules for the user whose home is `home`: see
+    /// [`DangerFloor`]. They name the floor's checks, which
+    /// [`PolicyLayer::danger_floor`] installs with them.
+    pub fn danger_floor(home: Dir) -> Vec<Rule> {
+        DangerFloor::new(home).rules()
+    }
 }
 
 impl<P> Policy<P> {
@@ -135,7 +156,12 @@ impl<P> Policy<P> {
     /// The grants remembered so far, those it was given first. Hand them to
     /// a new policy with [`PolicyLayer::grants`] to carry them over.
     pub fn grants(&self) -> Vec<Rule> {
-        self.grants.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.grants.list()
+    }
+
+    /// The store its grants are kept in, shared with every policy given it.
+    pub fn grant_store(&self) -> &Grants {
+        &self.grants
     }
 
     /// The wrapped provider.
@@ -147,122 +173,6 @@ impl<P> Policy<P> {
     pub fn into_inner(self) -> P {
         self.inner
     }
-
-    /// Decides one call: rules, then grants, then the human.
-    async fn decide(&self, call: &ToolCall) -> Verdict {
-        let Some(tool) = call.name() else {
-            return Verdict::Refuse("This call was not run: it names no tool.".to_owned());
-        };
-        let root = self.config.root(tool);
-        let paths = CallPaths::read(call, self.config.path_arguments(tool), root);
-        let (decision, rule) = self.config.verdict(tool, &paths);
-        match decision {
-            Decision::Allow => return Verdict::Run,
-            Decision::Deny => {
-                let rule = rule.map(ToString::to_string).unwrap_or_default();
-                let why = format!("the permission policy denies it ({rule})");
-                return refuse(tool, &why, Some(&paths));
-            }
-            Decision::Ask => {}
-        }
-        match self.granted(tool, &paths, root) {
-            Some(Decision::Allow) => Verdict::Run,
-            Some(_) => refuse(tool, "the user has denied calls like it", Some(&paths)),
-            None if self.asker.is_nobody() => refuse(
-                tool,
-                "it needs the user's approval, and no one is here to give it",
-                Some(&paths),
-            ),
-            None => self.ask(question(call, tool, rule, &paths, root)).await,
-        }
-    }
-
-    /// The grants' verdict on a call the rules would ask about: deny over
-    /// allow, `None` when no grant covers it.
-    fn granted(&self, tool: &str, paths: &CallPaths<'_>, root: Option<&Lexical>) -> Option<Decision> {
-        let grants = self.grants.lock().unwrap_or_else(PoisonError::into_inner);
-        match strongest(&grants, tool, paths, root) {
-            (decision @ (Decision::Allow | Decision::Deny), Some(_)) => Some(decision),
-            _ => None,
-        }
-    }
-
-    /// Asks the human, and remembers what they said "always" to.
-    async fn ask(&self, question: Question) -> Verdict {
-        let tool = question.tool.clone();
-        let suggested = question.suggested_grant.clone();
-        match self.asker.ask(question).await {
-            Some(Answer::AllowOnce) => Verdict::Run,
-            Some(Answer::DenyOnce) => refuse(&tool, "the user declined it", None),
-            Some(Answer::AlwaysAllow(grant)) => {
-                self.remember(grant.or(suggested), Decision::Allow);
-                Verdict::Run
-            }
-            Some(Answer::AlwaysDeny(grant)) => {
-                self.remember(grant.or(suggested), Decision::Deny);
-                refuse(&tool, "the user declined it", None)
-            }
-            None => refuse(&tool, "asking the user for approval failed", None),
-        }
-    }
-
-    fn remember(&self, grant: Option<Rule>, decision: Decision) {
-        let Some(grant) = grant else { return };
-        let grant = Rule { decision, ..grant };
-        self.grants
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(grant);
-    }
-}
-
-/// The question about a call: what it is, the `ask` rule that matched, the
-/// paths it names, and a grant that would cover calls like it.
-fn question(
-    call: &ToolCall,
-    tool: &str,
-    rule: Option<&Rule>,
-    paths: &CallPaths<'_>,
-    root: Option<&Lexical>,
-) -> Question {
-    // A name that reads as a prefix (`fs_*`) or is no pattern at all must
-    // not become a grant for other tools.
-    let exact = ToolPattern::new(tool).ok().filter(|_| !tool.ends_with('*'));
-    let suggested_grant = exact.map(|pattern| Rule {
-        tool: pattern,
-        decision: Decision::Allow,
-        under: paths.suggested_dir(root),
-    });
-    Question {
-        tool: tool.to_owned(),
-        id: call.id_text(),
-        arguments: paths.arguments.clone().into_owned(),
-        reason: paths
-            .arguments
-            .get(REASON_PARAMETER)
-            .and_then(|reason| reason.as_str())
-            .map(str::to_owned),
-        rule: rule.cloned(),
-        paths: paths.named.iter().map(|path| path.to_argument()).collect(),
-        suggested_grant,
-    }
-}
-
-/// A refusal the model can act on: what was refused and why, and, when the
-/// rules refused a call whose paths could not be checked, which argument and
-/// what to do about it.
-fn refuse(tool: &str, why: &str, paths: Option<&CallPaths<'_>>) -> Verdict {
-    let mut message = format!("{tool} was not run: {why}.");
-    match paths.and_then(CallPaths::first_unknown) {
-        Some((_, Unknown::Unreadable)) => {
-            message.push_str(" Its arguments could not be checked: they are not a JSON object.")
-        }
-        Some((argument, unknown)) => message.push_str(&format!(
-            " Its `{argument}` could not be checked ({unknown}); a plain relative path may be allowed."
-        )),
-        None => {}
-    }
-    Verdict::Refuse(message)
 }
 
 impl<P: Provider> Provider for Policy<P> {
@@ -284,12 +194,12 @@ impl<P: Provider> Provider for Policy<P> {
         let mut allowed_ids = Vec::with_capacity(calls.len());
         for call in calls {
             match self.decide(&call).await {
-                Verdict::Run => {
+                Outcome::Run => {
                     refusals.push(None);
                     allowed_ids.push(call.id_text());
                     allowed.push(call);
                 }
-                Verdict::Refuse(message) => refusals.push(Some(ToolResult::error(call.id_text(), message))),
+                Outcome::Refuse(message) => refusals.push(Some(ToolResult::error(call.id_text(), message))),
             }
         }
         let mut answers = if allowed.is_empty() {

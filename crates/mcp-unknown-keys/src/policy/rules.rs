@@ -1,10 +1,11 @@
-//! Rules: which tools a policy allows, denies or asks about, and where.
+//! Rules: which calls a policy allows, denies or asks about.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::paths::Lexical;
+use super::host::HostPattern;
+use super::patterns::{CommandPattern, Dir, ToolPattern};
 
 /// What a rule (or a grant) decides about the calls it matches.
 ///
@@ -31,158 +32,47 @@ impl fmt::Display for Decision {
     }
 }
 
-/// The tools a rule is about: a tool name (`fs_read`), or a prefix followed
-/// by `*` (`fs_*`; `*` alone is every tool).
-///
-/// A `*` anywhere but at the end, and the glob characters `?`, `[`, `]`,
-/// `{` and `}`, are refused: a pattern that looks like a richer glob than it
-/// is would match other tools than its author meant.
-///
-/// ```
-/// use mcp_unknown_keys::policy::ToolPattern;
-///
-/// let files = ToolPattern::new("fs_*").unwrap();
-/// assert!(files.matches("fs_write"));
-/// assert!(!files.matches("git_commit"));
-/// assert!(ToolPattern::new("fs_*_file").is_err());
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct ToolPattern(String);
-
-impl ToolPattern {
-    /// Reads a pattern; fails on an empty one and on anything but a name or
-    /// a prefix followed by `*`.
-    pub fn new(pattern: impl Into<String>) -> Result<ToolPattern, RuleError> {
-        let pattern = pattern.into();
-        let body = pattern.strip_suffix('*').unwrap_or(&pattern);
-        if pattern.is_empty() {
-            return Err(RuleError::new("a tool pattern cannot be empty"));
-        }
-        if body.contains('*') {
-            return Err(RuleError::new(format!(
-                "`{pattern}` is not a tool pattern: `*` may only end one (write a tool name, or a prefix followed by `*`)"
-            )));
-        }
-        if let Some(glob) = body.chars().find(|c| matches!(c, '?' | '[' | ']' | '{' | '}')) {
-            return Err(RuleError::new(format!(
-                "`{pattern}` is not a tool pattern: `{glob}` is not supported (write a tool name, or a prefix followed by `*`)"
-            )));
-        }
-        Ok(ToolPattern(pattern))
-    }
-
-    /// Whether the pattern matches the tool of this name.
-    pub fn matches(&self, tool: &str) -> bool {
-        match self.0.strip_suffix('*') {
-            Some(prefix) => tool.starts_with(prefix),
-            None => tool == self.0,
-        }
-    }
-
-    /// The pattern as written.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
+/// How loudly a rule should be shown to the human it asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// A danger: shown in red, never answered by a grant (see
+    /// [`DangerFloor`](super::DangerFloor)).
+    Danger,
 }
 
-impl TryFrom<String> for ToolPattern {
-    type Error = RuleError;
-
-    fn try_from(pattern: String) -> Result<ToolPattern, RuleError> {
-        ToolPattern::new(pattern)
-    }
-}
-
-impl From<ToolPattern> for String {
-    fn from(pattern: ToolPattern) -> String {
-        pattern.0
-    }
-}
-
-impl fmt::Display for ToolPattern {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// A directory a rule is about, or a root relative paths resolve against:
-/// a `/`-separated path, absolute or relative (`.` for the root itself).
+/// One rule: `{"tool", "decision"}` and what narrows it — `under`, `host`,
+/// `command` (with `args` and `args_any`), `check` — with a `note` and a
+/// `severity` for the human.
 ///
-/// Checks are lexical, so a directory that could mean two places is refused:
-/// an empty one, or one holding `..`, a NUL, a backslash or `://`.
+/// Without a narrowing member a rule matches every call to its tools. Each
+/// member narrows it further, and a call must meet all of them:
 ///
-/// ```
-/// use mcp_unknown_keys::policy::Dir;
+/// - `under`: the paths a call names (see [`PolicyConfig`](super::PolicyConfig)
+///   for which arguments are paths and what `under` is joined onto);
+/// - `host`: the host of the call's `url` argument ([`HostPattern`]);
+/// - `command`: the program of each simple command the call's command runs
+///   ([`CommandPattern`]); `args`: the arguments it must begin with;
+///   `args_any`: arguments one of which it must have anywhere;
+/// - `check`: a function the host supplies, asked about each simple command
+///   ([`PolicyLayer::check`](super::PolicyLayer::check)).
 ///
-/// assert!(Dir::new("src/generated").is_ok());
-/// assert!(Dir::new("/srv/project").is_ok());
-/// assert!(Dir::new("src/../secrets").is_err());
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
-pub struct Dir(String);
-
-impl Dir {
-    /// Reads a directory; fails on one that lexical checks cannot place.
-    pub fn new(dir: impl Into<String>) -> Result<Dir, RuleError> {
-        let dir = dir.into();
-        if dir.is_empty() {
-            return Err(RuleError::new(
-                "a directory cannot be empty (write `.` for the root)",
-            ));
-        }
-        // The very check a call's paths go through, so a Dir always places.
-        match Lexical::parse(&dir) {
-            Ok(_) => Ok(Dir(dir)),
-            Err(problem) => Err(RuleError::new(format!(
-                "`{}` is not a usable directory: {problem}",
-                dir.escape_debug()
-            ))),
-        }
-    }
-
-    /// The directory as written.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl TryFrom<String> for Dir {
-    type Error = RuleError;
-
-    fn try_from(dir: String) -> Result<Dir, RuleError> {
-        Dir::new(dir)
-    }
-}
-
-impl From<Dir> for String {
-    fn from(dir: Dir) -> String {
-        dir.0
-    }
-}
-
-impl fmt::Display for Dir {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// One rule: `{"tool", "decision", "under"?}`.
+/// Each member is asked "yes", "no" or "cannot tell", and cannot tell fails
+/// closed: an `allow` rule matches only when every path, URL and simple
+/// command is known to meet it; a `deny` or `ask` rule matches when any one
+/// meets it or cannot be told — a path that cannot be placed (`..`, a NUL, a
+/// backslash, a URL, a relative path against an absolute directory or the
+/// reverse, a value that is not text), a URL that cannot be read (see
+/// [`url_host`](super::url_host)), a command that cannot be read (see
+/// [`command`](super::command)), arguments that do not read as an object.
+/// A call that names no path, URL or command is not about one: a rule with
+/// `under`, `host` or `command` does not match it.
 ///
-/// Without `under` a rule matches every call to its tools. With `under`, it
-/// is about the paths a call names (see [`PolicyConfig`](super::PolicyConfig)
-/// for which arguments are paths and what `under` is joined onto):
-///
-/// - an `allow` rule matches only when the call names at least one path and
-///   every path is known to lie under the directory;
-/// - a `deny` or `ask` rule matches when any path lies under it, or when a
-///   path cannot be placed (`..`, a NUL, a backslash, a URL, a relative path
-///   against an absolute directory or the reverse, a value that is not text,
-///   arguments that do not read as an object). Unknown fails closed.
+/// `allow` compares programs and arguments exactly; `deny` and `ask` fold
+/// case, as a case-insensitive file system would.
 ///
 /// Unknown members are refused when a rule is read, and so are bad
-/// patterns and directories:
+/// patterns, directories and hosts, and `args` without a `command`:
 ///
 /// ```
 /// use mcp_unknown_keys::policy::{Decision, Rule};
@@ -191,19 +81,102 @@ impl fmt::Display for Dir {
 /// assert_eq!(rule, Rule::deny("fs_*").unwrap().under("secrets").unwrap());
 /// assert_eq!(rule.to_string(), "deny fs_* under secrets");
 ///
+/// let push: Rule = serde_json::from_str(
+///     r#"{"tool": "shell_run", "decision": "ask", "command": "git", "args": ["push"], "args_any": ["--force", "-f"]}"#,
+/// ).unwrap();
+/// assert_eq!(push.to_string(), "ask shell_run command git push (with any of --force, -f)");
+///
 /// assert!(serde_json::from_str::<Rule>(r#"{"tool": "fs_read", "decison": "allow"}"#).is_err());
 /// assert!(serde_json::from_str::<Rule>(r#"{"tool": "*fs", "decision": "allow"}"#).is_err());
+/// assert!(serde_json::from_str::<Rule>(r#"{"tool": "sh", "decision": "deny", "args": ["-rf"]}"#).is_err());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "RuleData")]
+#[non_exhaustive]
 pub struct Rule {
     /// The tools it is about.
     pub tool: ToolPattern,
     /// What it decides.
     pub decision: Decision,
     /// The directory it is about, when it is about one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub under: Option<Dir>,
+    /// The websites, programs and checks it is about, when it is about some.
+    #[serde(flatten)]
+    pub narrowing: Box<Narrowing>,
+    /// How loudly to show it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub severity: Option<Severity>,
+    /// Why it exists, for the human and the model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// What narrows a [`Rule`] besides its tools and `under`. Most rules have
+/// none of it, so a rule keeps it boxed and stays small.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[non_exhaustive]
+pub struct Narrowing {
+    /// The websites it is about, when it is about some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostPattern>,
+    /// The programs it is about, when it is about some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandPattern>,
+    /// The arguments the program must begin with (empty: any).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Arguments one of which the program must have (empty: any).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub args_any: Vec<String>,
+    /// The name of a host-supplied check each simple command must meet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<String>,
+}
+
+/// A rule as written, before its members are checked together.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleData {
+    tool: ToolPattern,
+    decision: Decision,
+    under: Option<Dir>,
+    host: Option<HostPattern>,
+    command: Option<CommandPattern>,
+    args: Option<Vec<String>>,
+    args_any: Option<Vec<String>>,
+    check: Option<String>,
+    severity: Option<Severity>,
+    note: Option<String>,
+}
+
+impl TryFrom<RuleData> for Rule {
+    type Error = RuleError;
+
+    fn try_from(data: RuleData) -> Result<Rule, RuleError> {
+        let mut rule = Rule {
+            tool: data.tool,
+            decision: data.decision,
+            under: data.under,
+            narrowing: Box::new(Narrowing {
+                host: data.host,
+                command: data.command,
+                ..Narrowing::default()
+            }),
+            severity: data.severity,
+            note: data.note,
+        };
+        if let Some(args) = data.args {
+            rule = rule.args(args)?;
+        }
+        if let Some(args_any) = data.args_any {
+            rule = rule.args_any(args_any)?;
+        }
+        match data.check {
+            Some(check) => rule.check(&check),
+            None => Ok(rule),
+        }
+    }
 }
 
 impl Rule {
@@ -213,6 +186,9 @@ impl Rule {
             tool: ToolPattern::new(tool)?,
             decision,
             under: None,
+            narrowing: Box::default(),
+            severity: None,
+            note: None,
         })
     }
 
@@ -239,9 +215,93 @@ impl Rule {
         })
     }
 
-    /// Whether it is about every call to its tools, whatever the paths.
+    /// The same rule, about the URLs on these hosts only.
+    pub fn host(mut self, host: &str) -> Result<Rule, RuleError> {
+        self.narrowing.host = Some(HostPattern::new(host)?);
+        Ok(self)
+    }
+
+    /// The same rule, about the commands running this program only.
+    pub fn command(mut self, program: &str) -> Result<Rule, RuleError> {
+        self.narrowing.command = Some(CommandPattern::new(program)?);
+        Ok(self)
+    }
+
+    /// The same rule, about the commands whose arguments begin with these.
+    pub fn args<S: Into<String>>(mut self, args: impl IntoIterator<Item = S>) -> Result<Rule, RuleError> {
+        self.narrowing.args = self.tokens("args", args)?;
+        Ok(self)
+    }
+
+    /// The same rule, about the commands with one of these arguments.
+    pub fn args_any<S: Into<String>>(mut self, args: impl IntoIterator<Item = S>) -> Result<Rule, RuleError> {
+        self.narrowing.args_any = self.tokens("args_any", args)?;
+        Ok(self)
+    }
+
+    /// The same rule, about the commands the named check says yes to.
+    pub fn check(self, name: &str) -> Result<Rule, RuleError> {
+        let allowed = |c: char| c.is_ascii_alphanumeric() || "_.:-".contains(c);
+        if name.is_empty() || !name.chars().all(allowed) {
+            return Err(RuleError::new(format!(
+                "`{}` is not a check name: use letters, digits, `_`, `.`, `:` and `-`",
+                name.escape_debug()
+            )));
+        }
+        let mut rule = self;
+        rule.narrowing.check = Some(name.to_owned());
+        Ok(rule)
+    }
+
+    /// The same rule, with a note saying why it exists.
+    pub fn note(self, note: &str) -> Rule {
+        Rule {
+            note: Some(note.to_owned()),
+            ..self
+        }
+    }
+
+    /// The same rule, marked a danger.
+    pub fn danger(self) -> Rule {
+        Rule {
+            severity: Some(Severity::Danger),
+            ..self
+        }
+    }
+
+    /// Whether it is about every call to its tools, whatever they name.
     pub fn is_blanket(&self) -> bool {
+        let narrowing = &self.narrowing;
         self.under.is_none()
+            && narrowing.host.is_none()
+            && narrowing.command.is_none()
+            && narrowing.check.is_none()
+    }
+
+    /// Whether it is marked a danger.
+    pub fn is_danger(&self) -> bool {
+        self.severity == Some(Severity::Danger)
+    }
+
+    /// Argument tokens for `args` or `args_any`: a command is needed, and a
+    /// non-empty list of non-empty tokens.
+    fn tokens<S: Into<String>>(
+        &self,
+        member: &str,
+        tokens: impl IntoIterator<Item = S>,
+    ) -> Result<Vec<String>, RuleError> {
+        if self.narrowing.command.is_none() {
+            return Err(RuleError::new(format!(
+                "`{member}` narrows a `command`: name the program too (e.g. \"command\": \"git\")"
+            )));
+        }
+        let tokens: Vec<String> = tokens.into_iter().map(Into::into).collect();
+        if tokens.is_empty() || tokens.iter().any(String::is_empty) {
+            return Err(RuleError::new(format!(
+                "`{member}` is a list of one or more arguments, none empty"
+            )));
+        }
+        Ok(tokens)
     }
 }
 
@@ -250,6 +310,27 @@ impl fmt::Display for Rule {
         write!(f, "{} {}", self.decision, self.tool)?;
         if let Some(under) = &self.under {
             write!(f, " under {under}")?;
+        }
+        let narrowing = &self.narrowing;
+        if let Some(host) = &narrowing.host {
+            write!(f, " host {host}")?;
+        }
+        if let Some(command) = &narrowing.command {
+            write!(f, " command {command}")?;
+        }
+        for arg in &narrowing.args {
+            write!(f, " {}", arg.escape_debug())?;
+        }
+        if !narrowing.args_any.is_empty() {
+            let any: Vec<String> = narrowing
+                .args_any
+                .iter()
+                .map(|arg| arg.escape_debug().to_string())
+                .collect();
+            write!(f, " (with any of {})", any.join(", "))?;
+        }
+        if let Some(check) = &narrowing.check {
+            write!(f, " check {check}")?;
         }
         Ok(())
     }
@@ -283,7 +364,7 @@ pub struct RuleError {
 }
 
 impl RuleError {
-    fn new(message: impl Into<String>) -> RuleError {
+    pub(super) fn new(message: impl Into<String>) -> RuleError {
         RuleError {
             message: message.into(),
         }
