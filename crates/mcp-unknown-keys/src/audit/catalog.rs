@@ -5,6 +5,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use serde_json::Value;
 
+use super::diagnosis::{CatalogIndex, Lazy, ToolIndex};
 use crate::wire::ToolDeclaration;
 
 /// The tools of one listing, each with the property names it declared.
@@ -42,6 +43,9 @@ pub struct Catalog {
     tools: HashMap<Box<str>, Declared, BuildHasherDefault<NameHasher>>,
     /// Whether this is a listing; false for [`Catalog::none`] (the default).
     listed: bool,
+    /// Which tool declares each key, for the diagnosis of warnings: built on
+    /// the first warning that needs it, dropped when a tool is inserted.
+    diagnosis: Lazy<CatalogIndex>,
 }
 
 /// A small, fast hasher for tool names, read eight bytes at a time.
@@ -85,6 +89,9 @@ pub struct Declared {
     /// Only the properties with a `default`, sorted by key: read when a
     /// warning is diagnosed, never by [`Declared::declares`].
     defaults: Box<[(Box<str>, Value)]>,
+    /// The keys indexed for the diagnosis of warnings: built on the first
+    /// warning that needs it, never by [`Declared::declares`].
+    diagnosis: Lazy<ToolIndex>,
 }
 
 /// A key's length with its first and last eight bytes (overlapping, or
@@ -186,6 +193,7 @@ impl Declared {
             prints,
             slots,
             defaults: defaults.into(),
+            diagnosis: Lazy::default(),
         })
     }
 
@@ -240,6 +248,11 @@ impl Declared {
             .defaults
             .binary_search_by(|(declared, _)| (**declared).cmp(key));
         found.ok().map(|at| &self.defaults[at].1)
+    }
+
+    /// The diagnosis's index of these keys, built on first use.
+    pub(crate) fn diagnosis_index(&self) -> &ToolIndex {
+        self.diagnosis.get_or_init(|| ToolIndex::new(self.keys()))
     }
 }
 
@@ -316,6 +329,7 @@ impl Catalog {
     /// Records one tool's schema; the last record of a name wins, even one
     /// that cannot be read (which removes the tool).
     pub fn insert(&mut self, name: &str, schema: Option<&Value>) {
+        self.diagnosis = Lazy::default();
         match schema.and_then(Declared::from_schema) {
             Some(declared) => {
                 self.tools.insert(name.into(), declared);
@@ -351,6 +365,12 @@ impl Catalog {
     /// The tools kept, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Declared)> {
         self.tools.iter().map(|(name, declared)| (&**name, declared))
+    }
+
+    /// The diagnosis's index of which tool declares each key, built on
+    /// first use.
+    pub(crate) fn diagnosis_index(&self) -> &CatalogIndex {
+        self.diagnosis.get_or_init(|| CatalogIndex::new(self))
     }
 }
 

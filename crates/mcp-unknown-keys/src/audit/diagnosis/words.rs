@@ -1,0 +1,410 @@
+//! Keys read as words: the pure rules the diagnosis applies to one key and
+//! one declared key, with no index and no budget.
+//!
+//! - [`normalized`]: the key without case or separators (`styleId`,
+//!   `style_id` and `Style-Id` all read `styleid`);
+//! - [`plural_forms`]: the forms a singular or plural of a normalised key
+//!   takes (`filter` ↔ `filters`, `query` ↔ `queries`);
+//! - [`abbreviates`]: whether the words of one key shorten those of another
+//!   (`cnt` → `count`, `target_tz` → `target_timezone`, `tz` → `time_zone`);
+//! - [`edit_distance`]: how many typing slips apart two keys are.
+
+/// A key with more words than this is a piece of text, not a parameter name.
+pub(super) const MAX_KEY_WORDS: usize = 5;
+
+/// Keys longer than this (in characters, once normalised) are never compared
+/// by edit distance: one comparison stays small and bounded.
+pub(super) const MAX_EDIT_CHARS: usize = 64;
+
+/// The key without case or separators: `tokenBudget`, `token_budget` and
+/// `Token-Budget` all read `tokenbudget`.
+pub(super) fn normalized(key: &str) -> String {
+    key.chars()
+        .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The words of an identifier, lowercased: split at every character that is
+/// not a letter or digit and where a lowercase letter or digit meets an
+/// uppercase one (`styleId` and `style_id` are both `style`, `id`; `URL` is
+/// one word).
+pub(super) fn words(identifier: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    let mut in_word = false;
+    let mut previous_lower = false;
+    for c in identifier.chars() {
+        if !c.is_alphanumeric() {
+            in_word = false;
+            previous_lower = false;
+            continue;
+        }
+        if !in_word || (previous_lower && c.is_uppercase()) {
+            words.push(String::new());
+        }
+        if let Some(word) = words.last_mut() {
+            word.extend(c.to_lowercase());
+        }
+        in_word = true;
+        previous_lower = c.is_lowercase() || c.is_numeric();
+    }
+    words
+}
+
+/// The first letter of each word: `target_timezone` → `tt`, `time_zone` →
+/// `tz`, `count` → `c`. What the abbreviation index files a declared key
+/// under.
+pub(super) fn initials(words: &[String]) -> String {
+    words.iter().filter_map(|word| word.chars().next()).collect()
+}
+
+/// The initials a declared key would need for `key_words` to abbreviate it
+/// (see [`abbreviates`]): each key word stands either for one declared word
+/// (its first letter) or, when it is two to four letters, for as many
+/// declared words, one letter each (`tz` for `time_zone`). At most
+/// 2^[`MAX_KEY_WORDS`] of them.
+pub(super) fn initials_wanted(key_words: &[String]) -> Vec<String> {
+    let mut wanted = vec![String::new()];
+    for word in key_words {
+        let mut next = Vec::with_capacity(wanted.len() * 2);
+        for prefix in &wanted {
+            if let Some(first) = word.chars().next() {
+                next.push(format!("{prefix}{first}"));
+            }
+            if could_be_initials(word) {
+                next.push(format!("{prefix}{word}"));
+            }
+        }
+        wanted = next;
+    }
+    wanted
+}
+
+/// Whether a key word could be the initials of several declared words.
+fn could_be_initials(word: &str) -> bool {
+    (2..=4).contains(&word.chars().count()) && word.chars().all(char::is_alphabetic)
+}
+
+/// Whether `key_words` abbreviate `declared_words`: each key word stands for
+/// one declared word, equal to it or shortened, or for two or more
+/// consecutive declared words as their initials; every word on both sides
+/// is used, in order, and at least one is shortened.
+///
+/// A word is shortened when it keeps the declared word's first letter,
+/// drops at least two letters and keeps the others in order: a prefix of
+/// three letters or more (`res` for `results`, `desc` for `description`) or
+/// a skeleton of two or more (`cnt` for `count`, `tz` for `timezone`).
+/// Dropping a single letter is a typo (`ofset`), left to the edit distance;
+/// a prefix of one or two letters (`subagent_ty`) is a key cut short.
+pub(super) fn abbreviates(key_words: &[String], declared_words: &[String]) -> bool {
+    aligns(key_words, declared_words, false)
+}
+
+/// [`abbreviates`], `shortened` telling whether an earlier word was.
+/// Recurses once per key word, so at most [`MAX_KEY_WORDS`] deep.
+fn aligns(key_words: &[String], declared_words: &[String], shortened: bool) -> bool {
+    let Some((word, rest)) = key_words.split_first() else {
+        return shortened && declared_words.is_empty();
+    };
+    let Some((first, after)) = declared_words.split_first() else {
+        return false;
+    };
+    (word == first && aligns(rest, after, shortened))
+        || (shortens(word, first) && aligns(rest, after, true))
+        || initials_spanned(word, declared_words)
+            .is_some_and(|spanned| aligns(rest, &declared_words[spanned..], true))
+}
+
+/// How many declared words `word` stands for as their initials (`tz` for
+/// `time`, `zone`), when it does.
+fn initials_spanned(word: &str, declared_words: &[String]) -> Option<usize> {
+    let spanned = word.chars().count();
+    let stands_for = could_be_initials(word)
+        && spanned <= declared_words.len()
+        && word
+            .chars()
+            .zip(declared_words)
+            .all(|(letter, declared)| declared.starts_with(letter));
+    stands_for.then_some(spanned)
+}
+
+/// Whether `short` is `long` shortened (see [`abbreviates`]).
+fn shortens(short: &str, long: &str) -> bool {
+    let (short_len, long_len) = (short.chars().count(), long.chars().count());
+    if short_len < 2 || short_len + 2 > long_len || short.chars().next() != long.chars().next() {
+        return false;
+    }
+    if long.starts_with(short) {
+        return short_len >= 3;
+    }
+    let mut remaining = long.chars();
+    short.chars().all(|wanted| remaining.any(|c| c == wanted))
+}
+
+/// The normalised forms a singular or plural of `form` takes: `s` or `es`
+/// added or taken away, `y` for `ies` and back. A singular shorter than two
+/// letters is not offered.
+pub(super) fn plural_forms(form: &str) -> Vec<String> {
+    let mut forms = vec![format!("{form}s"), format!("{form}es")];
+    if let Some(stem) = form.strip_suffix('y') {
+        forms.push(format!("{stem}ies"));
+    }
+    if let Some(stem) = form.strip_suffix("ies") {
+        forms.push(format!("{stem}y"));
+    }
+    if let Some(singular) = form.strip_suffix("es") {
+        forms.push(singular.to_owned());
+    }
+    if let Some(singular) = form.strip_suffix('s') {
+        forms.push(singular.to_owned());
+    }
+    forms.retain(|plural_or_singular| plural_or_singular.chars().count() >= 2);
+    forms
+}
+
+/// The edits allowed between two normalised keys for them to be a near
+/// miss, by the length of the longer: none under three characters, one up
+/// to five, two up to nine, three beyond.
+pub(super) fn allowed_edits(longest: usize) -> Option<usize> {
+    match longest {
+        0..=2 => None,
+        3..=5 => Some(1),
+        6..=9 => Some(2),
+        10..=MAX_EDIT_CHARS => Some(3),
+        _ => None,
+    }
+}
+
+/// The characters of a key folded into 64 bits. Each edit changes at most
+/// two bits of the difference of two keys' masks, so keys whose masks differ
+/// in more than twice the allowed edits cannot be that close: a one-cycle
+/// test that spares most edit distances.
+pub(super) fn char_mask(form: &str) -> u64 {
+    form.chars().fold(0, |mask, c| mask | 1 << (c as u32 % 64))
+}
+
+/// The optimal-string-alignment distance between `a` and `b` (insertions,
+/// deletions, substitutions and swaps of neighbours), when it is at most
+/// `limit`; `None` when it is more, or when either is longer than
+/// [`MAX_EDIT_CHARS`] characters.
+pub(super) fn edit_distance(a: &str, b: &str, limit: usize) -> Option<usize> {
+    if a.is_ascii() && b.is_ascii() {
+        return osa_distance(a.as_bytes(), b.as_bytes(), limit);
+    }
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    osa_distance(&a, &b, limit)
+}
+
+fn osa_distance<T: PartialEq>(a: &[T], b: &[T], limit: usize) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > limit || a.len() > MAX_EDIT_CHARS || b.len() > MAX_EDIT_CHARS {
+        return None;
+    }
+    // Three rows, used in turn: the one before the previous is needed for
+    // swaps. Row `i` of the table is `rows[i % 3]`. Only the band of cells
+    // within `limit` of the diagonal can end at most `limit` away; cells
+    // outside it are held at `FAR`.
+    const WIDTH: usize = MAX_EDIT_CHARS + 1;
+    const FAR: usize = MAX_EDIT_CHARS * 2;
+    let mut rows = [[FAR; WIDTH]; 3];
+    for (j, cell) in rows[0].iter_mut().enumerate().take(b.len().min(limit) + 1) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        let (row, previous, before) = (i % 3, (i - 1) % 3, (i + 1) % 3);
+        let (from, to) = (i.saturating_sub(limit).max(1), (i + limit).min(b.len()));
+        rows[row].fill(FAR);
+        if i <= limit {
+            rows[row][0] = i;
+        }
+        let mut row_best = rows[row][0];
+        for j in from..=to {
+            let substitution = rows[previous][j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            let mut best = substitution.min(rows[previous][j] + 1).min(rows[row][j - 1] + 1);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(rows[before][j - 2] + 1);
+            }
+            rows[row][j] = best;
+            row_best = row_best.min(best);
+        }
+        // Distances never shrink down the table: stop once a row is past
+        // the limit.
+        if row_best > limit {
+            return None;
+        }
+    }
+    let distance = rows[a.len() % 3][b.len()];
+    (distance <= limit).then_some(distance)
+}
+
+/// Whether `key` reads like a parameter name: letters, digits and the
+/// separators `_`, `-`, `.` (a leading `$` or `@` allowed, as in `$schema`),
+/// starting with a letter or `_`, of at most [`MAX_KEY_WORDS`] words.
+pub(super) fn is_identifier_like(key: &str) -> bool {
+    let body = key.strip_prefix(['$', '@']).unwrap_or(key);
+    let Some(first) = body.chars().next() else {
+        return false;
+    };
+    (first.is_alphabetic() || first == '_')
+        && body
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && words(body).len() <= MAX_KEY_WORDS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(key: &str) -> Vec<String> {
+        words(key)
+    }
+
+    fn abbreviation(key: &str, declared: &str) -> bool {
+        abbreviates(&split(key), &split(declared))
+    }
+
+    #[test]
+    fn words_split_at_separators_and_case_changes() {
+        assert_eq!(split("tokenBudget"), ["token", "budget"]);
+        assert_eq!(split("token_budget"), ["token", "budget"]);
+        assert_eq!(split("StyleId"), ["style", "id"]);
+        assert_eq!(split("styleID"), ["style", "id"]);
+        assert_eq!(split("URL"), ["url"]);
+        assert_eq!(split("maxTokens2"), ["max", "tokens2"]);
+        assert_eq!(initials(&split("target_timezone")), "tt");
+    }
+
+    #[test]
+    fn case_and_separator_variants_normalise_alike() {
+        for key in [
+            "styleId", "style_id", "StyleId", "style-id", "STYLE_ID", "style.id",
+        ] {
+            assert_eq!(normalized(key), "styleid", "{key}");
+        }
+    }
+
+    #[test]
+    fn plural_forms_go_both_ways() {
+        assert!(plural_forms("filter").contains(&"filters".to_owned()));
+        assert!(plural_forms("filters").contains(&"filter".to_owned()));
+        assert!(plural_forms("query").contains(&"queries".to_owned()));
+        assert!(plural_forms("queries").contains(&"query".to_owned()));
+        assert!(plural_forms("matches").contains(&"match".to_owned()));
+        assert!(!plural_forms("is").contains(&"i".to_owned()));
+    }
+
+    #[test]
+    fn abbreviations_shorten_words_or_stand_for_their_initials() {
+        for (key, declared) in [
+            ("cnt", "count"),
+            ("tz", "timezone"),
+            ("tz", "time_zone"),
+            ("target_tz", "target_timezone"),
+            ("target_tz", "target_time_zone"),
+            ("tgt_tz", "target_timezone"),
+            ("src_path", "source_path"),
+            ("img_url", "image_url"),
+            ("maxTok", "max_tokens"),
+            ("msg", "message"),
+            ("max_res", "max_results"),
+            ("desc", "description"),
+        ] {
+            assert!(abbreviation(key, declared), "{key} for {declared}");
+        }
+        for (key, declared) in [
+            ("ofset", "offset"),
+            ("count", "count"),
+            ("cwd", "working_dir"),
+            ("tz", "target_timezone"),
+            ("target", "target_timezone"),
+            ("path", "pattern"),
+            ("c", "count"),
+            ("xcnt", "count"),
+            ("subagent_ty", "subagent_type"),
+            ("working_d", "working_dir"),
+            ("timeout", "timeout_ms"),
+        ] {
+            assert!(!abbreviation(key, declared), "{key} for {declared}");
+        }
+    }
+
+    #[test]
+    fn the_initials_wanted_cover_every_reading_of_the_key() {
+        let wanted = initials_wanted(&split("target_tz"));
+        assert!(wanted.contains(&"tt".to_owned()), "{wanted:?}");
+        assert!(wanted.contains(&"ttz".to_owned()), "{wanted:?}");
+        let five = initials_wanted(&split("ab_cd_ef_gh_ij"));
+        assert_eq!(five.len(), 32);
+    }
+
+    #[test]
+    fn edit_distance_counts_swaps_as_one_and_stops_at_its_limit() {
+        assert_eq!(edit_distance("offset", "ofsfet", 2), Some(1));
+        assert_eq!(edit_distance("kitten", "sitting", 3), Some(3));
+        assert_eq!(edit_distance("kitten", "sitting", 2), None);
+        assert_eq!(edit_distance("", "abc", 3), Some(3));
+        assert_eq!(edit_distance("abc", "", 3), Some(3));
+        assert_eq!(edit_distance("abcdef", "abcdef", 0), Some(0));
+        assert_eq!(edit_distance("écrire", "ecrire", 1), Some(1));
+        let long = "x".repeat(MAX_EDIT_CHARS + 1);
+        assert_eq!(edit_distance(&long, &long, 3), None);
+    }
+
+    #[test]
+    fn the_banded_distance_agrees_with_the_full_table() {
+        fn full(a: &[u8], b: &[u8]) -> usize {
+            // Row 0 and column 0 hold their distances from the empty string;
+            // the other cells are overwritten below.
+            let mut d: Vec<Vec<usize>> = (0..=a.len()).map(|i| (i..=i + b.len()).collect()).collect();
+            for i in 1..=a.len() {
+                for j in 1..=b.len() {
+                    let mut best = (d[i - 1][j - 1] + usize::from(a[i - 1] != b[j - 1]))
+                        .min(d[i - 1][j] + 1)
+                        .min(d[i][j - 1] + 1);
+                    if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                        best = best.min(d[i - 2][j - 2] + 1);
+                    }
+                    d[i][j] = best;
+                }
+            }
+            d[a.len()][b.len()]
+        }
+        let words = [
+            "offset", "ofset", "ofsfet", "limit", "lmit", "path", "pattern", "patern", "", "a", "ab",
+        ];
+        for a in words {
+            for b in words {
+                for limit in 0..4 {
+                    let expected = Some(full(a.as_bytes(), b.as_bytes())).filter(|&d| d <= limit);
+                    assert_eq!(edit_distance(a, b, limit), expected, "{a:?} {b:?} {limit}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn masks_never_rule_out_a_close_pair() {
+        for (a, b) in [("offset", "ofsfet"), ("patern", "pattern"), ("limit", "limt")] {
+            let distance = edit_distance(a, b, 3).unwrap();
+            assert!((char_mask(a) ^ char_mask(b)).count_ones() as usize <= 2 * distance);
+        }
+    }
+
+    #[test]
+    fn identifier_like_keys_are_names_not_text() {
+        for key in ["path", "$schema", "@type", "_id", "file-path", "a.b"] {
+            assert!(is_identifier_like(key), "{key}");
+        }
+        for key in [
+            "",
+            "12",
+            "the rest",
+            "a, b",
+            "{\"x\"",
+            "one_two_three_four_five_six",
+        ] {
+            assert!(!is_identifier_like(key), "{key}");
+        }
+    }
+}
