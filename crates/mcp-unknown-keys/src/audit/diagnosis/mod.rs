@@ -101,8 +101,8 @@ pub(crate) use index::{CatalogIndex, Lazy, ToolIndex};
 use super::{Catalog, Declared};
 use fragment::Texts;
 use words::{
-    MAX_EDIT_CHARS, MAX_KEY_WORDS, abbreviates, allowed_edits, char_mask, edit_distance, initials_wanted,
-    is_identifier_like, normalized, plural_forms,
+    MAX_EDIT_CHARS, MAX_KEY_WORDS, Pattern, abbreviates, allowed_edits, char_mask, for_each_plural_form,
+    initials_wanted, is_identifier_like, is_subsequence, normalized,
 };
 
 /// A key seen undeclared on calls to this many tools or more is
@@ -110,13 +110,15 @@ use words::{
 pub const INJECTED_AFTER_TOOLS: usize = 3;
 
 /// The comparisons of undeclared keys with declared ones that any warning
-/// may make: enough to diagnose a few keys against a tool of a hundred.
-pub const COMPARISONS_PER_WARNING: usize = 256;
+/// may make: enough to diagnose a few keys against a tool of fifty, or one
+/// against a tool of a hundred keys of one length. A comparison costs about
+/// as much as auditing two or three keys of a clean call.
+pub const COMPARISONS_PER_WARNING: usize = 128;
 
 /// The comparisons a warning may make for each key its call carried, on top
 /// of [`COMPARISONS_PER_WARNING`]: the budget grows with the call, as its
 /// clean audit does, and not with the tool.
-pub const COMPARISONS_PER_KEY: usize = 4;
+pub const COMPARISONS_PER_KEY: usize = 1;
 
 /// The bytes of value text any warning may search for fragments.
 pub const SEARCHED_BYTES_PER_WARNING: usize = 64 << 10;
@@ -262,23 +264,26 @@ impl<'a> Checks<'_, 'a> {
     }
 
     /// Of `candidates`, the one ranked first: declared keys the call did not
-    /// carry before those it did, then by `rank`, then by code point.
+    /// carry before those it did, then by `rank`, then by code point. Whether
+    /// the call carried a key is asked in rank order, and only until one it
+    /// did not carry is found.
     fn first_of<R: Ord>(
         &mut self,
         candidates: impl Iterator<Item = (u32, R)>,
         carried_too: bool,
     ) -> Option<&'a str> {
+        let mut ranked: Vec<(R, u32)> = candidates.map(|(id, rank)| (rank, id)).collect();
+        ranked.sort_unstable();
         let index = self.index;
-        let diagnosed = self.diagnosed;
-        let lookups = &mut self.work.lookups;
-        candidates
-            .map(|(id, rank)| {
-                *lookups += 1;
-                (diagnosed.carries(index.key(id)), rank, id)
-            })
-            .filter(|&(carried, _, _)| carried_too || !carried)
-            .min()
-            .map(|(_, _, id)| index.key(id))
+        let mut first_carried = None;
+        for &(_, id) in &ranked {
+            self.work.lookups += 1;
+            if !self.diagnosed.carries(index.key(id)) {
+                return Some(index.key(id));
+            }
+            first_carried = first_carried.or(Some(id));
+        }
+        first_carried.filter(|_| carried_too).map(|id| index.key(id))
     }
 
     /// A declared key with the same normalised form.
@@ -287,27 +292,29 @@ impl<'a> Checks<'_, 'a> {
             return None;
         }
         self.work.lookups += 1;
-        let ids = self.index.with_form(form);
-        self.first_of(ids.iter().map(|&id| (id, ())), true)
+        let index = self.index;
+        self.first_of(index.with_form(form).map(|id| (id, ())), true)
     }
 
     /// A declared key whose normalised form is a singular or plural of
     /// `form`.
     fn plural_of(&mut self, form: &str) -> Option<&'a str> {
         let index = self.index;
-        let forms = plural_forms(form);
-        self.work.lookups += forms.len();
-        let ids = forms.iter().flat_map(|form| index.with_form(form));
-        self.first_of(ids.map(|&id| (id, ())), true)
+        let mut ids: Vec<u32> = Vec::new();
+        for_each_plural_form(form, |form| {
+            self.work.lookups += 1;
+            ids.extend(index.with_form(form));
+        });
+        self.first_of(ids.into_iter().map(|id| (id, ())), true)
     }
 
     /// The declared key, longer and not carried, that `key` is a prefix or
     /// suffix of; the closest in length when several are.
     fn truncation_of(&mut self, key: &str) -> Result<Option<&'a str>, OverBudget> {
-        if key.chars().count() < MIN_PIECE_CHARS {
+        let index = self.index;
+        if key.chars().count() < MIN_PIECE_CHARS || !index.has_key_longer_than(key) {
             return Ok(None);
         }
-        let index = self.index;
         let (prefixed, suffixed) = (index.starting_with(key), index.ending_with(key));
         self.work.lookups += 4;
         self.spend(prefixed.len() + suffixed.len())?;
@@ -321,20 +328,25 @@ impl<'a> Checks<'_, 'a> {
     /// The declared key whose words `key`'s words abbreviate; of those
     /// filed under the initials the key could stand for.
     fn abbreviation_of(&mut self, key: &str, form: &str) -> Result<Option<&'a str>, OverBudget> {
+        let index = self.index;
+        // An abbreviation drops two letters at least: only declared keys
+        // that much longer are compared.
+        if !index.has_form_of(form.len() + 2) {
+            return Ok(None);
+        }
         let key_words = words::words(key);
         if key_words.is_empty() || key_words.len() > MAX_KEY_WORDS || form.chars().count() < 2 {
             return Ok(None);
         }
-        let index = self.index;
         let mut found = Vec::new();
         for initials in initials_wanted(&key_words) {
             self.work.lookups += 1;
-            let ids = index.with_initials(&initials);
+            let ids = index.with_initials(&initials, form.len() + 2);
             self.spend(ids.len())?;
-            found.extend(
-                ids.iter()
-                    .filter(|&&id| abbreviates(&key_words, &words::words(index.key(id)))),
-            );
+            found.extend(ids.iter().filter(|&&id| {
+                // Its letters in order, checked before the words are split.
+                is_subsequence(form, index.form(id)) && abbreviates(&key_words, &words::words(index.key(id)))
+            }));
         }
         Ok(self.first_of(found.into_iter().map(|id| (id, ())), true))
     }
@@ -347,19 +359,23 @@ impl<'a> Checks<'_, 'a> {
             return Ok(None);
         }
         let index = self.index;
-        let reach: Vec<(&[u32], usize)> = (length.saturating_sub(3)..=length + 3)
+        // Each length within reach, its keys and the edits allowed.
+        let reach: Vec<(usize, &[u32], usize)> = (length.saturating_sub(3)..=length + 3)
             .filter_map(|other| {
                 let allowed = allowed_edits(length.max(other))?;
-                (length.abs_diff(other) <= allowed).then(|| (index.with_length(other), allowed))
+                (length.abs_diff(other) <= allowed).then(|| (other, index.with_length(other), allowed))
             })
             .collect();
         self.work.lookups += reach.len();
-        self.spend(reach.iter().map(|(ids, _)| ids.len()).sum())?;
-        let mask = char_mask(form);
-        let candidates = reach.into_iter().flat_map(|(ids, allowed)| {
+        self.spend(reach.iter().map(|(_, ids, _)| ids.len()).sum())?;
+        let Some(pattern) = Pattern::new(form) else {
+            return Ok(None);
+        };
+        let (mask, pattern) = (char_mask(form), &pattern);
+        let candidates = reach.into_iter().flat_map(|(other, ids, allowed)| {
             ids.iter()
                 .filter(move |&&id| (mask ^ index.mask(id)).count_ones() as usize <= 2 * allowed)
-                .filter_map(move |&id| Some((id, edit_distance(form, index.form(id), allowed)?)))
+                .filter_map(move |&id| Some((id, pattern.distance(index.form(id), other, allowed)?)))
         });
         Ok(self.first_of(candidates, true))
     }
@@ -389,11 +405,8 @@ impl<'a> Checks<'_, 'a> {
     /// `key`.
     fn other_tool_declaring(&mut self, key: &str) -> Option<&'a str> {
         self.work.lookups += 1;
-        let catalog = self.diagnosed.catalog;
-        catalog
-            .diagnosis_index()
-            .first_declaring(key)
-            .filter(|&tool| tool != self.diagnosed.tool)
+        let Diagnosed { catalog, tool, .. } = *self.diagnosed;
+        catalog.diagnosis_index().first_declaring(catalog, key, tool)
     }
 }
 

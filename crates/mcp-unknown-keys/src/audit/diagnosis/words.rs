@@ -3,11 +3,11 @@
 //!
 //! - [`normalized`]: the key without case or separators (`styleId`,
 //!   `style_id` and `Style-Id` all read `styleid`);
-//! - [`plural_forms`]: the forms a singular or plural of a normalised key
-//!   takes (`filter` ↔ `filters`, `query` ↔ `queries`);
+//! - [`for_each_plural_form`]: the forms a singular or plural of a
+//!   normalised key takes (`filter` ↔ `filters`, `query` ↔ `queries`);
 //! - [`abbreviates`]: whether the words of one key shorten those of another
 //!   (`cnt` → `count`, `target_tz` → `target_timezone`, `tz` → `time_zone`);
-//! - [`edit_distance`]: how many typing slips apart two keys are.
+//! - [`Pattern::distance`]: how many typing slips apart two keys are.
 
 /// A key with more words than this is a piece of text, not a parameter name.
 pub(super) const MAX_KEY_WORDS: usize = 5;
@@ -19,18 +19,21 @@ pub(super) const MAX_EDIT_CHARS: usize = 64;
 /// The key without case or separators: `tokenBudget`, `token_budget` and
 /// `Token-Budget` all read `tokenbudget`.
 pub(super) fn normalized(key: &str) -> String {
+    normalized_chars(key).collect()
+}
+
+/// The characters of [`normalized`], one by one.
+pub(super) fn normalized_chars(key: &str) -> impl Iterator<Item = char> + '_ {
     key.chars()
         .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
         .flat_map(char::to_lowercase)
-        .collect()
 }
 
-/// The words of an identifier, lowercased: split at every character that is
-/// not a letter or digit and where a lowercase letter or digit meets an
-/// uppercase one (`styleId` and `style_id` are both `style`, `id`; `URL` is
-/// one word).
-pub(super) fn words(identifier: &str) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
+/// Calls `visit` with each letter or digit of an identifier, lowercased,
+/// and whether it starts a word: words split at every character that is not
+/// a letter or digit and where a lowercase letter or digit meets an
+/// uppercase one.
+fn for_each_word_char(identifier: &str, mut visit: impl FnMut(char, bool)) {
     let mut in_word = false;
     let mut previous_lower = false;
     for c in identifier.chars() {
@@ -39,23 +42,36 @@ pub(super) fn words(identifier: &str) -> Vec<String> {
             previous_lower = false;
             continue;
         }
-        if !in_word || (previous_lower && c.is_uppercase()) {
-            words.push(String::new());
-        }
-        if let Some(word) = words.last_mut() {
-            word.extend(c.to_lowercase());
+        let mut starts = !in_word || (previous_lower && c.is_uppercase());
+        for lower in c.to_lowercase() {
+            visit(lower, starts);
+            starts = false;
         }
         in_word = true;
         previous_lower = c.is_lowercase() || c.is_numeric();
     }
+}
+
+/// The words of an identifier, lowercased (`styleId` and `style_id` are
+/// both `style`, `id`; `URL` is one word).
+pub(super) fn words(identifier: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for_each_word_char(identifier, |c, starts| match words.last_mut() {
+        Some(word) if !starts => word.push(c),
+        _ => words.push(c.into()),
+    });
     words
 }
 
-/// The first letter of each word: `target_timezone` → `tt`, `time_zone` →
-/// `tz`, `count` → `c`. What the abbreviation index files a declared key
-/// under.
-pub(super) fn initials(words: &[String]) -> String {
-    words.iter().filter_map(|word| word.chars().next()).collect()
+/// Calls `visit` with the first letter of each word, lowercased:
+/// `target_timezone` → `t`, `t`; `time_zone` → `t`, `z`. What the
+/// abbreviation index files a declared key under.
+pub(super) fn for_each_initial(identifier: &str, mut visit: impl FnMut(char)) {
+    for_each_word_char(identifier, |c, starts| {
+        if starts {
+            visit(c);
+        }
+    });
 }
 
 /// The initials a declared key would need for `key_words` to abbreviate it
@@ -137,29 +153,37 @@ fn shortens(short: &str, long: &str) -> bool {
     if long.starts_with(short) {
         return short_len >= 3;
     }
-    let mut remaining = long.chars();
-    short.chars().all(|wanted| remaining.any(|c| c == wanted))
+    is_subsequence(short, long)
 }
 
-/// The normalised forms a singular or plural of `form` takes: `s` or `es`
-/// added or taken away, `y` for `ies` and back. A singular shorter than two
-/// letters is not offered.
-pub(super) fn plural_forms(form: &str) -> Vec<String> {
-    let mut forms = vec![format!("{form}s"), format!("{form}es")];
+/// Calls `visit` with each normalised form a singular or plural of `form`
+/// takes: `s` or `es` added or taken away, `y` for `ies` and back. A
+/// singular shorter than two letters is not offered. One buffer serves
+/// every form.
+pub(super) fn for_each_plural_form(form: &str, mut visit: impl FnMut(&str)) {
+    let mut buffer = String::with_capacity(form.len() + 2);
+    let mut offer = |stem: &str, ending: &str| {
+        buffer.clear();
+        buffer.push_str(stem);
+        buffer.push_str(ending);
+        if buffer.chars().nth(1).is_some() {
+            visit(&buffer);
+        }
+    };
+    offer(form, "s");
+    offer(form, "es");
     if let Some(stem) = form.strip_suffix('y') {
-        forms.push(format!("{stem}ies"));
+        offer(stem, "ies");
     }
     if let Some(stem) = form.strip_suffix("ies") {
-        forms.push(format!("{stem}y"));
+        offer(stem, "y");
     }
     if let Some(singular) = form.strip_suffix("es") {
-        forms.push(singular.to_owned());
+        offer(singular, "");
     }
     if let Some(singular) = form.strip_suffix('s') {
-        forms.push(singular.to_owned());
+        offer(singular, "");
     }
-    forms.retain(|plural_or_singular| plural_or_singular.chars().count() >= 2);
-    forms
 }
 
 /// The edits allowed between two normalised keys for them to be a near
@@ -183,58 +207,116 @@ pub(super) fn char_mask(form: &str) -> u64 {
     form.chars().fold(0, |mask, c| mask | 1 << (c as u32 % 64))
 }
 
-/// The optimal-string-alignment distance between `a` and `b` (insertions,
-/// deletions, substitutions and swaps of neighbours), when it is at most
-/// `limit`; `None` when it is more, or when either is longer than
-/// [`MAX_EDIT_CHARS`] characters.
-pub(super) fn edit_distance(a: &str, b: &str, limit: usize) -> Option<usize> {
-    if a.is_ascii() && b.is_ascii() {
-        return osa_distance(a.as_bytes(), b.as_bytes(), limit);
-    }
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    osa_distance(&a, &b, limit)
+/// A normalised key of at most [`MAX_EDIT_CHARS`] characters, read once to
+/// be compared with many by edit distance: for each of its characters, the
+/// bit mask of the places it holds.
+pub(super) struct Pattern {
+    ascii: [u64; 128],
+    other: Vec<(char, u64)>,
+    len: usize,
 }
 
-fn osa_distance<T: PartialEq>(a: &[T], b: &[T], limit: usize) -> Option<usize> {
-    if a.len().abs_diff(b.len()) > limit || a.len() > MAX_EDIT_CHARS || b.len() > MAX_EDIT_CHARS {
-        return None;
-    }
-    // Three rows, used in turn: the one before the previous is needed for
-    // swaps. Row `i` of the table is `rows[i % 3]`. Only the band of cells
-    // within `limit` of the diagonal can end at most `limit` away; cells
-    // outside it are held at `FAR`.
-    const WIDTH: usize = MAX_EDIT_CHARS + 1;
-    const FAR: usize = MAX_EDIT_CHARS * 2;
-    let mut rows = [[FAR; WIDTH]; 3];
-    for (j, cell) in rows[0].iter_mut().enumerate().take(b.len().min(limit) + 1) {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        let (row, previous, before) = (i % 3, (i - 1) % 3, (i + 1) % 3);
-        let (from, to) = (i.saturating_sub(limit).max(1), (i + limit).min(b.len()));
-        rows[row].fill(FAR);
-        if i <= limit {
-            rows[row][0] = i;
-        }
-        let mut row_best = rows[row][0];
-        for j in from..=to {
-            let substitution = rows[previous][j - 1] + usize::from(a[i - 1] != b[j - 1]);
-            let mut best = substitution.min(rows[previous][j] + 1).min(rows[row][j - 1] + 1);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(rows[before][j - 2] + 1);
+impl Pattern {
+    /// The pattern of `form`; `None` when it is longer than
+    /// [`MAX_EDIT_CHARS`] characters.
+    pub(super) fn new(form: &str) -> Option<Pattern> {
+        let mut pattern = Pattern {
+            ascii: [0; 128],
+            other: Vec::new(),
+            len: 0,
+        };
+        for (at, c) in form.chars().enumerate() {
+            if at == MAX_EDIT_CHARS {
+                return None;
             }
-            rows[row][j] = best;
-            row_best = row_best.min(best);
+            let bit = 1u64 << at;
+            match pattern.ascii.get_mut(c as usize) {
+                Some(mask) => *mask |= bit,
+                None => match pattern.other.iter_mut().find(|(other, _)| *other == c) {
+                    Some((_, mask)) => *mask |= bit,
+                    None => pattern.other.push((c, bit)),
+                },
+            }
+            pattern.len = at + 1;
         }
-        // Distances never shrink down the table: stop once a row is past
-        // the limit.
-        if row_best > limit {
+        Some(pattern)
+    }
+
+    fn mask(&self, c: char) -> u64 {
+        match self.ascii.get(c as usize) {
+            Some(&mask) => mask,
+            None => self
+                .other
+                .iter()
+                .find(|(other, _)| *other == c)
+                .map_or(0, |&(_, mask)| mask),
+        }
+    }
+
+    /// The optimal-string-alignment distance (insertions, deletions,
+    /// substitutions and swaps of neighbours) from the pattern to `text`, of
+    /// `text_len` characters, when it is at most `limit`.
+    ///
+    /// Hyyrö's bit-parallel algorithm (2003): one column of the distance
+    /// table per character of `text`, in a few word operations, so a
+    /// comparison costs about as much as reading the text. It stops as soon
+    /// as the rest of `text` can no longer bring the distance within
+    /// `limit`.
+    pub(super) fn distance(&self, text: &str, text_len: usize, limit: usize) -> Option<usize> {
+        if self.len.abs_diff(text_len) > limit {
             return None;
         }
+        if self.len == 0 {
+            return Some(text_len);
+        }
+        if text.is_ascii() {
+            // Every byte a character, and its mask one load away.
+            let masks = text.bytes().map(|byte| self.ascii[usize::from(byte & 0x7f)]);
+            return self.distance_over(masks, text_len, limit);
+        }
+        self.distance_over(text.chars().map(|c| self.mask(c)), text_len, limit)
     }
-    let distance = rows[a.len() % 3][b.len()];
-    (distance <= limit).then_some(distance)
+
+    /// [`Pattern::distance`] over the masks of the text's characters.
+    fn distance_over(
+        &self,
+        masks: impl Iterator<Item = u64>,
+        text_len: usize,
+        limit: usize,
+    ) -> Option<usize> {
+        let last = 1u64 << (self.len - 1);
+        let (mut vp, mut vn, mut d0, mut previous_mask) = (!0u64, 0u64, 0u64, 0u64);
+        let mut distance = self.len;
+        for (at, mask) in masks.enumerate() {
+            let swapped = ((!d0 & mask) << 1) & previous_mask;
+            d0 = (((mask & vp).wrapping_add(vp)) ^ vp) | mask | vn | swapped;
+            let hp = vn | !(d0 | vp);
+            let hn = d0 & vp;
+            if hp & last != 0 {
+                distance += 1;
+            } else if hn & last != 0 {
+                distance -= 1;
+            }
+            let (hp, hn) = ((hp << 1) | 1, hn << 1);
+            vp = hn | !(d0 | hp);
+            vn = hp & d0;
+            previous_mask = mask;
+            // Each character left can lower the distance by one at most.
+            if distance > limit + (text_len - at - 1) {
+                return None;
+            }
+        }
+        (distance <= limit).then_some(distance)
+    }
+}
+
+/// Whether the characters of `short` occur in `long` in order: what every
+/// abbreviation's normalised form is of its declared key's (each word a
+/// subsequence of its word, or initials of several). A test without
+/// allocation that spares most abbreviation checks.
+pub(super) fn is_subsequence(short: &str, long: &str) -> bool {
+    let mut remaining = long.chars();
+    short.chars().all(|wanted| remaining.any(|c| c == wanted))
 }
 
 /// Whether `key` reads like a parameter name: letters, digits and the
@@ -272,7 +354,14 @@ mod tests {
         assert_eq!(split("styleID"), ["style", "id"]);
         assert_eq!(split("URL"), ["url"]);
         assert_eq!(split("maxTokens2"), ["max", "tokens2"]);
-        assert_eq!(initials(&split("target_timezone")), "tt");
+        let initials = |key: &str| {
+            let mut initials = String::new();
+            for_each_initial(key, |c| initials.push(c));
+            initials
+        };
+        assert_eq!(initials("target_timezone"), "tt");
+        assert_eq!(initials("timeZone"), "tz");
+        assert_eq!(initials("URL"), "u");
     }
 
     #[test]
@@ -282,6 +371,12 @@ mod tests {
         ] {
             assert_eq!(normalized(key), "styleid", "{key}");
         }
+    }
+
+    fn plural_forms(form: &str) -> Vec<String> {
+        let mut forms = Vec::new();
+        for_each_plural_form(form, |form| forms.push(form.to_owned()));
+        forms
     }
 
     #[test]
@@ -338,6 +433,37 @@ mod tests {
         assert_eq!(five.len(), 32);
     }
 
+    fn edit_distance(a: &str, b: &str, limit: usize) -> Option<usize> {
+        Pattern::new(a)?.distance(b, b.chars().count(), limit)
+    }
+
+    /// The whole optimal-string-alignment table, as a reference.
+    fn full_table(a: &[char], b: &[char]) -> usize {
+        // Row 0 and column 0 hold their distances from the empty string;
+        // the other cells are overwritten below.
+        let mut d: Vec<Vec<usize>> = (0..=a.len()).map(|i| (i..=i + b.len()).collect()).collect();
+        for i in 1..=a.len() {
+            for j in 1..=b.len() {
+                let mut best = (d[i - 1][j - 1] + usize::from(a[i - 1] != b[j - 1]))
+                    .min(d[i - 1][j] + 1)
+                    .min(d[i][j - 1] + 1);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    best = best.min(d[i - 2][j - 2] + 1);
+                }
+                d[i][j] = best;
+            }
+        }
+        d[a.len()][b.len()]
+    }
+
+    fn agrees_with_the_full_table(a: &str, b: &str) {
+        let expected = full_table(&a.chars().collect::<Vec<_>>(), &b.chars().collect::<Vec<_>>());
+        for limit in 0..5 {
+            let expected = Some(expected).filter(|&d| d <= limit);
+            assert_eq!(edit_distance(a, b, limit), expected, "{a:?} {b:?} {limit}");
+        }
+    }
+
     #[test]
     fn edit_distance_counts_swaps_as_one_and_stops_at_its_limit() {
         assert_eq!(edit_distance("offset", "ofsfet", 2), Some(1));
@@ -352,35 +478,55 @@ mod tests {
     }
 
     #[test]
-    fn the_banded_distance_agrees_with_the_full_table() {
-        fn full(a: &[u8], b: &[u8]) -> usize {
-            // Row 0 and column 0 hold their distances from the empty string;
-            // the other cells are overwritten below.
-            let mut d: Vec<Vec<usize>> = (0..=a.len()).map(|i| (i..=i + b.len()).collect()).collect();
-            for i in 1..=a.len() {
-                for j in 1..=b.len() {
-                    let mut best = (d[i - 1][j - 1] + usize::from(a[i - 1] != b[j - 1]))
-                        .min(d[i - 1][j] + 1)
-                        .min(d[i][j - 1] + 1);
-                    if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                        best = best.min(d[i - 2][j - 2] + 1);
-                    }
-                    d[i][j] = best;
-                }
-            }
-            d[a.len()][b.len()]
-        }
+    fn the_bit_parallel_distance_agrees_with_the_full_table() {
         let words = [
-            "offset", "ofset", "ofsfet", "limit", "lmit", "path", "pattern", "patern", "", "a", "ab",
+            "offset",
+            "ofset",
+            "ofsfet",
+            "limit",
+            "lmit",
+            "path",
+            "pattern",
+            "patern",
+            "",
+            "a",
+            "ab",
+            "ba",
+            "abc",
+            "ca",
+            "sensor000042temperature",
+            "sensor000042temperatuer",
+            "sensor000017temperature",
+            "snesor000042temperature",
+            "abxab",
+            "baxba",
+            "écrire",
+            "ecrier",
         ];
         for a in words {
             for b in words {
-                for limit in 0..4 {
-                    let expected = Some(full(a.as_bytes(), b.as_bytes())).filter(|&d| d <= limit);
-                    assert_eq!(edit_distance(a, b, limit), expected, "{a:?} {b:?} {limit}");
-                }
+                agrees_with_the_full_table(a, b);
             }
         }
+        // And pairs drawn over a small alphabet, where swaps and repeats
+        // abound.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut draw = |len: usize| -> String {
+            (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    ['a', 'b', 'c', 'é'][(state % 4) as usize]
+                })
+                .collect()
+        };
+        for round in 0..2000 {
+            let (a, b) = (draw(round % 9), draw((round / 9) % 9));
+            agrees_with_the_full_table(&a, &b);
+        }
+        let long = "x".repeat(MAX_EDIT_CHARS);
+        agrees_with_the_full_table(&long, &format!("{long}y")[1..]);
     }
 
     #[test]
