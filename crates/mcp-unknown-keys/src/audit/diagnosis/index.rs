@@ -71,11 +71,11 @@ impl<T> fmt::Debug for Lazy<T> {
     }
 }
 
-/// FNV-1a, 64 bits: the hash the indexes file forms and initials under.
-/// The same bytes give the same hash however they are fed, so initials
-/// hashed letter by letter match a string of them hashed at once. Groups are
-/// looked up by hash and their members checked, so a collision costs a
-/// comparison, never a wrong answer.
+/// FNV-1a, 64 bits: the hash the index files initials under. The same bytes
+/// give the same hash however they are fed, so initials hashed letter by
+/// letter match a string of them hashed at once. Groups are looked up by
+/// hash and their members checked, so a collision costs a comparison, never
+/// a wrong answer.
 #[derive(Clone, Copy)]
 struct Fnv(u64);
 
@@ -95,9 +95,26 @@ impl Fnv {
     }
 }
 
-/// The hash of `text`.
+/// The hash of a whole key or form, eight bytes at a time (forms and keys
+/// are hashed whole on both sides, unlike initials, built letter by letter).
 fn hash(text: &str) -> u64 {
-    Fnv::new().bytes(text.as_bytes()).0
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    let bytes = text.as_bytes();
+    let mut chunks = bytes.chunks_exact(8);
+    let mut hash = bytes.len() as u64;
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+        hash = (hash.rotate_left(5) ^ word).wrapping_mul(SEED);
+    }
+    for &byte in chunks.remainder() {
+        hash = (hash.rotate_left(5) ^ u64::from(byte)).wrapping_mul(SEED);
+    }
+    hash
+}
+
+/// The hash of a string of initials, as [`Fnv`] builds it letter by letter.
+fn initials_hash(initials: &str) -> u64 {
+    Fnv::new().bytes(initials.as_bytes()).0
 }
 
 /// Many strings in one allocation: string `id` is `text[ends[id - 1]..ends[id]]`.
@@ -309,7 +326,7 @@ impl ToolIndex {
     /// which no abbreviation matches) and whose normalised form is at least
     /// `min_len` bytes long.
     pub(crate) fn with_initials(&self, initials: &str, min_len: usize) -> &[u32] {
-        let ids = self.by_initials.get(hash(initials));
+        let ids = self.by_initials.get(initials_hash(initials));
         &ids[..ids.partition_point(|&id| self.forms.span(id).len() >= min_len)]
     }
 

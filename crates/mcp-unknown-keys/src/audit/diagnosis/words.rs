@@ -26,7 +26,18 @@ pub(super) fn normalized(key: &str) -> String {
 pub(super) fn normalized_chars(key: &str) -> impl Iterator<Item = char> + '_ {
     key.chars()
         .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
-        .flat_map(char::to_lowercase)
+        .flat_map(lowercase)
+}
+
+/// `c` in lowercase: one or more characters, without a look at Unicode's
+/// tables for ASCII, which nearly every key is.
+fn lowercase(c: char) -> impl Iterator<Item = char> {
+    let (ascii, other) = if c.is_ascii() {
+        (Some(c.to_ascii_lowercase()), None)
+    } else {
+        (None, Some(c.to_lowercase()))
+    };
+    ascii.into_iter().chain(other.into_iter().flatten())
 }
 
 /// Calls `visit` with each letter or digit of an identifier, lowercased,
@@ -43,7 +54,7 @@ fn for_each_word_char(identifier: &str, mut visit: impl FnMut(char, bool)) {
             continue;
         }
         let mut starts = !in_word || (previous_lower && c.is_uppercase());
-        for lower in c.to_lowercase() {
+        for lower in lowercase(c) {
             visit(lower, starts);
             starts = false;
         }
