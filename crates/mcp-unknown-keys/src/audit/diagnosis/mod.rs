@@ -101,8 +101,8 @@ pub(crate) use index::{CatalogIndex, Lazy, ToolIndex};
 use super::{Catalog, Declared};
 use fragment::Texts;
 use words::{
-    MAX_EDIT_CHARS, MAX_KEY_WORDS, Pattern, abbreviates, allowed_edits, char_mask, for_each_plural_form,
-    initials_wanted, is_identifier_like, is_subsequence, normalized,
+    MAX_EDIT_CHARS, MAX_KEY_WORDS, Pattern, abbreviates, allowed_edits, char_mask, for_each_initials_wanted,
+    for_each_plural_form, is_identifier_like, is_subsequence, normalized,
 };
 
 /// A key seen undeclared on calls to this many tools or more is
@@ -339,14 +339,21 @@ impl<'a> Checks<'_, 'a> {
             return Ok(None);
         }
         let mut found = Vec::new();
-        for initials in initials_wanted(&key_words) {
+        let mut over_budget = false;
+        for_each_initials_wanted(&key_words, |initials| {
             self.work.lookups += 1;
-            let ids = index.with_initials(&initials, form.len() + 2);
-            self.spend(ids.len())?;
+            let ids = index.with_initials(initials, form.len() + 2);
+            if over_budget || self.spend(ids.len()).is_err() {
+                over_budget = true;
+                return;
+            }
             found.extend(ids.iter().filter(|&&id| {
                 // Its letters in order, checked before the words are split.
                 is_subsequence(form, index.form(id)) && abbreviates(&key_words, &words::words(index.key(id)))
             }));
+        });
+        if over_budget {
+            return Err(OverBudget);
         }
         Ok(self.first_of(found.into_iter().map(|id| (id, ())), true))
     }

@@ -85,26 +85,34 @@ pub(super) fn for_each_initial(identifier: &str, mut visit: impl FnMut(char)) {
     });
 }
 
-/// The initials a declared key would need for `key_words` to abbreviate it
-/// (see [`abbreviates`]): each key word stands either for one declared word
-/// (its first letter) or, when it is two to four letters, for as many
-/// declared words, one letter each (`tz` for `time_zone`). At most
-/// 2^[`MAX_KEY_WORDS`] of them.
-pub(super) fn initials_wanted(key_words: &[String]) -> Vec<String> {
-    let mut wanted = vec![String::new()];
-    for word in key_words {
-        let mut next = Vec::with_capacity(wanted.len() * 2);
-        for prefix in &wanted {
-            if let Some(first) = word.chars().next() {
-                next.push(format!("{prefix}{first}"));
-            }
-            if could_be_initials(word) {
-                next.push(format!("{prefix}{word}"));
-            }
+/// Calls `visit` with each string of initials a declared key would need
+/// for `key_words` to abbreviate it (see [`abbreviates`]): each key word
+/// stands either for one declared word (its first letter) or, when it is two
+/// to four letters, for as many declared words, one letter each (`tz` for
+/// `time_zone`). At most 2^[`MAX_KEY_WORDS`] of them, built in one buffer.
+pub(super) fn for_each_initials_wanted(key_words: &[String], mut visit: impl FnMut(&str)) {
+    fn extend(key_words: &[String], buffer: &mut String, visit: &mut impl FnMut(&str)) {
+        let Some((word, rest)) = key_words.split_first() else {
+            visit(buffer);
+            return;
+        };
+        let kept = buffer.len();
+        if let Some(first) = word.chars().next() {
+            buffer.push(first);
+            extend(rest, buffer, visit);
+            buffer.truncate(kept);
         }
-        wanted = next;
+        if could_be_initials(word) {
+            buffer.push_str(word);
+            extend(rest, buffer, visit);
+            buffer.truncate(kept);
+        }
     }
-    wanted
+    extend(
+        key_words,
+        &mut String::with_capacity(4 * key_words.len()),
+        &mut visit,
+    );
 }
 
 /// Whether a key word could be the initials of several declared words.
@@ -437,11 +445,15 @@ mod tests {
 
     #[test]
     fn the_initials_wanted_cover_every_reading_of_the_key() {
-        let wanted = initials_wanted(&split("target_tz"));
-        assert!(wanted.contains(&"tt".to_owned()), "{wanted:?}");
-        assert!(wanted.contains(&"ttz".to_owned()), "{wanted:?}");
-        let five = initials_wanted(&split("ab_cd_ef_gh_ij"));
-        assert_eq!(five.len(), 32);
+        let initials_wanted = |key: &str| {
+            let mut wanted = Vec::new();
+            for_each_initials_wanted(&split(key), |initials| wanted.push(initials.to_owned()));
+            wanted
+        };
+        assert_eq!(initials_wanted("target_tz"), ["tt", "ttz"]);
+        assert_eq!(initials_wanted("tz"), ["t", "tz"]);
+        assert_eq!(initials_wanted("count"), ["c"]);
+        assert_eq!(initials_wanted("ab_cd_ef_gh_ij").len(), 32);
     }
 
     fn edit_distance(a: &str, b: &str, limit: usize) -> Option<usize> {
