@@ -18,7 +18,7 @@ use std::fmt;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::OnceLock;
 
-use super::words::{MAX_EDIT_CHARS, char_mask, for_each_initial, normalized_chars};
+use super::words::{MAX_EDIT_CHARS, char_mask, for_each_initial, push_normalized};
 use crate::audit::Catalog;
 
 /// A value derived from its owner, built at most once, on first use.
@@ -256,7 +256,7 @@ impl ToolIndex {
             strings.text.push_str(key);
             strings.end();
             backwards.extend(key.bytes().rev());
-            forms.text.extend(normalized_chars(key));
+            push_normalized(key, &mut forms.text);
             forms.end();
             let form = forms.get(id);
             masks.push(char_mask(form));

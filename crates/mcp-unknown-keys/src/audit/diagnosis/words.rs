@@ -19,25 +19,21 @@ pub(super) const MAX_EDIT_CHARS: usize = 64;
 /// The key without case or separators: `tokenBudget`, `token_budget` and
 /// `Token-Budget` all read `tokenbudget`.
 pub(super) fn normalized(key: &str) -> String {
-    normalized_chars(key).collect()
+    let mut form = String::with_capacity(key.len());
+    push_normalized(key, &mut form);
+    form
 }
 
-/// The characters of [`normalized`], one by one.
-pub(super) fn normalized_chars(key: &str) -> impl Iterator<Item = char> + '_ {
-    key.chars()
-        .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
-        .flat_map(lowercase)
-}
-
-/// `c` in lowercase: one or more characters, without a look at Unicode's
-/// tables for ASCII, which nearly every key is.
-fn lowercase(c: char) -> impl Iterator<Item = char> {
-    let (ascii, other) = if c.is_ascii() {
-        (Some(c.to_ascii_lowercase()), None)
-    } else {
-        (None, Some(c.to_lowercase()))
-    };
-    ascii.into_iter().chain(other.into_iter().flatten())
+/// Appends [`normalized`]`(key)` to `out`.
+pub(super) fn push_normalized(key: &str, out: &mut String) {
+    for c in key.chars() {
+        match c {
+            '_' | '-' | '.' | ' ' => {}
+            // Nearly every key is ASCII: no look at Unicode's tables for it.
+            c if c.is_ascii() => out.push(c.to_ascii_lowercase()),
+            c => out.extend(c.to_lowercase()),
+        }
+    }
 }
 
 /// Calls `visit` with each letter or digit of an identifier, lowercased,
@@ -53,10 +49,13 @@ fn for_each_word_char(identifier: &str, mut visit: impl FnMut(char, bool)) {
             previous_lower = false;
             continue;
         }
-        let mut starts = !in_word || (previous_lower && c.is_uppercase());
-        for lower in lowercase(c) {
-            visit(lower, starts);
-            starts = false;
+        let starts = !in_word || (previous_lower && c.is_uppercase());
+        if c.is_ascii() {
+            visit(c.to_ascii_lowercase(), starts);
+        } else {
+            for (at, lower) in c.to_lowercase().enumerate() {
+                visit(lower, starts && at == 0);
+            }
         }
         in_word = true;
         previous_lower = c.is_lowercase() || c.is_numeric();
