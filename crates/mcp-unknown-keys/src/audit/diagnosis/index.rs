@@ -25,13 +25,14 @@ use crate::audit::Catalog;
 ///
 /// It is not part of its owner's value: every `Lazy` equals every other, a
 /// clone starts empty (and is rebuilt if needed), and `Debug` only says
-/// whether it was built.
-pub(crate) struct Lazy<T>(OnceLock<T>);
+/// whether it was built. The value is boxed, so that an owner that never
+/// needs it (a tool never warned about) grows by a pointer and a flag.
+pub(crate) struct Lazy<T>(OnceLock<Box<T>>);
 
 impl<T> Lazy<T> {
     /// The value, built by `build` the first time.
     pub(crate) fn get_or_init(&self, build: impl FnOnce() -> T) -> &T {
-        self.0.get_or_init(build)
+        self.0.get_or_init(|| Box::new(build()))
     }
 
     /// Whether the value was built.
