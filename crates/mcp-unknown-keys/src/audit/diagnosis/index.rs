@@ -3,7 +3,7 @@
 //! A warning must cost a small multiple of its clean audit whatever the size
 //! of the tool or the catalogue, so no work per warning may grow with the
 //! number of declared keys. Each [`Declared`](super::super::Declared) and the
-//! [`Catalog`](super::super::Catalog) hold a [`Lazy`] index, built from their
+//! [`Catalog`] hold a [`Lazy`] index, built from their
 //! keys on the first warning that needs it and kept until the listing is
 //! replaced: calls that raise nothing never pay for it.
 //!
