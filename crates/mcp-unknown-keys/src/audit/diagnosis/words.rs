@@ -320,7 +320,7 @@ impl Pattern {
             vn = hp & d0;
             previous_mask = mask;
             // Each character left can lower the distance by one at most.
-            if distance > limit + (text_len - at - 1) {
+            if distance > limit + text_len.saturating_sub(at + 1) {
                 return None;
             }
         }
