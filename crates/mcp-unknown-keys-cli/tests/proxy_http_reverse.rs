@@ -92,7 +92,11 @@ impl Reverse {
         let warnings = log
             .lines()
             .map(|line| serde_json::from_str::<Value>(line).expect("each log line is JSON"))
-            .filter(|line| line.get("summary").is_none())
+            .filter(|line| {
+                ["summary", "verdict", "note"]
+                    .iter()
+                    .all(|kind| line.get(kind).is_none())
+            })
             .collect();
         (self.stderr.take().unwrap().join().unwrap(), warnings)
     }
