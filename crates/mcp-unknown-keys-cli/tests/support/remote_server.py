@@ -71,8 +71,9 @@ def regional(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Re
 
 
 @server.tool()
-async def slow(ctx: Context) -> str:
-    """Report progress, then wait until `release` is called before answering."""
+async def slow(ctx: Context, note: str = "") -> str:
+    """Report progress, then wait until `release` is called before answering.
+    `note` is declared so that a call to `slow` is audited."""
     await ctx.report_progress(1, 2, "started")
     await release.wait()
     return "released"
