@@ -129,6 +129,13 @@ async def end_session(ctx: Context) -> str:
     return "ending"
 
 
+@server.tool()
+def sessions() -> str:
+    """How many sessions are open (not ended by DELETE or by the server)."""
+    instances = server.session_manager._server_instances.values()
+    return str(sum(1 for transport in instances if not transport.is_terminated))
+
+
 def exit_when_stdin_closes() -> None:
     sys.stdin.read()
     os._exit(0)
