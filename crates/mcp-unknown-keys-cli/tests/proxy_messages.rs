@@ -87,12 +87,17 @@ fn the_audit_command_reads_the_same_lines_the_same_way() {
     for line in &recording {
         s.echo(line);
     }
-    let logged: Vec<String> = s
+    // The warnings, without the attribution the log adds to each line.
+    let logged: Vec<serde_json::Value> = s
         .finish()
-        .log
-        .lines()
-        .filter(|l| !l.starts_with(r#"{"summary""#))
-        .map(String::from)
+        .warnings
+        .into_iter()
+        .map(|mut warning| {
+            for attribution in ["ts", "server", "session"] {
+                warning.as_object_mut().unwrap().remove(attribution);
+            }
+            warning
+        })
         .collect();
     let mut audit = std::process::Command::new(support::binary())
         .arg("audit")
@@ -107,11 +112,11 @@ fn the_audit_command_reads_the_same_lines_the_same_way() {
         .write_all((recording.join("\n") + "\n").as_bytes())
         .unwrap();
     let output = audit.wait_with_output().unwrap();
-    let offline: Vec<String> = String::from_utf8(output.stdout)
+    let offline: Vec<serde_json::Value> = String::from_utf8(output.stdout)
         .unwrap()
         .lines()
         .filter(|l| !l.starts_with(r#"{"coverage""#))
-        .map(String::from)
+        .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(offline, logged);
 }
