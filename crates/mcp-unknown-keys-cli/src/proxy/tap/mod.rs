@@ -10,13 +10,12 @@
 //! line that does not fit is passed over at once, counted, never waited
 //! for.
 //!
-//! - [`message`] reads a line as the server's JSON parser would (a pure
-//!   function);
+//! - the core's [`jsonrpc`](mcp_unknown_keys::jsonrpc) reads a line as the
+//!   server's JSON parser would (a pure function, shared with `audit`);
 //! - [`queue`] carries copies of lines to the worker;
 //! - [`worker`] keeps the listings, audits through the core's `Auditor`,
 //!   and counts coverage and findings.
 
-pub mod message;
 mod queue;
 mod worker;
 

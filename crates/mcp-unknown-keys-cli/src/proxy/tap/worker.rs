@@ -10,10 +10,10 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use mcp_unknown_keys::audit::{
     Arguments, Auditor, Call, Coverage, Findings, ListedTools, Listing, Printable,
 };
+use mcp_unknown_keys::jsonrpc::{Id, Line, Message, absent, members, read_line};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::message::{Id, Line, Message, absent, members, read_line};
 use super::queue::{Entry, From};
 
 /// The most `tools/list` requests awaited at once; the oldest is forgotten
