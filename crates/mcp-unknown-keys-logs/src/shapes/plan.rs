@@ -43,11 +43,10 @@ pub struct CallPaths {
     pub arguments: Vec<Path>,
     pub id: Vec<Path>,
     pub server: Vec<Path>,
-    pub once: bool,
 }
 
 /// What an object found is, made ready.
-pub type Reading = Reads<Path, CallPaths>;
+pub type Reading = Reads<CallPaths>;
 
 /// One shape, made ready.
 #[derive(Debug)]
@@ -76,6 +75,25 @@ pub struct LoggedPaths {
     pub summary: Path,
 }
 
+/// The members a JSON-RPC message is recognised and read by.
+#[derive(Debug)]
+pub struct RpcPaths {
+    pub jsonrpc: Path,
+    pub id: Path,
+    pub method: Path,
+    pub result: Path,
+    pub error: Path,
+    pub params: Path,
+    /// In `params`.
+    pub name: Path,
+    pub arguments: Path,
+    pub cursor: Path,
+    pub request: Path,
+    /// In `result`.
+    pub tools: Path,
+    pub next_cursor: Path,
+}
+
 /// At most this many shapes: a record's candidates are a bit set.
 const MAX_SHAPES: usize = 128;
 
@@ -96,6 +114,7 @@ pub struct Plan {
     pub chunk: ChatChunkPaths<Path>,
     pub events: MessageEventPaths<Path>,
     pub logged: LoggedPaths,
+    pub rpc: RpcPaths,
 }
 
 impl Plan {
@@ -121,6 +140,20 @@ impl Plan {
             missing_keys: path(&mut v, "missing_keys", Keep::Raw),
             summary: path(&mut v, "summary", Keep::Raw),
         };
+        let rpc = RpcPaths {
+            jsonrpc: path(&mut v, "jsonrpc", Keep::Raw),
+            id: path(&mut v, "id", Keep::Raw),
+            method: path(&mut v, "method", Keep::Raw),
+            result: path(&mut v, "result", Keep::Open),
+            error: path(&mut v, "error", Keep::Raw),
+            params: path(&mut v, "params", Keep::Open),
+            name: path(&mut v, "params.name", Keep::Raw),
+            arguments: path(&mut v, "params.arguments", Keep::Raw),
+            cursor: path(&mut v, "params.cursor", Keep::Raw),
+            request: path(&mut v, "params.requestId", Keep::Raw),
+            tools: path(&mut v, "result.tools", Keep::Raw),
+            next_cursor: path(&mut v, "result.nextCursor", Keep::Raw),
+        };
         let mut keyed = vec![0u128; usize::from(v.len())];
         let mut discriminated = vec![HashMap::new(); usize::from(v.len())];
         let mut unkeyed = 0;
@@ -145,6 +178,7 @@ impl Plan {
             chunk,
             events,
             logged,
+            rpc,
         }
     }
 
@@ -262,9 +296,7 @@ fn compile(v: &mut Vocabulary, shape: &'static Shape) -> Compiled {
     // `type` is `tool_use`: settled by one look at the record's `type`.
     let settled = matches!(&when, Condition::Is(Path::Members(words), _) if words.len() == 1)
         && matches!(&at, Path::Members(words) if words.is_empty());
-    let reading = shape
-        .reads
-        .map(v, |v, p| path(v, p, Keep::Raw), |v, roles| call_paths(v, roles));
+    let reading = shape.reads.map(|roles| call_paths(v, roles));
     Compiled {
         shape,
         key,
@@ -290,7 +322,6 @@ fn call_paths(v: &mut Vocabulary, roles: &Roles) -> CallPaths {
         arguments: paths(roles.arguments),
         id: paths(roles.id),
         server: paths(roles.server),
-        once: roles.once,
     }
 }
 
