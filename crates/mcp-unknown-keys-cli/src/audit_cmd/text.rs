@@ -103,24 +103,30 @@ fn write_findings_by_tool(report: &Report, pairs: &[Pair<'_>], out: &mut impl Wr
     )?;
     let mut current = None;
     for pair in pairs {
-        if current != Some(pair.tool) {
-            current = Some(pair.tool);
-            writeln!(
-                out,
-                "{}  (declares {})",
-                Printable(pair.tool),
-                list(pair.declared_keys)
-            )?;
+        if current != Some((pair.tool, pair.nested)) {
+            if current.is_none_or(|(tool, _)| tool != pair.tool) {
+                writeln!(
+                    out,
+                    "{}  (declares {})",
+                    Printable(pair.tool),
+                    list(pair.declared_keys)
+                )?;
+            }
+            if pair.nested {
+                writeln!(out, "  nested keys")?;
+            }
+            current = Some((pair.tool, pair.nested));
         }
-        let row = format!(
-            "  {:<24} {:>8} {:<5}  first call {}{}",
+        let indent = if pair.nested { "    " } else { "  " };
+        let width = if pair.nested { 22 } else { 24 };
+        writeln!(
+            out,
+            "{indent}{:<width$} {:>8} {:<5}  first call {}",
             Printable(pair.key).to_string(),
             pair.calls,
             plural(pair.calls, "call", "calls"),
             shown_id(pair.first_id),
-            if pair.nested { "  (nested key)" } else { "" },
-        );
-        writeln!(out, "{row}")?;
+        )?;
     }
     writeln!(out)
 }

@@ -46,6 +46,9 @@ struct LoggedFinding<'a> {
     first_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     cause: Option<Cause>,
+    /// `key` is a nested key's path (`entities[].age`); written only then.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    nested: bool,
 }
 
 #[derive(Serialize)]
@@ -75,6 +78,7 @@ impl Summary<'_> {
                     calls: finding.calls,
                     first_id: finding.first_id,
                     cause: finding.cause,
+                    nested: finding.nested,
                 }
             })
             .collect();

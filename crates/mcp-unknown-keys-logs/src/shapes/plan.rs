@@ -68,6 +68,7 @@ pub struct Compiled {
 pub struct LoggedPaths {
     pub tool: Path,
     pub unknown_keys: Path,
+    pub unknown_paths: Path,
     pub declared_keys: Path,
     pub id: Path,
     pub hints: Path,
@@ -134,6 +135,7 @@ impl Plan {
         let logged = LoggedPaths {
             tool: path(&mut v, "tool", Keep::Raw),
             unknown_keys: path(&mut v, "unknown_keys", Keep::Raw),
+            unknown_paths: path(&mut v, "unknown_paths", Keep::Raw),
             declared_keys: path(&mut v, "declared_keys", Keep::Raw),
             id: path(&mut v, "id", Keep::Raw),
             hints: path(&mut v, "hints", Keep::Raw),

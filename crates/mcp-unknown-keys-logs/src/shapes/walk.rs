@@ -345,7 +345,11 @@ impl<H: Handler> Walk<'_, H> {
             .raw(object, &paths.missing_keys)
             .and_then(|raw| serde_json::from_str(raw.get()).ok())
             .unwrap_or_default();
-        Some(Warning::new(tool, unknown_keys, declared_keys, id).with_diagnosis(hints, missing))
+        let unknown_paths = list(&paths.unknown_paths).unwrap_or_default();
+        let warning = Warning::new(tool, unknown_keys, declared_keys, id)
+            .with_diagnosis(hints, missing)
+            .with_unknown_paths(unknown_paths);
+        Some(warning)
     }
 }
 
