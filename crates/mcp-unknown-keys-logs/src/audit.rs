@@ -35,6 +35,25 @@ pub const NAMED_UNREADABLE_LINES: u64 = 10;
 /// belongs to one session: the JSON-RPC requests awaiting a response, and
 /// the calls already read (for repeated history).
 ///
+/// # Decisions a recording leaves open
+///
+/// - **Listings.** A JSON-RPC response is a listing page when it answers an
+///   awaited `tools/list` request, matched by id as the proxy matches it; a
+///   request without a cursor opens a new listing, and calls meet the pages
+///   received so far. An error answering a listing keeps the catalogue;
+///   `notifications/tools/list_changed` drops it until the next listing. An
+///   input that recorded no `tools/list` request before a listing response
+///   (a server's side alone) takes it as a page all the same.
+/// - **Request bodies.** A record with its own `tools` (a request body, a
+///   catalogue line) is the catalogue from there on; its calls meet it.
+/// - **Repeated history.** A call read before in the same input (same id,
+///   name and arguments, whatever the whitespace) is not counted again;
+///   JSON-RPC calls never are taken for repeats.
+/// - **A proxy's `--log`.** A logged warning is said again through the
+///   auditor, its nested keys too, so a pair repeated across logs is said
+///   once and `allow` applies; calls are counted from the log's summary
+///   when it has one.
+///
 /// ```
 /// use mcp_unknown_keys_logs::{Audit, Input, Options, Tools};
 /// use serde_json::json;
