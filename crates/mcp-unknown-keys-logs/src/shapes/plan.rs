@@ -76,14 +76,24 @@ pub struct LoggedPaths {
     pub summary: Path,
 }
 
+/// The members a JSON-RPC message is recognised by.
+#[derive(Debug)]
+pub struct RpcWords {
+    pub jsonrpc: Word,
+    pub method: Word,
+    pub id: Word,
+    pub result: Word,
+    pub error: Word,
+}
+
 /// The members a JSON-RPC message is recognised and read by.
 #[derive(Debug)]
 pub struct RpcPaths {
+    pub words: RpcWords,
     pub jsonrpc: Path,
     pub id: Path,
     pub method: Path,
     pub result: Path,
-    pub error: Path,
     pub params: Path,
     /// In `params`.
     pub name: Path,
@@ -143,11 +153,17 @@ impl Plan {
             summary: path(&mut v, "summary", Keep::Raw),
         };
         let rpc = RpcPaths {
+            words: RpcWords {
+                jsonrpc: v.add("jsonrpc", Keep::Raw),
+                method: v.add("method", Keep::Raw),
+                id: v.add("id", Keep::Raw),
+                result: v.add("result", Keep::Open),
+                error: v.add("error", Keep::Raw),
+            },
             jsonrpc: path(&mut v, "jsonrpc", Keep::Raw),
             id: path(&mut v, "id", Keep::Raw),
             method: path(&mut v, "method", Keep::Raw),
             result: path(&mut v, "result", Keep::Open),
-            error: path(&mut v, "error", Keep::Raw),
             params: path(&mut v, "params", Keep::Open),
             name: path(&mut v, "params.name", Keep::Raw),
             arguments: path(&mut v, "params.arguments", Keep::Raw),

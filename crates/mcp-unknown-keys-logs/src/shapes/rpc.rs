@@ -23,11 +23,19 @@ use serde_json::value::RawValue;
 use super::capture::{Node, Object};
 use super::plan::{Path, Plan};
 
-/// Whether `record` is a JSON-RPC message.
+/// Whether `record` is a JSON-RPC message: one look at each member kept,
+/// for every record is asked.
 pub fn is_message(plan: &Plan, record: &Object<'_>) -> bool {
-    let rpc = &plan.rpc;
-    let has = |path: &Path| plan.node(record, path).is_some();
-    has(&rpc.jsonrpc) || has(&rpc.method) || (has(&rpc.id) && (has(&rpc.result) || has(&rpc.error)))
+    let words = &plan.rpc.words;
+    let (mut id, mut answer) = (false, false);
+    for (word, _) in record.members() {
+        if word == words.jsonrpc || word == words.method {
+            return true;
+        }
+        id |= word == words.id;
+        answer |= word == words.result || word == words.error;
+    }
+    id && answer
 }
 
 /// The message a record holds: read from `text` when the record's text is
