@@ -7,8 +7,8 @@
 //! skipped without being decoded. A call's arguments reach the key scan as
 //! text: the raw text of an object, or a JSON string unescaped (borrowed
 //! from the line when it holds no escape). A record that is a JSON-RPC
-//! message is read by the core's [`jsonrpc`](mcp_unknown_keys::jsonrpc)
-//! reader, the proxy's own ([`rpc`]).
+//! message is read by the core's [`jsonrpc`] reader, the proxy's own
+//! ([`rpc`]).
 
 mod attributes;
 mod capture;
