@@ -207,3 +207,16 @@ fn read_record_is_the_recogniser_without_state() {
     assert_eq!(read_record(b"   ").kind, RecordKind::Blank);
     assert_eq!(read_record(br#"{"role":"user"}"#).kind, RecordKind::Idle);
 }
+
+#[test]
+fn what_crosses_threads_can() {
+    // A binding releases its interpreter's lock around `audit_files`: what
+    // goes in and what comes out must be free to cross threads.
+    fn sendable<T: Send + Sync>() {}
+    sendable::<Options>();
+    sendable::<mcp_unknown_keys_logs::Report>();
+    sendable::<Error>();
+    sendable::<Notice>();
+    fn send<T: Send>() {}
+    send::<Audit>();
+}
