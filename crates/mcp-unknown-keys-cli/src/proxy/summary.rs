@@ -25,8 +25,8 @@ use mcp_unknown_keys::audit::{Cause, Coverage, Findings, Printable, Verdict, Ver
 use serde::Serialize;
 
 use super::report::otlp::Counts as OtlpCounts;
-use super::tap::message::Id;
 use super::tap::{MAX_TAPPED_LINE, Unread};
+use mcp_unknown_keys::jsonrpc::Id;
 
 /// The most findings the stderr summary lists; the log has them all.
 pub const MAX_SHOWN_FINDINGS: usize = 50;
@@ -57,6 +57,7 @@ struct LoggedFinding<'a> {
     first_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     cause: Option<Cause>,
+    /// `key` is a nested key's path (`entities[].age`); written only then.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     nested: bool,
     #[serde(skip_serializing_if = "Option::is_none")]

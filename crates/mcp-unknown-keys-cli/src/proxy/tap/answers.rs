@@ -19,7 +19,7 @@ use std::sync::{LazyLock, Mutex, MutexGuard, PoisonError};
 use memchr::memmem;
 use serde_json::value::RawValue;
 
-use super::message::Id;
+use mcp_unknown_keys::jsonrpc::Id;
 
 /// The ids of the calls awaiting their verdict, as the relays check them.
 #[derive(Default)]

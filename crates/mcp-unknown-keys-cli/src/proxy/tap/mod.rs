@@ -10,8 +10,8 @@
 //! line that does not fit is passed over at once, counted, never waited
 //! for.
 //!
-//! - [`message`] reads a line as the server's JSON parser would (a pure
-//!   function);
+//! - the core's [`jsonrpc`](mcp_unknown_keys::jsonrpc) reads a line as the
+//!   server's JSON parser would (a pure function, shared with `audit`);
 //! - [`queue`] carries copies of lines to the worker;
 //! - [`worker`] keeps the listings, audits through the core's `Auditor`,
 //!   pairs flagged calls with their answers, and counts coverage, findings
@@ -21,7 +21,6 @@
 //! - [`trace`] reads the trace context a flagged call carries.
 
 mod answers;
-pub mod message;
 mod queue;
 pub mod trace;
 mod worker;
@@ -35,12 +34,12 @@ use std::time::Duration;
 use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Judged, Skip, Verdicts, Warning};
 use memchr::memmem;
 
-use self::message::Id;
 use self::queue::{From, Queue};
 use self::trace::TraceContext;
 use self::worker::{Gates, Worker};
 use super::relay::LineTap;
 use super::summary::Summary;
+use mcp_unknown_keys::jsonrpc::Id;
 
 /// The longest line the tap reads at all. A longer line is forwarded but
 /// neither audited nor learned from; a client line that long is counted as

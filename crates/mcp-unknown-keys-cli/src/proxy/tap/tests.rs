@@ -286,7 +286,7 @@ proptest::proptest! {
             from_server(&tap, line);
         }
         tap.settle(None);
-        let _ = message::read_line(lines.concat().as_bytes());
+        let _ = mcp_unknown_keys::jsonrpc::read_line(lines.concat().as_bytes());
     }
 }
 

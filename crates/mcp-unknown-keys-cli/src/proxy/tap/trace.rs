@@ -5,7 +5,7 @@
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::message::{Id, members};
+use mcp_unknown_keys::jsonrpc::{Id, members};
 
 /// A call's trace context: `00-<trace id>-<parent span id>-<flags>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

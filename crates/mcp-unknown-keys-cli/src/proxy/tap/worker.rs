@@ -12,12 +12,12 @@ use mcp_unknown_keys::audit::{
     Answer, Arguments, Auditor, Call, Coverage, Findings, Judged, ListedTools, Listing, Outcome, Printable,
     Skip, Verdicts, Warning,
 };
+use mcp_unknown_keys::jsonrpc::{Id, Line, Message, absent, members, read_line};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::Report;
 use super::answers::AwaitedIds;
-use super::message::{Id, Line, Message, absent, members, read_line};
 use super::queue::{Entry, From};
 use super::trace::TraceContext;
 
