@@ -69,6 +69,8 @@ async fn run(files: McpServer, time: McpServer) -> Result<(), BoxError> {
             result.tool_call_id, result.is_error, result.content
         );
     }
+    // What the alarm saw, and what it could not: `2 call(s): all audited`.
+    println!("{}", stack.coverage());
     Ok(())
 }
 
