@@ -58,6 +58,11 @@ pub(crate) fn scan(
                 .and_then(|()| deserializer.end())
         }
         Arguments::Object(object) => object.deserialize_map(top),
+        // Values must be read: the host's object is converted once, here.
+        Arguments::Host(host) => match host.to_object() {
+            Some(object) => (&object).deserialize_map(top),
+            None => return Err(NotAnObject),
+        },
     };
     scanned.map_err(|_| NotAnObject)
 }
