@@ -1,5 +1,5 @@
-//! Python values as the core reads them: a call's dict in place, and
-//! catalogues and argument values as JSON.
+//! Python values as the core reads them: a call's dict in place (through
+//! `walk` for its values), and catalogues as JSON.
 //!
 //! A call's arguments are model-written, so reading them never fails: a key
 //! with no JSON form makes the arguments unreadable (the call is counted
@@ -9,11 +9,14 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use mcp_unknown_keys::audit::{HostObject, MAX_NESTED_DEPTH, NotAnObject};
+use mcp_unknown_keys::audit::{HostObject, NestedScan, NotAnObject};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Number, Value};
+
+use crate::walk::PyValue;
 
 /// How deep a catalogue is read: serde_json's own limit when it parses
 /// JSON text, so a listing reads the same as a dict and as text. A deeper
@@ -22,8 +25,9 @@ use serde_json::{Map, Number, Value};
 const MAX_CATALOGUE_DEPTH: usize = 128;
 
 /// A call's arguments given as a dict, read in place: its keys are
-/// borrowed from the dict's strings, and its values are converted only
-/// when the core asks for them.
+/// borrowed from the dict's strings, its nested dicts and lists walked
+/// where they are, and its values converted only for a warning's
+/// diagnosis.
 pub struct DictArguments<'a, 'py>(pub &'a Bound<'py, PyDict>);
 
 impl fmt::Debug for DictArguments<'_, '_> {
@@ -41,11 +45,13 @@ impl HostObject for DictArguments<'_, '_> {
     }
 
     fn to_object(&self) -> Option<Map<String, Value>> {
-        let mut object = Map::new();
-        for (key, value) in self.0.iter() {
-            object.insert(key_text(&key)?.into_owned(), argument_value(&value, 1));
-        }
-        Some(object)
+        Map::deserialize(PyValue::new(self.0.as_any())).ok()
+    }
+
+    fn scan(&self, scan: NestedScan<'_, '_, '_>) -> Result<(), NotAnObject> {
+        PyValue::new(self.0.as_any())
+            .deserialize_map(scan)
+            .map_err(|_| NotAnObject)
     }
 }
 
@@ -53,7 +59,7 @@ impl HostObject for DictArguments<'_, '_> {
 /// surrogate replaced), an integer in decimal, `true`, `false`, `null`, a
 /// float as Python writes it; `None` for a key of any other type, which
 /// `json.dumps` refuses.
-fn key_text<'a>(key: &'a Bound<'_, PyAny>) -> Option<Cow<'a, str>> {
+pub fn key_text<'a>(key: &'a Bound<'_, PyAny>) -> Option<Cow<'a, str>> {
     if let Ok(text) = key.cast::<PyString>() {
         return Some(match text.to_str() {
             Ok(text) => Cow::Borrowed(text),
@@ -73,32 +79,6 @@ fn key_text<'a>(key: &'a Bound<'_, PyAny>) -> Option<Cow<'a, str>> {
             .map(|repr| Cow::Owned(repr.to_string_lossy().into_owned()));
     }
     None
-}
-
-/// One value of a call's arguments as JSON, `depth` levels below the top:
-/// `null` for what has no JSON form, and below the depth the core reads
-/// nested keys to (which also ends a dict that contains itself).
-fn argument_value(value: &Bound<'_, PyAny>, depth: usize) -> Value {
-    if depth > MAX_NESTED_DEPTH {
-        return Value::Null;
-    }
-    if let Some(scalar) = scalar(value) {
-        return scalar;
-    }
-    if let Ok(dict) = value.cast::<PyDict>() {
-        let mut object = Map::new();
-        for (key, item) in dict.iter() {
-            let Some(key) = key_text(&key) else {
-                return Value::Null;
-            };
-            object.insert(key.into_owned(), argument_value(&item, depth + 1));
-        }
-        return Value::Object(object);
-    }
-    match sequence(value) {
-        Some(items) => Value::Array(items.map(|item| argument_value(&item, depth + 1)).collect()),
-        None => Value::Null,
-    }
 }
 
 /// A string, a boolean, a number or `None` as JSON; `None` for anything

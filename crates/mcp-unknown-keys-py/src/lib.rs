@@ -10,12 +10,15 @@
 //! - `convert`: a call's dict read in place (the core's `HostObject`), and
 //!   catalogues as JSON;
 //! - `report`: `Warning` and `Coverage`;
-//! - `sink`: warnings to the host's callable or to `sys.stderr`.
+//! - `sink`: warnings to the host's callable or to `sys.stderr`;
+//! - `walk`: a serde `Deserializer` over a call's Python values, which the
+//!   core's scan of nested keys walks in place.
 
 mod auditor;
 mod convert;
 mod report;
 mod sink;
+mod walk;
 
 use pyo3::prelude::*;
 

@@ -182,7 +182,8 @@ def hostile_calls():
         ("fs_read", {"path": Opaque(), "offset": 10**40, "x": float("nan")}),
         ("create_entities", looped),
         ("create_entities", {"options": deep}),
-        ("create_entities", {"entities": [Opaque(), None, 1, "x", [[{"age": 1}]]], "options": {Opaque(): 1}}),
+        ("create_entities", {"entities": [Opaque(), None, 1, "x", [[{"age": 1}]]], "options": {"x-a": Opaque()}}),
+        ("create_entities", {"options": {Opaque(): 1}}),
         ("task", {"prompt": Opaque(), "promt": "x"}),
     ]
 
@@ -200,9 +201,10 @@ def test_whatever_a_model_wrote_is_audited_or_counted_never_raised_never_changed
     assert coverage.unaudited["unlisted_tool"] == 3
     assert coverage.unlisted_tools == {"None": 1, "12": 1, "Opaque()": 1}
     # None, [], "", "[1]", an unclosed object, bad UTF-8, a lone surrogate as
-    # text, and keys with no JSON form (an object, a tuple).
-    assert coverage.unaudited["unreadable_arguments"] == 9
-    assert coverage.audited == len(calls) - 12
+    # text, and keys with no JSON form (an object, a tuple; one nested in a
+    # value the nested scan reads), which json.dumps would refuse too.
+    assert coverage.unaudited["unreadable_arguments"] == 10
+    assert coverage.audited == len(calls) - 13
 
 
 def test_coverage_counts_every_call_by_reason():

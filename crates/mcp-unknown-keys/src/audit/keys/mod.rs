@@ -12,6 +12,7 @@ mod nested;
 pub(crate) mod path;
 
 pub use nested::MAX_NESTED_DEPTH;
+pub use nested::NestedScan;
 pub(crate) use nested::{Found, scan};
 
 use std::borrow::Cow;
@@ -38,9 +39,11 @@ pub enum Arguments<'a> {
 /// package's dicts), read without a round trip through JSON text.
 ///
 /// The auditor reads a call's top-level keys through
-/// [`HostObject::for_each_key`], and asks for [`HostObject::to_object`]
-/// only when it must read values too: for a tool declaring nested shapes,
-/// and for a warning's diagnosis. Neither may fail on what a model wrote:
+/// [`HostObject::for_each_key`], runs its scan of nested keys through
+/// [`HostObject::scan`] for a tool declaring nested shapes, and asks for
+/// [`HostObject::to_object`] only when it must read values: for a
+/// warning's diagnosis (and for the nested scan, unless the host walks its
+/// objects itself). Neither may fail on what a model wrote:
 /// arguments that do not read as a JSON object are [`NotAnObject`], and a
 /// value that has no JSON form may be read as `null`.
 ///
@@ -81,6 +84,15 @@ pub trait HostObject: fmt::Debug {
     /// The object with its values, as JSON; `None` when it has no JSON
     /// object form.
     fn to_object(&self) -> Option<Map<String, Value>>;
+
+    /// Runs the auditor's scan of nested keys over the object, for a tool
+    /// that declares nested shapes. The default converts the object with
+    /// [`HostObject::to_object`]; a host with a serde `Deserializer` over
+    /// its objects walks them in place instead:
+    /// `deserializer.deserialize_map(scan)`.
+    fn scan(&self, scan: NestedScan<'_, '_, '_>) -> Result<(), NotAnObject> {
+        scan.over_object(&self.to_object().ok_or(NotAnObject)?)
+    }
 }
 
 impl<'a> Arguments<'a> {
