@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import anyio
 from conftest import Recorded, framework, time_server
 
 from mcp_unknown_keys import Auditor
@@ -36,7 +35,7 @@ def test_a_session_audits_its_calls_against_its_listing_and_sends_them_unchanged
                 plain = await session.session.call_tool("convert_time", dict(arguments))
                 return session.auditor, listing, before_listing, audited, plain
 
-    auditor, listing, before_listing, audited, plain = anyio.run(main)
+    auditor, listing, before_listing, audited, plain = framework("anyio", "mcp==2.3.0").run(main)
 
     assert auditor.tools == sorted(tool.name for tool in listing.tools)
     assert "convert_time" in auditor.tools

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import anyio
 from conftest import Recorded, framework, time_server
 
 from mcp_unknown_keys import Auditor
@@ -68,7 +67,7 @@ def run(hooks):
             result = await agents.Runner.run(agent, "Noon UTC in Tokyo, and the weather?", hooks=hooks)
             return result.final_output
 
-    return anyio.run(main), received
+    return framework("anyio", "openai-agents==0.24.0").run(main), received
 
 
 def test_mcp_and_function_tool_calls_are_audited_and_run_unchanged():

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import anyio
 from conftest import Recorded, framework, time_server
 
 from mcp_unknown_keys import Auditor
@@ -37,6 +36,7 @@ def run_agent(wrap):
 
     server = MCPToolset(StdioTransport(time_server(), ["--local-timezone", "UTC"]))
     agent = Agent(FunctionModel(model), toolsets=[wrap(server)])
+    anyio = framework("anyio", "pydantic-ai-slim[mcp]==2.68.0")
     result = anyio.run(agent.run, "What time is it in Tokyo at noon UTC?")
     return result.output, shown
 
