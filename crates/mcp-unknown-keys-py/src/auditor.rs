@@ -180,28 +180,40 @@ impl PyAuditor {
 /// Reads a listing in any form the host gives it and hands its tools array
 /// to `read`.
 fn read_tools(tools: &Bound<'_, PyAny>, read: impl FnOnce(&[Value])) -> PyResult<()> {
-    let listing = host_value(tools)?;
-    let tools = tools_of(&listing).ok_or_else(|| {
+    read(&listed_tools(tools)?);
+    Ok(())
+}
+
+/// The tools of a listing in any form the host gives it: a list of tools,
+/// a listing holding one under `tools` or `result.tools`, a lone
+/// declaration, or the JSON text of any of these.
+pub(crate) fn listed_tools(tools: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
+    tools_of(host_value(tools)?).ok_or_else(|| {
         PyTypeError::new_err(
             "expected a list of tools, a listing with a `tools` list (ListToolsResult, \
              a tools/list response), or the JSON text of one",
         )
-    })?;
-    read(tools);
-    Ok(())
+    })
 }
 
-/// The tools array of a listing: the listing itself, its `tools`, or its
-/// `result.tools`; a lone declaration is a list of one.
-fn tools_of(listing: &Value) -> Option<&[Value]> {
+fn tools_of(listing: Value) -> Option<Vec<Value>> {
     match listing {
         Value::Array(tools) => Some(tools),
-        Value::Object(object) => match object.get("tools").or_else(|| object.get("result")?.get("tools")) {
-            Some(Value::Array(tools)) => Some(tools),
-            Some(_) => None,
-            None if declarations(listing).next().is_some() => Some(std::slice::from_ref(listing)),
-            None => None,
-        },
+        Value::Object(mut object) => {
+            let listed = object.remove("tools").or_else(|| {
+                let result = object.get_mut("result")?.as_object_mut()?;
+                result.remove("tools")
+            });
+            match listed {
+                Some(Value::Array(tools)) => Some(tools),
+                Some(_) => None,
+                None => {
+                    let one = Value::Object(object);
+                    let declares = declarations(&one).next().is_some();
+                    declares.then(|| vec![one])
+                }
+            }
+        }
         _ => None,
     }
 }
@@ -215,7 +227,7 @@ fn callable(name: &str, value: Option<Bound<'_, PyAny>>) -> PyResult<Option<Py<P
 
 /// The keys of `allow`: any iterable of strings but a string itself, whose
 /// letters would each be allowed.
-fn allowed_keys(allow: Option<Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+pub(crate) fn allowed_keys(allow: Option<Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
     let Some(allow) = allow else {
         return Ok(Vec::new());
     };
