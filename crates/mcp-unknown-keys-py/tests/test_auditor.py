@@ -353,3 +353,12 @@ def test_the_gil_is_released_while_a_long_text_is_scanned():
         thread.join()
         sys.setswitchinterval(interval)
     assert during > 0
+
+
+def test_the_packages_example_runs():
+    import doctest
+
+    import mcp_unknown_keys
+
+    results = doctest.testmod(mcp_unknown_keys)
+    assert (results.failed, results.attempted) == (0, 4)
