@@ -342,3 +342,52 @@ fn a_server_with_a_private_ca_is_reached_over_tls_with_ca_cert() {
     assert!(message.contains("certificate"), "{message}");
     assert!(s.finish().status.success());
 }
+
+/// How many sessions the server has open, asked in a session of its own.
+fn open_sessions(server: &Server) -> String {
+    block_on(async {
+        let opened = post(&server.url(), &[], INITIALIZE).await;
+        let session = opened.headers["mcp-session-id"].to_str().unwrap().to_owned();
+        let headers = [
+            ("mcp-session-id", session.as_str()),
+            ("mcp-protocol-version", "2025-11-25"),
+        ];
+        post(&server.url(), &headers, INITIALIZED).await;
+        let asked =
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sessions","arguments":{}}}"#;
+        let answer = post(&server.url(), &headers, asked).await;
+        let answer: Value = serde_json::from_slice(answer.messages.last().unwrap()).unwrap();
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    })
+}
+
+#[test]
+fn a_host_s_signal_ends_the_bridge_gracefully_the_session_deleted_and_the_summary_written() {
+    for signal in ["TERM", "INT", "HUP"] {
+        let server = Server::python(&[]);
+        let mut s = initialized(&server, &[]);
+        s.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        recv_json(&mut s);
+        s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi","verbose":true}}}"#);
+        recv_json(&mut s);
+        let _ = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &s.child.id().to_string()])
+            .status();
+        let finished = s.finish();
+        assert!(finished.status.success(), "SIG{signal}: {}", finished.stderr);
+        assert!(
+            finished
+                .stderr
+                .contains("mcp-unknown-keys summary: 1 call(s): all audited"),
+            "SIG{signal}: {}",
+            finished.stderr
+        );
+        assert_eq!(finished.logged_summary()["findings"][0]["key"], "verbose");
+        // Only the session just opened to ask is open: the bridge's was
+        // deleted.
+        assert_eq!(open_sessions(&server), "1", "SIG{signal}");
+    }
+}

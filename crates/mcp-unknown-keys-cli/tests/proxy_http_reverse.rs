@@ -85,16 +85,29 @@ impl Reverse {
 
     /// Stops the proxy; returns its stderr and the warnings it logged (the
     /// summary of each session left out).
-    fn stop(mut self) -> (String, Vec<Value>) {
+    fn stop(self) -> (String, Vec<Value>) {
+        let (stderr, lines) = self.stop_with_log();
+        let warnings = lines
+            .into_iter()
+            .filter(|line| {
+                ["summary", "verdict", "note"]
+                    .iter()
+                    .all(|kind| line.get(kind).is_none())
+            })
+            .collect();
+        (stderr, warnings)
+    }
+
+    /// Stops the proxy: its stderr, and every line of its log.
+    fn stop_with_log(mut self) -> (String, Vec<Value>) {
         terminate(&self.child);
         assert!(wait_with_patience(&mut self.child).success());
         let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let warnings = log
+        let lines = log
             .lines()
             .map(|line| serde_json::from_str::<Value>(line).expect("each log line is JSON"))
-            .filter(|line| line.get("summary").is_none())
             .collect();
-        (self.stderr.take().unwrap().join().unwrap(), warnings)
+        (self.stderr.take().unwrap().join().unwrap(), lines)
     }
 }
 
@@ -140,11 +153,32 @@ fn the_sdk_client_works_through_the_proxy_in_both_eras_with_one_catalogue_per_se
         assert_eq!(report["version"], version);
         assert_eq!(texts(&report), ["hi", "again", "Zürich: q", "resumed"], "{mode}");
     }
-    let (stderr, warnings) = proxy.stop();
+    let (stderr, lines) = proxy.stop_with_log();
+    let warnings: Vec<&Value> = lines.iter().filter(|line| line.get("hints").is_some()).collect();
     // Said once in each: the 2025 session, then the 2026 client's credentials.
     let said: Vec<&Value> = warnings.iter().map(|w| &w["unknown_keys"]).collect();
     assert_eq!(said, [&json!(["verbose"]), &json!(["verbose"])], "{stderr}");
     assert_eq!(stderr.matches("mcp-unknown-keys summary:").count(), 2, "{stderr}");
+    // Each line says which upstream session (a keyed hash) it speaks for.
+    let upstream = |line: &Value| line["upstream_session"].as_str().unwrap().to_owned();
+    assert_ne!(upstream(warnings[0]), upstream(warnings[1]));
+    assert!(
+        lines
+            .iter()
+            .all(|line| line["server"] == "127.0.0.1" && line["session"].is_string())
+    );
+    // Both echo calls of each session "succeeded" with `verbose` ignored.
+    let verdicts: Vec<(&Value, String)> = lines
+        .iter()
+        .filter(|line| line.get("verdict").is_some())
+        .map(|line| (&line["verdict"], upstream(line)))
+        .collect();
+    assert_eq!(verdicts.len(), 4, "{lines:?}");
+    assert!(verdicts.iter().all(|(verdict, _)| *verdict == "ignored"));
+    assert!(
+        stderr.contains("echo `verbose`: 2 calls (invented) — ignored 2"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -23,7 +23,8 @@ fn the_summary_opens_with_the_coverage_and_names_unlisted_tools() {
             "mcp-unknown-keys summary: 5 call(s): 1 audited, 4 unaudited (1 no_catalogue, 2 unlisted_tool, 1 unreadable_arguments)",
             "  not in any listing: early (1), mcp__fs__read (2)",
             "  1 undeclared key(s) on 1 tool(s), with the calls that carried each:",
-            "    fs_read `ffset`: 1 call (invented)",
+            // `cat` echoes the call back and answers nothing.
+            "    fs_read `ffset`: 1 call (invented) — unanswered 1",
         ]
     );
     assert_eq!(
@@ -72,7 +73,7 @@ fn the_stderr_summary_lists_a_bounded_number_of_findings() {
     let finished = s.finish();
     let lines = finished.summary_lines();
     assert_eq!(lines.len(), 2 + 50 + 1, "{lines:#?}");
-    assert_eq!(lines[2], "    fs_read `k000`: 1 call (invented)");
+    assert_eq!(lines[2], "    fs_read `k000`: 1 call (invented) — unanswered 1");
     assert_eq!(lines.last().unwrap(), &"    … and 70 more (the log has them all)");
     assert_eq!(
         finished.logged_summary()["findings"].as_array().unwrap().len(),

@@ -8,6 +8,7 @@
 
 mod support;
 
+use serde_json::Value;
 use support::{Finished, Session, call, list_request, list_response, summary};
 
 fn cat(options: &[&str]) -> Session {
@@ -74,8 +75,9 @@ fn on_exit_a_summary_counts_every_call_that_carried_each_key_with_its_cause() {
         [
             "mcp-unknown-keys summary: 2 call(s): all audited",
             "  2 undeclared key(s) on 1 tool(s), with the calls that carried each:",
-            "    fs_read `ffset`: 2 calls (truncated)",
-            "    fs_read `recursive`: 1 call (invented)",
+            // `cat` echoes each call back and answers none.
+            "    fs_read `ffset`: 2 calls (truncated) — unanswered 2",
+            "    fs_read `recursive`: 1 call (invented) — unanswered 1",
         ]
     );
     let logged = finished.logged_summary();
@@ -84,8 +86,8 @@ fn on_exit_a_summary_counts_every_call_that_carried_each_key_with_its_cause() {
         serde_json::json!({
             "coverage": {"calls": 2, "audited": 2, "unaudited": {}, "unlisted_tools": {}},
             "findings": [
-                {"tool": "fs_read", "key": "ffset", "calls": 2, "first_id": "2", "cause": "truncated"},
-                {"tool": "fs_read", "key": "recursive", "calls": 1, "first_id": "3", "cause": "invented"},
+                {"tool": "fs_read", "key": "ffset", "calls": 2, "first_id": "2", "cause": "truncated", "verdicts": {"unanswered": 2}},
+                {"tool": "fs_read", "key": "recursive", "calls": 1, "first_id": "3", "cause": "invented", "verdicts": {"unanswered": 1}},
             ],
             "declared_keys": {"fs_read": ["offset", "path"]},
         })
@@ -311,13 +313,26 @@ fn a_recorded_session_audits_offline_into_the_warnings_the_proxy_logged() {
         s.echo(line);
     }
     let finished = done(s);
-    let live: Vec<String> = finished
+    // The warnings, without the attribution the log adds to each line.
+    let live: Vec<Value> = finished
+        .warnings
+        .iter()
+        .cloned()
+        .map(|mut warning| {
+            for attribution in ["ts", "server", "session"] {
+                warning.as_object_mut().unwrap().remove(attribution);
+            }
+            warning
+        })
+        .collect();
+    assert_eq!(live.len(), 4, "{live:?}");
+    // The log's lines as written: warnings and verdicts, attributed.
+    let logged: Vec<&str> = finished
         .log
         .lines()
         .filter(|l| !l.starts_with(r#"{"summary""#))
-        .map(String::from)
         .collect();
-    assert_eq!(live.len(), 4, "{live:?}");
+    assert_eq!(logged.len(), 4 + 4, "a verdict per call flagged: {logged:?}");
 
     let recording = traffic.join("\n") + "\n";
     assert_eq!(
@@ -327,7 +342,7 @@ fn a_recorded_session_audits_offline_into_the_warnings_the_proxy_logged() {
     );
     // The log audits again into the same warnings, its diagnosis kept as
     // logged (a log holds no values to find a fragment in).
-    let mut log = live.join("\n") + "\n";
+    let mut log = logged.join("\n") + "\n";
     assert_eq!(audit_offline(&log), live);
     let summary = finished.log.lines().last().unwrap();
     assert!(
@@ -338,7 +353,7 @@ fn a_recorded_session_audits_offline_into_the_warnings_the_proxy_logged() {
     assert_eq!(audit_offline(&(log + "\n")), live);
 }
 
-fn audit_offline(input: &str) -> Vec<String> {
+fn audit_offline(input: &str) -> Vec<Value> {
     let mut audit = std::process::Command::new(support::binary())
         .arg("audit")
         .stdin(std::process::Stdio::piped())
@@ -353,6 +368,6 @@ fn audit_offline(input: &str) -> Vec<String> {
         .unwrap()
         .lines()
         .filter(|line| !line.starts_with(r#"{"coverage""#))
-        .map(String::from)
+        .map(|line| serde_json::from_str(line).unwrap())
         .collect()
 }

@@ -107,6 +107,7 @@
 
 pub mod audit;
 mod join;
+pub mod jsonrpc;
 #[cfg(feature = "mcp")]
 mod mcp_server;
 pub mod policy;

@@ -33,6 +33,12 @@ fn catalog() -> Catalog {
             "subagent_type": {"type": "string"},
         }}}),
         json!({"name": "clock", "inputSchema": {"type": "object", "properties": {"timezone": {}}}}),
+        json!({"name": "convert_time", "inputSchema": {"type": "object", "properties": {
+            "source_timezone": {}, "time": {}, "target_timezone": {},
+        }}}),
+        json!({"name": "chart_set_style", "inputSchema": {"type": "object", "properties": {
+            "chart_name": {}, "style_id": {"type": "integer", "default": 1},
+        }}}),
     ])
 }
 
@@ -97,16 +103,16 @@ fn the_second_incident_is_two_fragments_of_the_prompt() {
 }
 
 #[test]
-fn near_misses_suggest_the_declared_key_and_say_what_was_not_sent() {
+fn variants_plurals_and_typos_suggest_the_declared_key_and_say_what_was_not_sent() {
     let arguments = r#"{"patern":"x","tokenBudget":10,"file-path":"a","filter":[]}"#;
     let warning = warn(&auditor(), "fs_search", arguments).unwrap();
     assert_eq!(
         hints_of(&warning),
         [
-            hint("file-path", Cause::NearMiss, Some("file_path")),
-            hint("filter", Cause::NearMiss, Some("filters")),
+            hint("file-path", Cause::CaseVariant, Some("file_path")),
+            hint("filter", Cause::Plural, Some("filters")),
             hint("patern", Cause::NearMiss, Some("pattern")),
-            hint("tokenBudget", Cause::NearMiss, Some("token_budget")),
+            hint("tokenBudget", Cause::CaseVariant, Some("token_budget")),
         ]
     );
     assert_eq!(
@@ -117,6 +123,70 @@ fn near_misses_suggest_the_declared_key_and_say_what_was_not_sent() {
             MissingKey::new("pattern", None),
             MissingKey::new("token_budget", Some(json!(4000))),
         ]
+    );
+}
+
+#[test]
+fn the_wrong_case_names_the_key_meant_and_its_default() {
+    let warning = warn(
+        &auditor(),
+        "chart_set_style",
+        r#"{"chart_name":"Revenue","styleId":12}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        hints_of(&warning),
+        [hint("styleId", Cause::CaseVariant, Some("style_id"))]
+    );
+    assert_eq!(
+        warning.missing_keys,
+        [MissingKey::new("style_id", Some(json!(1)))]
+    );
+    assert!(
+        warning.to_string().ends_with(
+            "— styleId → style_id? (case_variant); style_id was not sent: the server will use its default, 1"
+        ),
+        "{warning}"
+    );
+    let line = warning.to_json_line();
+    assert!(
+        line.contains(r#""hints":[{"key":"styleId","cause":"case_variant","suggestion":"style_id"}]"#),
+        "{line}"
+    );
+}
+
+#[test]
+fn short_forms_are_abbreviations_of_the_key_meant() {
+    let auditor = auditor();
+    let warning = warn(
+        &auditor,
+        "convert_time",
+        r#"{"src_tz":"UTC","time":"9:00","target_tz":"Asia/Tokyo"}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        hints_of(&warning),
+        [
+            hint("src_tz", Cause::Abbreviation, Some("source_timezone")),
+            hint("target_tz", Cause::Abbreviation, Some("target_timezone")),
+        ]
+    );
+    assert_eq!(
+        warning.missing_keys,
+        [
+            MissingKey::new("source_timezone", None),
+            MissingKey::new("target_timezone", None)
+        ]
+    );
+    let warning = warn(&auditor, "clock", r#"{"tz":"Europe/Paris"}"#).unwrap();
+    assert_eq!(
+        hints_of(&warning),
+        [hint("tz", Cause::Abbreviation, Some("timezone"))]
+    );
+    assert!(
+        warning
+            .to_string()
+            .contains("tz → timezone? (abbreviation); timezone was not sent")
     );
 }
 
@@ -233,16 +303,64 @@ fn many_keys_at_once_are_diagnosed_as_they_are_one_by_one() {
 fn a_call_with_thousands_of_new_keys_is_diagnosed_in_bounded_work() {
     let mut many: Map<String, Value> = (0..5000).map(|i| (format!("a{i:04}"), json!("offset"))).collect();
     many.insert("ffset".into(), json!(1));
+    many.insert("Path".into(), json!("a"));
     let auditor = auditor();
     let warning = auditor
         .audit(&auditor.catalog(), Call::new("fs_read", Arguments::Object(&many)))
         .warning()
         .unwrap();
-    assert_eq!(warning.hints.len(), 5001);
-    // Past the first keys, a key is no longer compared with the declared
-    // ones: `ffset`, sorted last, is not recognised as `offset` cut short.
-    assert_eq!(warning.hint("ffset").unwrap().cause, Cause::Invented);
+    assert_eq!(warning.hints.len(), 5002);
+    // The first keys are diagnosed. Past the budget, a key whose diagnosis
+    // needs comparisons or a search of the values is undiagnosed (`ffset`,
+    // sorted after the 5,000 others, is not recognised as `offset` cut
+    // short), while what an index settles without comparing still is
+    // (`Path`).
     assert_eq!(warning.hint("a0000").unwrap().cause, Cause::Invented);
+    assert_eq!(warning.hint("a4999").unwrap().cause, Cause::Undiagnosed);
+    assert_eq!(warning.hint("ffset").unwrap().cause, Cause::Undiagnosed);
+    assert_eq!(warning.hint("Path").unwrap().cause, Cause::CaseVariant);
+    let undiagnosed = warning
+        .hints
+        .iter()
+        .filter(|hint| hint.cause == Cause::Undiagnosed)
+        .count();
+    assert!((1..5000).contains(&undiagnosed), "{undiagnosed}");
+    assert_eq!(warning.hint("a4999").unwrap().to_string(), "a4999 (undiagnosed)");
+}
+
+#[test]
+fn a_tool_declaring_thousands_of_keys_is_diagnosed_in_bounded_work() {
+    // 20,000 keys of one shape, and a call with 300 near misses of them:
+    // each would need 20,000 comparisons, which no warning's budget allows.
+    let properties: Map<String, Value> = (0..20_000)
+        .map(|i| (format!("sensor_{i:06}_temperature"), json!({})))
+        .collect();
+    let auditor = Auditor::new().with_sink(());
+    auditor.replace_catalog(Catalog::from_mcp_tools(&[
+        json!({"name": "sensors", "inputSchema": {"type": "object", "properties": properties}}),
+    ]));
+    let mut call: Map<String, Value> = (0..300)
+        .map(|i| (format!("sensor_{i:06}_temprature"), json!(1)))
+        .collect();
+    call.insert("Sensor_000001_Temperature".into(), json!(2));
+    let warning = auditor
+        .audit(&auditor.catalog(), Call::new("sensors", Arguments::Object(&call)))
+        .warning()
+        .unwrap();
+    assert_eq!(warning.hints.len(), 301);
+    let undiagnosed = warning
+        .hints
+        .iter()
+        .filter(|hint| hint.cause == Cause::Undiagnosed)
+        .count();
+    assert_eq!(undiagnosed, 300);
+    assert_eq!(
+        warning.hint("Sensor_000001_Temperature"),
+        Some(
+            &Hint::new("Sensor_000001_Temperature", Cause::CaseVariant)
+                .with_suggestion("sensor_000001_temperature")
+        )
+    );
 }
 
 #[test]
@@ -435,18 +553,25 @@ proptest! {
 const CASES: &str = include_str!("data/diagnosis_cases.json");
 
 /// The share of each cause's keys the diagnosis must keep getting right
-/// (cause and, for truncated and near-miss keys, suggestion). Measured on
-/// the set and reported in BENCHMARKS.md; a change that lowers one fails.
+/// (cause and, for the causes that suggest a key or name a tool, that key
+/// or tool). Measured on the set and reported in BENCHMARKS.md; a change
+/// that lowers one fails.
 const FLOORS: &[(Cause, f64)] = &[
+    (Cause::CaseVariant, 1.0),
+    (Cause::Plural, 0.93),
+    (Cause::Abbreviation, 0.95),
     (Cause::Truncated, 1.0),
-    (Cause::NearMiss, 0.95),
+    (Cause::NearMiss, 0.94),
     (Cause::Fragment, 0.93),
     (Cause::OtherTool, 1.0),
     // The first two tools a host key is seen on cannot be told from
     // invention: that is the rule, not a miss to fix.
     (Cause::Injected, 0.6),
-    (Cause::Invented, 0.93),
+    (Cause::Invented, 0.94),
 ];
+
+/// The share of the whole set the diagnosis must get right.
+const OVERALL_FLOOR: f64 = 0.90;
 
 #[test]
 fn the_labelled_set_is_classified_at_least_as_well_as_measured() {
@@ -507,6 +632,11 @@ fn the_labelled_set_is_classified_at_least_as_well_as_measured() {
     for miss in &misses {
         println!("miss: {miss}");
     }
+    let overall = right as f64 / total as f64;
+    assert!(
+        overall >= OVERALL_FLOOR,
+        "{right}/{total} right, below the floor {OVERALL_FLOOR}; misses: {misses:#?}"
+    );
     for (cause, floor) in FLOORS {
         let (r, n) = tally[cause];
         assert!(n >= 10, "{cause}: only {n} labelled keys");

@@ -2,56 +2,24 @@
 //! same auditor as the layer and the proxy, and accounts for every call it
 //! finds.
 //!
-//! The inputs are the logs teams keep, in the shapes of [`shapes::table`]:
-//! transcripts (Claude Code, Codex, Gemini CLI), model API request and
-//! response bodies (OpenAI Chat Completions and Responses, Anthropic
-//! Messages, Gemini, Bedrock Converse), their streams, framework records
-//! (LangChain, Vercel AI SDK), OpenTelemetry GenAI spans, MCP JSON-RPC
-//! traffic and a proxy's `--log`. [`input`] reads them as they are kept
-//! (JSON Lines or one document, plain or compressed), the [`replay`]
-//! audits each call against the catalogue of that moment, matching a
-//! host's tool names ([`names`]), and every call is counted, audited or
-//! unaudited for a named reason: `--format jsonl` ends with a
-//! `{"coverage":…}` line, the text report ([`report`]) opens with it.
-//!
-//! Decisions a recording leaves open, made here:
-//!
-//! - **Paginated listings.** A `tools/list` response (`result.tools`)
-//!   replaces the catalogue, unless the previous listing was a page with a
-//!   `nextCursor`: it then extends it, as a further page of the same listing.
-//!   A response with an `error` keeps the catalogue; the list-changed
-//!   notification drops it until the next listing, as in the proxy.
-//! - **Request bodies.** A record with its own `tools` (a request body, a
-//!   catalogue line) is a catalogue from there on; its calls meet it.
-//! - **Repeated history.** A call read before in the same input (same id,
-//!   name and arguments) is not counted again.
-//! - **The proxy's `--log`.** A logged warning is said again through the
-//!   auditor, so a pair repeated across logs is said once and `--allow`
-//!   applies; calls are counted from the log's summary when it has one.
-//!
-//! Memory holds one line, the catalogues, the distinct (tool, key) pairs
-//! and bounded fingerprints of the calls read: never the input (a file that
-//! is one JSON document costs its size).
+//! The reading is the library `mcp-unknown-keys-logs` ([`Audit`]): the
+//! shapes of the logs teams keep, files as they are kept, the decisions a
+//! recording leaves open. This is its command line: the arguments, the
+//! output formats (each warning as a JSON line as it is raised, then a
+//! `{"coverage":…}` line; or the [`text`] report, which opens with the
+//! coverage), notices on stderr, and the exit codes.
 
-mod catalogue;
-mod input;
-mod logged;
-mod names;
-mod replay;
-mod report;
-mod shapes;
+mod progress;
+mod text;
 
-use std::io::{self, Write};
+use std::io::{self, StdoutLock, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use input::{Input, Record};
-use replay::Replay;
-use shapes::{Read, Reader};
+use mcp_unknown_keys::audit::Warning;
+use mcp_unknown_keys_logs::{Audit, Error, Input, Notice, Observer, Options, Progress, Report, Tools};
 
-/// The most unreadable lines named on stderr per input; the rest are
-/// counted, and their number said once.
-const NAMED_UNREADABLE_LINES: u64 = 10;
+use progress::ProgressBar;
 
 /// The command line of `audit`.
 #[derive(clap::Args, Debug)]
@@ -66,9 +34,14 @@ pub struct Args {
     #[arg(long = "tools", value_name = "[SERVER=]CATALOGUE")]
     tools: Vec<String>,
     /// A key tolerated on every tool, besides `reason` (repeatable): for keys
-    /// a host or middleware injects.
+    /// a host or middleware injects. A path such as `entities[].id`
+    /// tolerates a nested key.
     #[arg(long = "allow", value_name = "KEY")]
     allow: Vec<String>,
+    /// Audit top-level keys only: keys nested inside declared objects are
+    /// neither read nor reported.
+    #[arg(long)]
+    top_level_only: bool,
     /// `jsonl`: each warning as a JSON line, as it is raised, then one
     /// `{"coverage":…}` line. `text`: a readable report, opening with the
     /// coverage, at the end.
@@ -122,10 +95,10 @@ struct Outcome {
 }
 
 impl Outcome {
-    fn of(tally: &report::Tally) -> Outcome {
+    fn of(report: &Report) -> Outcome {
         Outcome {
-            warnings: tally.warnings,
-            unaudited: tally.coverage.unaudited_calls(),
+            warnings: report.warnings.len() as u64,
+            unaudited: report.coverage.unaudited_calls(),
         }
     }
 
@@ -142,6 +115,12 @@ enum Failure {
     Closed(Outcome),
 }
 
+impl From<Error> for Failure {
+    fn from(error: Error) -> Failure {
+        Failure::Usage(error.to_string())
+    }
+}
+
 fn output_error(error: io::Error, outcome: Outcome) -> Failure {
     if error.kind() == io::ErrorKind::BrokenPipe {
         Failure::Closed(outcome)
@@ -150,85 +129,75 @@ fn output_error(error: io::Error, outcome: Outcome) -> Failure {
     }
 }
 
+/// Where the audit says things as they happen: each warning on stdout as a
+/// JSON line (with `--format jsonl`), each notice on stderr, and a progress
+/// bar for a long file.
+struct Terminal {
+    jsonl: Option<StdoutLock<'static>>,
+    /// The first error writing a warning: nothing more is written then.
+    write_error: Option<io::Error>,
+    bar: ProgressBar,
+}
+
+impl Observer for Terminal {
+    fn warning(&mut self, warning: &Warning) {
+        let Some(out) = self.jsonl.as_mut() else {
+            return;
+        };
+        if self.write_error.is_some() {
+            return;
+        }
+        // Flushed per warning: warnings are rare, and a reader following the
+        // output live sees each one when it is raised.
+        let written = writeln!(out, "{}", warning.to_json_line()).and_then(|()| out.flush());
+        if let Err(error) = written {
+            self.write_error = Some(error);
+        }
+    }
+
+    fn notice(&mut self, notice: &Notice) {
+        self.bar.clear();
+        eprintln!("mcp-unknown-keys audit: {notice}");
+    }
+
+    fn progress(&mut self, progress: &Progress<'_>) {
+        self.bar.update(progress);
+    }
+}
+
 /// Audits every input; what the gates decide on.
 fn audit(args: &Args) -> Result<Outcome, Failure> {
-    let catalogues = catalogue::read_all(&args.tools).map_err(Failure::Usage)?;
+    let mut options = Options::default().top_level_only(args.top_level_only);
+    options.tools = args.tools.iter().map(|spec| Tools::from_arg(spec)).collect();
+    options.allow.clone_from(&args.allow);
+    let terminal = Terminal {
+        jsonl: (args.format == Format::Jsonl).then(|| io::stdout().lock()),
+        write_error: None,
+        bar: ProgressBar::default(),
+    };
+    let mut audit = Audit::with_observer(&options, terminal)?;
     // Every input is opened first, so a misspelt name fails before any output.
     let inputs = if args.inputs.is_empty() {
-        vec![Input::stdin().map_err(Failure::Usage)?]
+        vec![Input::stdin()?]
     } else {
-        args.inputs
-            .iter()
-            .map(|path| Input::open(path))
-            .collect::<Result<_, _>>()
-            .map_err(Failure::Usage)?
+        args.inputs.iter().map(Input::open).collect::<Result<_, _>>()?
     };
-    let stdout = io::stdout().lock();
-    let jsonl = (args.format == Format::Jsonl).then_some(stdout);
-    let mut replay = Replay::new(catalogues, &args.allow, jsonl);
     for input in inputs {
-        replay_input(input, &mut replay)?;
+        audit.read(input)?;
+        if let Some(error) = audit.observer_mut().write_error.take() {
+            return Err(output_error(error, Outcome::of(audit.report())));
+        }
     }
-    let outcome = Outcome::of(&replay.tally);
+    drop(audit.observer_mut().jsonl.take());
+    let report = audit.finish();
+    let outcome = Outcome::of(&report);
     let mut out = io::stdout().lock();
     let written = match args.format {
-        Format::Jsonl => writeln!(out, "{}", replay.tally.coverage.to_json_line()),
-        Format::Text => report::write_text(&replay.tally, &mut out),
+        Format::Jsonl => writeln!(out, "{}", report.coverage.to_json_line()),
+        Format::Text => text::write(&report, &mut out),
     };
     written
         .and_then(|()| out.flush())
         .map_err(|e| output_error(e, outcome))?;
     Ok(outcome)
-}
-
-fn replay_input<W: Write>(input: Input, replay: &mut Replay<W>) -> Result<(), Failure> {
-    let name = input.name.clone();
-    let mut reader = Reader::default();
-    let mut named = 0;
-    let read = input.read(|record, progress| {
-        let (read, number) = match record {
-            Record::Line { bytes, number } => match std::str::from_utf8(bytes) {
-                Ok(line) => (Ok(reader.read_line(line, replay)), number),
-                Err(_) => (Err("not UTF-8"), number),
-            },
-            Record::Document { text } => (Ok(reader.read_document(text, replay)), 0),
-        };
-        let tally = &mut replay.tally;
-        let why = match read {
-            Ok(Read::Blank) => return,
-            Ok(Read::Used) => None,
-            Ok(Read::Nothing) => {
-                tally.idle_lines += 1;
-                None
-            }
-            Ok(Read::Unreadable) => Some("not JSON"),
-            Err(why) => Some(why),
-        };
-        tally.lines += 1;
-        let Some(why) = why else {
-            return;
-        };
-        match why {
-            "not UTF-8" => tally.not_utf8_lines += 1,
-            _ => tally.not_json_lines += 1,
-        }
-        named += 1;
-        if named <= NAMED_UNREADABLE_LINES {
-            progress.clear();
-            eprintln!("mcp-unknown-keys audit: {name}:{number}: {why}, counted as unreadable");
-        }
-    });
-    read.map_err(|e| Failure::Usage(format!("cannot read the input {name}: {e}")))?;
-    reader.finish(replay);
-    replay.end_of_input();
-    if named > NAMED_UNREADABLE_LINES {
-        eprintln!(
-            "mcp-unknown-keys audit: {name}: {} more unreadable line(s), counted but not named",
-            named - NAMED_UNREADABLE_LINES
-        );
-    }
-    match replay.take_write_error() {
-        Some(error) => Err(output_error(error, Outcome::of(&replay.tally))),
-        None => Ok(()),
-    }
 }

@@ -51,7 +51,7 @@ struct State {
 
 struct Line {
     text: String,
-    /// A warning's line, not the summary's.
+    /// A warning's line, not a verdict's, a note's or the summary's.
     warning: bool,
 }
 
@@ -85,8 +85,9 @@ impl Log {
         self.push(line, true);
     }
 
-    /// Hands the summary's line to the writer.
-    pub fn summary(&self, line: String) {
+    /// Hands a line that is not a warning (a verdict, a note, the
+    /// summary) to the writer.
+    pub fn record(&self, line: String) {
         self.push(line, false);
     }
 
@@ -283,7 +284,7 @@ mod tests {
         let log = Log::open(&path).unwrap();
         log.warning("{\"a\":1}".into());
         log.warning("{\"b\":2}".into());
-        log.summary("{\"summary\":{}}".into());
+        log.record("{\"summary\":{}}".into());
         log.finish(Duration::from_secs(10));
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),

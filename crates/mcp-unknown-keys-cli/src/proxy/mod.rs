@@ -10,6 +10,8 @@
 //! - [`tap`] queues copies of the lines that matter for an audit worker;
 //! - [`session`] runs the server and decides when the session ends;
 //! - [`signals`] forwards the host's signals to the server's group;
+//! - [`report`] sends findings to stderr, `--log` (attributed) and
+//!   `--otlp`;
 //! - [`log`] writes `--log` from a thread of its own;
 //! - [`summary`] says what the session audited and found;
 //! - `http` (feature `remote`) reaches remote servers over streamable HTTP:
@@ -23,6 +25,7 @@ mod http;
 mod log;
 mod output;
 mod relay;
+mod report;
 mod session;
 mod signals;
 mod summary;
@@ -30,7 +33,7 @@ pub mod tap;
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::AsFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -41,13 +44,10 @@ use std::sync::mpsc::{self, Sender};
 use std::thread;
 use std::time::Duration;
 
-use mcp_unknown_keys::audit::{Auditor, Sink, StderrSink, Warning};
-
-use self::log::Log;
 use self::output::ServerOutput;
+use self::report::Reports;
 use self::session::Event;
 use self::signals::Blocked;
-use self::summary::Summary;
 use self::tap::Tap;
 
 /// At exit, how long the audit may take to read the lines still queued
@@ -55,15 +55,18 @@ use self::tap::Tap;
 pub(crate) const SETTLE_AT_EXIT: Duration = Duration::from_secs(3);
 
 /// At exit, how long the log may take to write the lines handed to it.
-const LOG_AT_EXIT: Duration = Duration::from_secs(3);
+pub(crate) const LOG_AT_EXIT: Duration = Duration::from_secs(3);
 
 /// The command line of `proxy`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Also append each warning to FILE, as one JSON object per line
     /// (`tool`, `unknown_keys`, `declared_keys`, `id`, `hints`,
-    /// `missing_keys`: keys only, never values), and on exit a last line
-    /// `{"summary":{"coverage":…,"findings":[…],"declared_keys":{…}}}`.
+    /// `missing_keys`, `unknown_paths`: keys only, never values), each
+    /// verdict (`{"verdict":"ignored"|"rejected"|"unanswered",…}`), each
+    /// schema note (`{"note":…}`), and on exit a last line
+    /// `{"summary":{"coverage":…,"findings":[…],"declared_keys":{…}}}`;
+    /// every line ends with `ts`, `server` and `session`.
     #[arg(long, value_name = "FILE")]
     log: Option<PathBuf>,
     /// Tolerate KEY on every tool, as `reason` is (repeatable): for keys a
@@ -74,12 +77,22 @@ pub struct Args {
     /// still gets them; a failing log is still said).
     #[arg(long)]
     quiet: bool,
-    /// The server's name, as `wrap` gives it from the host's configuration.
-    // Accepted so wrapped configurations run; what the proxy does with it
-    // (log attribution, issue 14) lands with that work.
-    #[allow(dead_code)]
+    /// The server's name, as `wrap` gives it from the host's configuration:
+    /// the `server` of every log line (else the command's base name, or the
+    /// URL's host), and on stderr `mcp-unknown-keys [NAME]: …`.
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
+    /// Audit top-level keys only, as the first version did: no nested key
+    /// is read or reported.
+    #[arg(long)]
+    top_level_only: bool,
+    /// Also send each warning and verdict to the OpenTelemetry collector at
+    /// URL (OTLP/HTTP, JSON: URL/v1/logs, and URL/v1/traces for calls that
+    /// carry a `traceparent`), batched, never waited for; what it does not
+    /// take is dropped and counted.
+    #[cfg(feature = "remote")]
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
     /// A remote server instead: `--url`, or `--listen` with `--upstream`.
     #[cfg(feature = "remote")]
     #[command(flatten)]
@@ -91,6 +104,21 @@ pub struct Args {
         arg(last = true, required = true, value_name = "COMMAND")
     )]
     command: Vec<OsString>,
+}
+
+impl Args {
+    /// The remote server's URL, for the doors that have one.
+    fn remote_url(&self) -> Option<&str> {
+        #[cfg(feature = "remote")]
+        return self.remote.url();
+        #[cfg(not(feature = "remote"))]
+        None
+    }
+
+    /// The name the server goes by in the log's attribution.
+    fn server_name(&self) -> String {
+        report::attribution::server_name(self.name.as_deref(), &self.command, self.remote_url())
+    }
 }
 
 /// Runs `proxy`: exits with the server's status.
@@ -125,8 +153,8 @@ fn proxy(args: Args) -> Result<ExitStatus, Failure> {
     // thread blocks would end the proxy.
     let blocked =
         Blocked::block().map_err(|e| Failure::new(format!("cannot set up signal forwarding: {e}"), 1))?;
-    let warnings = Arc::new(Warnings::open(&args)?);
-    let tap = Arc::new(warnings.tap(&args.allow));
+    let reports = Arc::new(Reports::open(&args, args.server_name())?);
+    let tap = Arc::new(reports.tap(None));
     let (mut child, group) = session::spawn(&args.command, &blocked)?;
     let (events, event) = mpsc::channel();
     blocked
@@ -148,89 +176,9 @@ fn proxy(args: Args) -> Result<ExitStatus, Failure> {
     drop(child);
 
     let status = session::wait_for_the_end(&event);
-    warnings.summarise(&tap);
-    warnings.finish();
+    reports.summarise(&tap);
+    reports.finish();
     status.map_err(|e| Failure::new(format!("cannot wait for the server: {e}"), 1))
-}
-
-/// Where the proxy's warnings go: stderr unless `--quiet`, and the log with
-/// `--log`.
-struct Warnings {
-    stderr: bool,
-    log: Option<Log>,
-}
-
-impl Warnings {
-    /// Opens `--log`, if given; warnings go to stderr unless `--quiet`.
-    fn open(args: &Args) -> Result<Warnings, Failure> {
-        let log = match &args.log {
-            None => None,
-            Some(path) => Some(
-                Log::open(path)
-                    .map_err(|e| Failure::new(format!("cannot open the log {}: {e}", path.display()), 2))?,
-            ),
-        };
-        Ok(Warnings {
-            stderr: !args.quiet,
-            log,
-        })
-    }
-
-    /// A tap whose auditor says its warnings here, tolerating `--allow`
-    /// keys, and whose notices go to stderr unless `--quiet`.
-    fn tap(self: &Arc<Self>, allow: &[String]) -> Tap {
-        let auditor = Auditor::new()
-            .with_shared_sink(self.clone())
-            .allow_all(allow.iter().cloned());
-        let stderr = self.stderr;
-        Tap::new(auditor).with_notices(move |notice| {
-            if stderr {
-                let _ = writeln!(io::stderr().lock(), "mcp-unknown-keys: {notice}");
-            }
-        })
-    }
-
-    /// The summary of what `tap` audited and found, once its session has
-    /// ended; the audit gets [`SETTLE_AT_EXIT`] to read what is queued.
-    fn summarise(&self, tap: &Tap) {
-        let unsettled = tap.settle(Some(SETTLE_AT_EXIT));
-        self.write_summary(&Summary {
-            coverage: &tap.coverage(),
-            findings: &tap.findings(),
-            unread: tap.unread(),
-            unsettled,
-        });
-    }
-
-    /// Writes a summary: on stderr when there is anything to say; in the
-    /// log always, as its last line.
-    fn write_summary(&self, summary: &Summary<'_>) {
-        if self.stderr && !summary.is_empty() {
-            let _ = io::stderr().lock().write_all(summary.to_text().as_bytes());
-        }
-        if let Some(log) = &self.log {
-            log.summary(summary.to_json_line());
-        }
-    }
-
-    /// The proxy is about to exit: the log gets [`LOG_AT_EXIT`] to write
-    /// the lines handed to it.
-    fn finish(&self) {
-        if let Some(log) = &self.log {
-            log.finish(LOG_AT_EXIT);
-        }
-    }
-}
-
-impl Sink for Warnings {
-    fn warn(&self, warning: &Warning) {
-        if self.stderr {
-            StderrSink.warn(warning);
-        }
-        if let Some(log) = &self.log {
-            log.warning(warning.to_json_line());
-        }
-    }
 }
 
 fn start_client_to_server(child: &mut Child, tap: Arc<Tap>) -> Result<(), Failure> {

@@ -6,9 +6,13 @@
 //!
 //! ```json
 //! {"summary":{"coverage":{"calls":3,"audited":2,"unaudited":{"unlisted_tool":1},"unlisted_tools":{"x":1}},
-//!  "findings":[{"tool":"fs_read","key":"ffset","calls":2,"first_id":"2","cause":"truncated"}],
-//!  "declared_keys":{"fs_read":["offset","path"]}}}
+//!  "findings":[{"tool":"fs_read","key":"ffset","calls":2,"first_id":"2","cause":"truncated","verdicts":{"ignored":2}},
+//!              {"tool":"create_entities","key":"entities[].age","calls":1,"first_id":"3","nested":true,"verdicts":{"rejected":1}}],
+//!  "declared_keys":{"fs_read":["offset","path"],"create_entities":["entities"]}}}
 //! ```
+//!
+//! with `"otlp":{"collector":…,"sent":…,"dropped":…}` after
+//! `declared_keys` when `--otlp` is given, and the attribution members.
 //!
 //! Each tool's declared keys appear once, not once per finding, so the
 //! line grows with the distinct pairs found, not with their product with
@@ -17,10 +21,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use mcp_unknown_keys::audit::{Cause, Coverage, Findings, Printable};
+use mcp_unknown_keys::audit::{Cause, Coverage, Findings, Printable, Verdict, VerdictCounts, Verdicts};
 use serde::Serialize;
 
+use super::report::otlp::Counts as OtlpCounts;
 use super::tap::{MAX_TAPPED_LINE, Unread};
+use mcp_unknown_keys::jsonrpc::Id;
 
 /// The most findings the stderr summary lists; the log has them all.
 pub const MAX_SHOWN_FINDINGS: usize = 50;
@@ -29,12 +35,17 @@ pub const MAX_SHOWN_FINDINGS: usize = 50;
 pub const MAX_SHOWN_UNLISTED: usize = 20;
 
 /// What the session found, as the tap counted it.
+#[derive(Clone)]
 pub struct Summary<'a> {
     pub coverage: &'a Coverage,
     pub findings: &'a Findings,
+    /// What the server did with the calls that carried undeclared keys.
+    pub verdicts: &'a Verdicts<Id>,
     pub unread: Unread,
     /// Lines the audit had not read when the session ended.
     pub unsettled: u64,
+    /// What `--otlp` sent and dropped, when given.
+    pub otlp: Option<&'a OtlpCounts>,
 }
 
 /// One finding as the log's summary lists it.
@@ -46,6 +57,11 @@ struct LoggedFinding<'a> {
     first_id: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     cause: Option<Cause>,
+    /// `key` is a nested key's path (`entities[].age`); written only then.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    nested: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdicts: Option<&'a VerdictCounts>,
 }
 
 #[derive(Serialize)]
@@ -53,6 +69,8 @@ struct Logged<'a> {
     coverage: &'a Coverage,
     findings: Vec<LoggedFinding<'a>>,
     declared_keys: BTreeMap<&'a str, &'a [String]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    otlp: Option<&'a OtlpCounts>,
 }
 
 impl Summary<'_> {
@@ -75,6 +93,8 @@ impl Summary<'_> {
                     calls: finding.calls,
                     first_id: finding.first_id,
                     cause: finding.cause,
+                    nested: finding.nested,
+                    verdicts: self.verdicts.counts_of(finding.tool, finding.key, finding.nested),
                 }
             })
             .collect();
@@ -82,6 +102,7 @@ impl Summary<'_> {
             coverage: self.coverage,
             findings,
             declared_keys,
+            otlp: self.otlp,
         };
         #[derive(Serialize)]
         struct Line<'a> {
@@ -91,9 +112,11 @@ impl Summary<'_> {
     }
 
     /// The readable lines for stderr, each ending in a newline: a heading
-    /// with the coverage, then indented details.
-    pub fn to_text(&self) -> String {
-        let mut text = format!("mcp-unknown-keys summary: {}\n", self.coverage);
+    /// with the coverage (`mcp-unknown-keys summary: …`, or
+    /// `mcp-unknown-keys [NAME] summary: …` with `tag` ` [NAME]`), then
+    /// indented details.
+    pub fn to_text(&self, tag: &str) -> String {
+        let mut text = format!("mcp-unknown-keys{tag} summary: {}\n", self.coverage);
         self.unlisted(&mut text);
         let unread = self.unread;
         if unread.too_long > 0 {
@@ -117,6 +140,13 @@ impl Summary<'_> {
                 text,
                 "  {} line(s) still waiting for the audit when the session ended, not counted",
                 self.unsettled
+            );
+        }
+        if let Some(otlp) = self.otlp.filter(|otlp| otlp.dropped > 0) {
+            let _ = writeln!(
+                text,
+                "  {} OTLP record(s) dropped: the collector at {} did not take them ({} sent)",
+                otlp.dropped, otlp.collector, otlp.sent
             );
         }
         self.found(&mut text);
@@ -156,9 +186,15 @@ impl Summary<'_> {
                 .cause
                 .map(|cause| format!(" ({cause})"))
                 .unwrap_or_default();
+            let nested = if finding.nested { " (nested)" } else { "" };
+            let verdicts = self
+                .verdicts
+                .counts_of(finding.tool, finding.key, finding.nested)
+                .map(verdicts_text)
+                .unwrap_or_default();
             let _ = writeln!(
                 text,
-                "    {} `{}`: {} {calls}{cause}",
+                "    {} `{}`{nested}: {} {calls}{cause}{verdicts}",
                 Printable(finding.tool),
                 Printable(finding.key),
                 finding.calls
@@ -168,6 +204,20 @@ impl Summary<'_> {
         if !more.is_empty() {
             let _ = writeln!(text, "   {more} (the log has them all)");
         }
+    }
+}
+
+/// ` — the server ignored it 2, rejected it 1`: what the server did with
+/// the calls that carried a pair (those without an id are not counted).
+fn verdicts_text(counts: &VerdictCounts) -> String {
+    let said: Vec<String> = Verdict::ALL
+        .iter()
+        .filter_map(|verdict| counts.get(verdict).map(|n| format!("{verdict} {n}")))
+        .collect();
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(" — {}", said.join(", "))
     }
 }
 

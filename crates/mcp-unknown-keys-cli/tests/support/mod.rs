@@ -258,6 +258,15 @@ impl Finished {
 }
 
 impl Finished {
+    /// The verdicts logged.
+    pub fn verdicts(&self) -> Vec<Value> {
+        self.log
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .filter(|line| line.get("verdict").is_some())
+            .collect()
+    }
+
     /// The summary the proxy logged as its last line, once the session
     /// ended: `{"coverage":…,"findings":[…],"declared_keys":{…}}`.
     pub fn logged_summary(&self) -> Value {
@@ -283,30 +292,55 @@ pub fn wait_with_patience(child: &mut Child) -> ExitStatus {
     }
 }
 
-/// Reads a warnings log: one JSON object per line, each checked to carry
-/// the four fields with the right types; the summary line the proxy adds on
-/// exit, which must come last, is left out. A last line still being written
-/// (no newline yet) is not read: the log writes whole lines.
+/// Reads a warnings log: one JSON object per line, each warning checked to
+/// carry the four fields with the right types. The verdict and note lines,
+/// and the summary line the proxy adds on exit, which must come last, are
+/// left out. A last line still being written (no newline yet) is not read:
+/// the log writes whole lines.
 pub fn read_warnings(log: &Path) -> Vec<Value> {
-    let text = read_log(log);
-    let whole = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
-    let mut lines: Vec<&str> = whole.lines().collect();
-    if lines
-        .last()
-        .is_some_and(|line| line.starts_with(r#"{"summary":"#))
-    {
-        lines.pop();
+    let lines = read_lines(log);
+    if let Some(at) = lines.iter().position(|line| line.get("summary").is_some()) {
+        assert_eq!(at, lines.len() - 1, "the summary comes last");
     }
     lines
         .into_iter()
-        .map(|line| {
-            let warning: Value = serde_json::from_str(line).expect("each log line is JSON");
-            assert!(warning["tool"].is_string(), "{line}");
-            assert!(warning["unknown_keys"].is_array(), "{line}");
-            assert!(warning["declared_keys"].is_array(), "{line}");
-            assert!(warning["id"].is_string(), "{line}");
-            warning
+        .filter(|line| {
+            ["verdict", "note", "summary"]
+                .iter()
+                .all(|kind| line.get(kind).is_none())
         })
+        .inspect(|warning| {
+            assert!(warning["tool"].is_string(), "{warning}");
+            assert!(warning["unknown_keys"].is_array(), "{warning}");
+            assert!(warning["declared_keys"].is_array(), "{warning}");
+            assert!(warning["id"].is_string(), "{warning}");
+        })
+        .collect()
+}
+
+/// The log's verdict lines: `{"verdict":…,"tool":…,"id":…,"unknown_keys":[…],…}`.
+pub fn read_verdicts(log: &Path) -> Vec<Value> {
+    read_lines(log)
+        .into_iter()
+        .filter(|line| line.get("verdict").is_some())
+        .collect()
+}
+
+/// The log's note lines: `{"note":{…}}`.
+pub fn read_notes(log: &Path) -> Vec<Value> {
+    read_lines(log)
+        .into_iter()
+        .filter_map(|line| line.get("note").cloned())
+        .collect()
+}
+
+/// Every whole line of a log, each parsed as JSON.
+pub fn read_lines(log: &Path) -> Vec<Value> {
+    let text = read_log(log);
+    let whole = &text[..text.rfind('\n').map_or(0, |end| end + 1)];
+    whole
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each log line is JSON"))
         .collect()
 }
 

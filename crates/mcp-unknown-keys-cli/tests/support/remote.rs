@@ -269,3 +269,12 @@ pub const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initia
 pub fn proxy_binary() -> String {
     binary()
 }
+
+/// Waits until `log` holds at least `count` whole lines.
+pub fn wait_for_lines(log: &Path, count: usize) {
+    let deadline = Instant::now() + PATIENCE;
+    while super::read_lines(log).len() < count {
+        assert!(Instant::now() < deadline, "{count} log line(s) in time");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

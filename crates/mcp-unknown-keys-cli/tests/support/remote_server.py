@@ -71,8 +71,9 @@ def regional(region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Re
 
 
 @server.tool()
-async def slow(ctx: Context) -> str:
-    """Report progress, then wait until `release` is called before answering."""
+async def slow(ctx: Context, note: str = "") -> str:
+    """Report progress, then wait until `release` is called before answering.
+    `note` is declared so that a call to `slow` is audited."""
     await ctx.report_progress(1, 2, "started")
     await release.wait()
     return "released"
@@ -126,6 +127,13 @@ async def end_session(ctx: Context) -> str:
 
     manager._task_group.start_soon(later)
     return "ending"
+
+
+@server.tool()
+def sessions() -> str:
+    """How many sessions are open (not ended by DELETE or by the server)."""
+    instances = server.session_manager._server_instances.values()
+    return str(sum(1 for transport in instances if not transport.is_terminated))
 
 
 def exit_when_stdin_closes() -> None:

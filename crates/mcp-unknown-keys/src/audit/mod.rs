@@ -12,6 +12,8 @@
 //! - [`Findings`]: every undeclared pair counted, for summaries and reports;
 //! - [`Coverage`]: every call counted, audited or unaudited for a named
 //!   reason ([`Skip`]);
+//! - [`Verdicts`]: each call that carried undeclared keys paired with the
+//!   server's answer ([`Verdict`]: ignored, rejected, unanswered);
 //! - [`Sink`]: where warnings go ([`StderrSink`], [`TracingSink`], a closure).
 //!
 //! The [`UnknownKeys`](crate::UnknownKeys) layer, the `mcp-unknown-keys proxy`
@@ -27,6 +29,7 @@ mod findings;
 mod keys;
 mod listing;
 mod sink;
+mod verdicts;
 mod warning;
 
 pub use auditor::{Auditor, Call, Outcome, REASON_KEY, Skip};
@@ -38,4 +41,5 @@ pub use findings::{Finding, Findings};
 pub use keys::{Arguments, HostObject, MAX_NESTED_DEPTH, NestedScan, NotAnObject, arguments_text};
 pub use listing::{ListedTools, Listing};
 pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
+pub use verdicts::{Answer, Judged, MAX_AWAITED, Verdict, VerdictCounts, Verdicts};
 pub use warning::{MAX_LISTED, MAX_SHOWN_CHARS, Printable, Warning};

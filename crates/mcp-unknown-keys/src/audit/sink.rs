@@ -113,6 +113,26 @@ fn write_line(line: &str) {
 /// catalogue note is an event at WARN level too, with the fields `tool`,
 /// `at` and `note`. A library never installs a subscriber: the host's subscriber decides where the
 /// events go (`RUST_LOG=mcp_unknown_keys=warn`).
+///
+/// **On your OpenTelemetry traces.** With `tracing-opentelemetry`'s layer in
+/// the host's subscriber, an event emitted inside a span becomes an event
+/// of that span's OpenTelemetry span: audit each tool call inside the span
+/// the host opens for it (`tools/call fs_read`), and the warning, with the
+/// fields above as attributes, shows on the call's trace in any backend.
+/// `examples/opentelemetry.rs` runs it end to end:
+///
+/// ```text
+/// span "tools/call fs_read" in trace 12c93363eb040587b488a6b78659f12e
+///   event "tool called with undeclared argument(s)"
+///     tool = fs_read
+///     id = call_1
+///     unknown_keys = ["ffset"]
+///     declared_keys = ["offset", "path"]
+///     causes = ["truncated"]
+///     …
+/// ```
+///
+/// (The `mcp-unknown-keys proxy` sends to a collector itself: `--otlp URL`.)
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TracingSink;
 

@@ -37,7 +37,8 @@ pub struct Warning {
     /// same order (empty for a warning built without a diagnosis).
     #[serde(default)]
     pub hints: Vec<Hint>,
-    /// The declared keys a `truncated` or `near_miss` hint points to that the
+    /// The declared keys a hint suggests (`case_variant`, `plural`,
+    /// `abbreviation`, `truncated`, `near_miss`) that the
     /// call did not carry, sorted, each with its schema's default: what the
     /// server is about to do differently from what the model meant.
     #[serde(default)]

@@ -14,7 +14,7 @@
 //! ([`headers`]) are shared.
 
 mod bridge;
-mod client;
+pub(crate) mod client;
 mod headers;
 mod mcp_param;
 mod message;
@@ -29,7 +29,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use self::client::Upstream;
-use super::Warnings;
+use super::report::Reports;
 use super::tap::Tap;
 
 /// The command line of the remote doors, flattened into `proxy`'s.
@@ -70,6 +70,11 @@ impl Args {
     pub fn requested(&self) -> bool {
         self.url.is_some() || self.listen.is_some() || !self.headers.is_empty() || !self.ca_certs.is_empty()
     }
+
+    /// The remote server's URL: `--url`, or `--upstream`.
+    pub fn url(&self) -> Option<&str> {
+        self.url.as_deref().or(self.upstream.as_deref())
+    }
 }
 
 /// Runs the door asked for; exits 0 once the host is done or a signal
@@ -88,13 +93,13 @@ fn door(args: &super::Args) -> Result<(), super::Failure> {
     let remote = &args.remote;
     let headers = headers::parse_all(&remote.headers, |name| std::env::var(name).ok())
         .map_err(|e| super::Failure::new(e.to_string(), 2))?;
-    let warnings = Arc::new(Warnings::open(args)?);
+    let reports = Arc::new(Reports::open(args, args.server_name())?);
     if let Some(url) = &remote.url {
         let upstream = Upstream::new(url, &remote.ca_certs).map_err(|e| super::Failure::new(e, 2))?;
-        let tap = Arc::new(warnings.tap(&args.allow));
+        let tap = Arc::new(reports.tap(None));
         let outcome = bridge::run(upstream, headers, tap.clone());
-        warnings.summarise(&tap);
-        warnings.finish();
+        reports.summarise(&tap);
+        reports.finish();
         return outcome.map_err(|e| super::Failure::new(e, 1));
     }
     let (Some(listen), Some(url)) = (remote.listen, &remote.upstream) else {
@@ -114,16 +119,16 @@ fn door(args: &super::Args) -> Result<(), super::Failure> {
     }
     let upstream = Upstream::new(url, &remote.ca_certs).map_err(|e| super::Failure::new(e, 2))?;
     let new_tap = {
-        let (warnings, allow) = (warnings.clone(), args.allow.clone());
-        move || warnings.tap(&allow)
+        let reports = reports.clone();
+        move |upstream: String| reports.tap(Some(upstream))
     };
     let summarise = {
-        let warnings = warnings.clone();
-        move |tap: &Tap| warnings.summarise(tap)
+        let reports = reports.clone();
+        move |tap: &Tap| reports.summarise(tap)
     };
     let sessions = reverse::Sessions::new(new_tap, summarise);
     let served = reverse::run(listen, upstream, headers, sessions);
-    warnings.finish();
+    reports.finish();
     served.map_err(|e| super::Failure::new(e, 1))
 }
 
@@ -133,16 +138,30 @@ fn note(text: &str) {
     eprintln!("mcp-unknown-keys remote: {text}");
 }
 
-/// Resolves with the signal's number when SIGINT or SIGTERM arrives.
-async fn signalled() -> i32 {
+/// The signals a host or a user sends to stop a remote door, which then
+/// ends gracefully: the session deleted, the summary written.
+const STOPPING: [libc::c_int; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
+
+/// The [`STOPPING`] signals, listened for from now on (in `runtime`): their
+/// default action no longer ends the process at once.
+fn stop_signals(runtime: &tokio::runtime::Runtime) -> Vec<(libc::c_int, tokio::signal::unix::Signal)> {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate)) =
-        (signal(SignalKind::interrupt()), signal(SignalKind::terminate()))
-    else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = interrupt.recv() => libc::SIGINT,
-        _ = terminate.recv() => libc::SIGTERM,
-    }
+    let _entered = runtime.enter();
+    STOPPING
+        .iter()
+        .filter_map(|number| Some((*number, signal(SignalKind::from_raw(*number)).ok()?)))
+        .collect()
+}
+
+/// Resolves with the signal's number when one of `signals` arrives.
+async fn signalled(signals: &mut [(libc::c_int, tokio::signal::unix::Signal)]) -> libc::c_int {
+    std::future::poll_fn(|cx| {
+        for (number, signal) in signals.iter_mut() {
+            if signal.poll_recv(cx).is_ready() {
+                return std::task::Poll::Ready(*number);
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
 }

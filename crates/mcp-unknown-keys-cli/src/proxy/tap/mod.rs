@@ -10,28 +10,36 @@
 //! line that does not fit is passed over at once, counted, never waited
 //! for.
 //!
-//! - [`message`] reads a line as the server's JSON parser would (a pure
-//!   function);
+//! - the core's [`jsonrpc`](mcp_unknown_keys::jsonrpc) reads a line as the
+//!   server's JSON parser would (a pure function, shared with `audit`);
 //! - [`queue`] carries copies of lines to the worker;
 //! - [`worker`] keeps the listings, audits through the core's `Auditor`,
-//!   and counts coverage and findings.
+//!   pairs flagged calls with their answers, and counts coverage, findings
+//!   and verdicts;
+//! - [`answers`] holds the ids of the calls awaiting their verdict, and the
+//!   relay's cheap check of whether a server line answers one;
+//! - [`trace`] reads the trace context a flagged call carries.
 
-pub mod message;
+mod answers;
 mod queue;
+pub mod trace;
 mod worker;
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock};
 use std::thread;
 use std::time::Duration;
 
-use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Skip};
+use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Judged, Skip, Verdicts, Warning};
 use memchr::memmem;
 
 use self::queue::{From, Queue};
-use self::worker::Worker;
+use self::trace::TraceContext;
+use self::worker::{Gates, Worker};
 use super::relay::LineTap;
+use super::summary::Summary;
+use mcp_unknown_keys::jsonrpc::Id;
 
 /// The longest line the tap reads at all. A longer line is forwarded but
 /// neither audited nor learned from; a client line that long is counted as
@@ -48,6 +56,20 @@ pub const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
 /// longer lines, tool results among them, need no look.
 pub const MAX_NOTIFICATION_LINE: usize = 1024;
 
+/// Where the tap's findings go, beside being counted: each warning and
+/// verdict with the trace context of its call, when it carried one; the
+/// notices; and the summary once the session ends.
+pub trait Report: Send + Sync + 'static {
+    /// A warning, said once per (tool, key) pair.
+    fn warning(&self, warning: &Warning, trace: Option<&TraceContext>);
+    /// What the server did with a call that carried undeclared keys.
+    fn verdict(&self, judged: &Judged, trace: Option<&TraceContext>);
+    /// Something the tap could not do, said once.
+    fn notice(&self, notice: &str);
+    /// The session's summary.
+    fn summary(&self, summary: &Summary<'_>);
+}
+
 /// Shared by both directions of one proxy.
 pub struct Tap {
     shared: Arc<Shared>,
@@ -56,12 +78,15 @@ pub struct Tap {
 /// What the relays and the worker share.
 struct Shared {
     queue: Queue,
-    /// How many lines that may be `tools/list` requests are queued unread,
+    /// The counts that decide which server lines are queued. `window`:
+    /// how many lines that may be `tools/list` requests are queued unread,
     /// plus how many listings are awaited: while it is not zero, every
     /// server line is queued, for it may be a listing. A relay adds before
     /// the line is forwarded and the worker subtracts after, so a response
-    /// always finds the window open.
-    window: AtomicUsize,
+    /// always finds the window open. `calls_unread` does the same for the
+    /// answers to calls, and `awaited` holds the calls whose answer is
+    /// awaited once read.
+    gates: Gates,
     unread: UnreadCounts,
     worker: Worker,
 }
@@ -121,7 +146,7 @@ impl Tap {
     pub fn new(auditor: Auditor) -> Tap {
         let shared = Arc::new(Shared {
             queue: Queue::new(MAX_QUEUED_BYTES),
-            window: AtomicUsize::new(0),
+            gates: Gates::default(),
             unread: UnreadCounts::default(),
             worker: Worker::new(auditor),
         });
@@ -132,7 +157,7 @@ impl Tap {
                 while let Some(entries) = reader.queue.pop_all() {
                     let bytes = entries.iter().map(|entry| entry.line.len()).sum();
                     for entry in &entries {
-                        reader.worker.read(entry, &reader.window);
+                        reader.worker.read(entry, &reader.gates);
                     }
                     reader.queue.finished(entries.len() as u64, bytes);
                     reader.say_unread();
@@ -144,8 +169,16 @@ impl Tap {
 
     /// Where the tap says what it could not do (a tool it could not read,
     /// lines passed over): one line each, said once. Stderr by default.
+    #[cfg(test)]
     pub fn with_notices(self, notices: impl Fn(&str) + Send + Sync + 'static) -> Tap {
         self.shared.worker.set_notices(Box::new(notices));
+        self
+    }
+
+    /// Where warnings, verdicts, notices and the summary go. Without one,
+    /// warnings go to the auditor's sink and nothing else is reported.
+    pub fn with_report(self, report: Arc<dyn Report>) -> Tap {
+        self.shared.worker.set_report(report);
         self
     }
 
@@ -185,6 +218,42 @@ impl Tap {
         coverage
     }
 
+    /// What the server did with each call that carried undeclared keys,
+    /// counted per (tool, key), as far as the worker has read.
+    pub fn verdicts(&self) -> Verdicts<Id> {
+        self.shared.worker.verdicts()
+    }
+
+    /// A message the proxy wrote to the client in the server's place: an
+    /// error answering a request the server could not be reached for. A
+    /// call it answers is unanswered by the server; a listing it answers is
+    /// no longer awaited.
+    pub fn own_reply(&self, message: &[u8]) {
+        if message.len() <= MAX_TAPPED_LINE && self.shared.queue.try_push(From::Proxy, message, false, false)
+        {
+            self.shared.queue.wake();
+        }
+    }
+
+    /// The session ended: the worker gets `within` to read what is queued,
+    /// the calls still awaiting an answer are judged unanswered, and the
+    /// summary goes to the report.
+    pub fn summarise(&self, within: Option<Duration>) {
+        let unsettled = self.settle(within);
+        self.shared.worker.finish(&self.shared.gates);
+        let Some(report) = self.shared.worker.report() else {
+            return;
+        };
+        report.summary(&Summary {
+            coverage: &self.coverage(),
+            findings: &self.findings(),
+            verdicts: &self.verdicts(),
+            unread: self.unread(),
+            unsettled,
+            otlp: None,
+        });
+    }
+
     /// The lines passed over unread so far.
     pub fn unread(&self) -> Unread {
         let count = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
@@ -215,7 +284,7 @@ impl Drop for Tap {
 impl fmt::Debug for Tap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tap")
-            .field("window", &self.shared.window.load(Ordering::Relaxed))
+            .field("window", &self.shared.gates.window.load(Ordering::Relaxed))
             .field("unread", &self.unread())
             .finish_non_exhaustive()
     }
@@ -240,17 +309,25 @@ impl LineTap for ClientLines<'_> {
             return false;
         }
         let in_window = escaped || tools.list;
+        let may_call = escaped || (tools.any && has(&CALL, line));
+        let gates = &self.0.gates;
         if in_window {
-            self.0.window.fetch_add(1, Ordering::SeqCst);
+            gates.window.fetch_add(1, Ordering::SeqCst);
         }
-        if self.0.queue.try_push(From::Client, line, in_window) {
+        if may_call {
+            gates.calls_unread.fetch_add(1, Ordering::SeqCst);
+        }
+        if self.0.queue.try_push(From::Client, line, in_window, may_call) {
             return true;
         }
         if in_window {
-            self.0.window.fetch_sub(1, Ordering::SeqCst);
+            gates.window.fetch_sub(1, Ordering::SeqCst);
+        }
+        if may_call {
+            gates.calls_unread.fetch_sub(1, Ordering::SeqCst);
         }
         self.0.unread.behind.fetch_add(1, Ordering::Relaxed);
-        if escaped || has(&CALL, line) {
+        if may_call {
             self.0.unread.behind_calls.fetch_add(1, Ordering::Relaxed);
         }
         false
@@ -265,22 +342,26 @@ impl LineTap for ClientLines<'_> {
     }
 }
 
-/// Lines from the server: while a listing may be awaited, every line (it
-/// may be the listing); otherwise only a short line that may be
+/// Lines from the server: while a listing may be awaited, or a call is
+/// queued unread, every line (it may be the listing, or the call's
+/// answer); while calls await their verdict, a line whose id is awaited;
+/// otherwise only a short line that may be
 /// `notifications/tools/list_changed`. Queued before they are forwarded, so
 /// the worker reads them before any call the client sends in reply.
 #[derive(Clone, Copy)]
 pub struct ServerLines<'a>(&'a Shared);
 
 impl ServerLines<'_> {
-    fn window_open(&self) -> bool {
-        self.0.window.load(Ordering::SeqCst) > 0
+    /// Every server line is queued.
+    fn reads_all(&self) -> bool {
+        let gates = &self.0.gates;
+        gates.window.load(Ordering::SeqCst) > 0 || gates.calls_unread.load(Ordering::SeqCst) > 0
     }
 }
 
 impl LineTap for ServerLines<'_> {
     fn keep_limit(&self) -> usize {
-        if self.window_open() {
+        if self.reads_all() || self.0.gates.awaited.any() {
             MAX_TAPPED_LINE
         } else {
             MAX_NOTIFICATION_LINE
@@ -288,12 +369,13 @@ impl LineTap for ServerLines<'_> {
     }
 
     fn before_forward(&self, line: &[u8]) -> bool {
-        let wanted = self.window_open()
-            || (line.len() <= MAX_NOTIFICATION_LINE && (has(&LIST_CHANGED, line) || has(&ESCAPE, line)));
+        let wanted = self.reads_all()
+            || (line.len() <= MAX_NOTIFICATION_LINE && (has(&LIST_CHANGED, line) || has(&ESCAPE, line)))
+            || self.0.gates.awaited.may_answer(line);
         if !wanted {
             return false;
         }
-        if self.0.queue.try_push(From::Server, line, false) {
+        if self.0.queue.try_push(From::Server, line, false, false) {
             return true;
         }
         self.0.unread.server_behind.fetch_add(1, Ordering::Relaxed);

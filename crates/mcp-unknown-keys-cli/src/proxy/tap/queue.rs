@@ -16,6 +16,9 @@ use std::time::{Duration, Instant};
 pub enum From {
     Client,
     Server,
+    /// A line the proxy wrote to the client in the server's place (an
+    /// error answering a request the server could not be reached for).
+    Proxy,
 }
 
 /// One line for the worker.
@@ -26,6 +29,9 @@ pub struct Entry {
     /// The relay counted this line in the listing window (see
     /// `Shared::window`): the worker closes it once the line is read.
     pub in_window: bool,
+    /// The relay counted this line as a call not yet read (see
+    /// `Gates::calls_unread`): the worker uncounts it once read.
+    pub may_call: bool,
 }
 
 /// A FIFO of entries holding at most a given number of line bytes.
@@ -86,7 +92,7 @@ impl Queue {
     /// Queues a copy of `line`, unless it does not fit: then returns false
     /// at once. The worker is not woken here: call [`Queue::wake`] once the
     /// line is forwarded, so the wake-up costs the relay nothing first.
-    pub fn try_push(&self, from: From, line: &[u8], in_window: bool) -> bool {
+    pub fn try_push(&self, from: From, line: &[u8], in_window: bool, may_call: bool) -> bool {
         let mut state = self.state();
         if state.closed || state.bytes + line.len() > self.capacity {
             return false;
@@ -97,6 +103,7 @@ impl Queue {
             from,
             line: line.to_vec(),
             in_window,
+            may_call,
         });
         if state.waiters > 0 {
             self.wake_due.store(true, Ordering::Release);
@@ -174,10 +181,10 @@ mod tests {
     #[test]
     fn lines_come_out_in_order_and_a_full_queue_refuses_without_waiting() {
         let queue = Queue::new(10);
-        assert!(queue.try_push(From::Client, b"12345", false));
-        assert!(queue.try_push(From::Server, b"6789", true));
+        assert!(queue.try_push(From::Client, b"12345", false, false));
+        assert!(queue.try_push(From::Server, b"6789", true, false));
         assert!(
-            !queue.try_push(From::Client, b"ab", false),
+            !queue.try_push(From::Client, b"ab", false, false),
             "11 bytes do not fit in 10"
         );
         let popped: Vec<(From, Vec<u8>)> = queue
@@ -194,16 +201,16 @@ mod tests {
             ]
         );
         // Popped but not finished: their bytes still count.
-        assert!(!queue.try_push(From::Client, b"ab", false));
+        assert!(!queue.try_push(From::Client, b"ab", false, false));
         queue.finished(2, 9);
-        assert!(queue.try_push(From::Client, b"ab", false));
+        assert!(queue.try_push(From::Client, b"ab", false, false));
         assert_eq!(queue.pop_all().unwrap()[0].line, b"ab");
     }
 
     #[test]
     fn settling_waits_for_the_worker_and_gives_up_when_told() {
         let queue = Arc::new(Queue::new(100));
-        queue.try_push(From::Client, b"one", false);
+        queue.try_push(From::Client, b"one", false, false);
         assert_eq!(queue.settle(Some(Duration::from_millis(10))), 1);
         let worker = {
             let queue = queue.clone();
@@ -214,7 +221,7 @@ mod tests {
                 }
             })
         };
-        queue.try_push(From::Client, b"two", false);
+        queue.try_push(From::Client, b"two", false, false);
         queue.wake();
         assert_eq!(queue.settle(None), 0);
         queue.close();

@@ -1,20 +1,25 @@
 //! The audit worker: reads the queued lines in order, keeps the listings,
-//! audits calls through the core's `Auditor`, and counts what it found.
+//! audits calls through the core's `Auditor`, pairs the calls that carried
+//! undeclared keys with the server's answers, and counts what it found.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use mcp_unknown_keys::audit::{
-    Arguments, Auditor, Call, Coverage, Findings, ListedTools, Listing, Printable,
+    Answer, Arguments, Auditor, Call, Coverage, Findings, Judged, ListedTools, Listing, Outcome, Printable,
+    Skip, Verdicts, Warning,
 };
+use mcp_unknown_keys::jsonrpc::{Id, Line, Message, absent, members, read_line};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::message::{Id, Line, Message, absent, members, read_line};
+use super::Report;
+use super::answers::AwaitedIds;
 use super::queue::{Entry, From};
+use super::trace::TraceContext;
 
 /// The most `tools/list` requests awaited at once; the oldest is forgotten
 /// beyond it (a server may never answer a request).
@@ -29,12 +34,26 @@ pub const MAX_RESPONSES_AWAITING: u64 = 256;
 /// Where notices go.
 type Notices = Box<dyn Fn(&str) + Send + Sync>;
 
+/// What the relays and the worker share to decide which lines to queue.
+#[derive(Default)]
+pub struct Gates {
+    /// `tools/list` requests queued unread plus listings awaited: while
+    /// not zero, every server line is queued (see `Shared::window`).
+    pub window: AtomicUsize,
+    /// Client lines that may be calls, queued and not read yet: while not
+    /// zero, every server line is queued, for it may answer one of them.
+    pub calls_unread: AtomicUsize,
+    /// The calls awaiting their verdict, by id.
+    pub awaited: AwaitedIds,
+}
+
 /// The worker's rules and state; its lock is held only between lines and
 /// while counting, never while a warning is delivered.
 pub struct Worker {
     auditor: Auditor,
     state: Mutex<State>,
     notices: Mutex<Notices>,
+    report: Mutex<Option<Arc<dyn Report>>>,
 }
 
 /// A `tools/list` request awaiting its response.
@@ -56,6 +75,10 @@ struct State {
     listing: Listing,
     findings: Findings,
     coverage: Coverage,
+    /// The calls that carried undeclared keys, paired with their answers.
+    verdicts: Verdicts<Id>,
+    /// The trace context of awaited calls that carried one, by id text.
+    traces: HashMap<String, TraceContext>,
     /// The notices already said, so each is said once.
     said: HashSet<String>,
 }
@@ -68,11 +91,21 @@ impl Worker {
             notices: Mutex::new(Box::new(|notice: &str| {
                 let _ = writeln!(std::io::stderr().lock(), "mcp-unknown-keys: {notice}");
             })),
+            report: Mutex::new(None),
         }
     }
 
+    #[cfg(test)]
     pub fn set_notices(&self, notices: Notices) {
         *self.notices.lock().unwrap_or_else(PoisonError::into_inner) = notices;
+    }
+
+    pub fn set_report(&self, report: Arc<dyn Report>) {
+        *self.report.lock().unwrap_or_else(PoisonError::into_inner) = Some(report);
+    }
+
+    pub fn report(&self) -> Option<Arc<dyn Report>> {
+        self.report.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -87,38 +120,60 @@ impl Worker {
         self.state().coverage.clone()
     }
 
+    pub fn verdicts(&self) -> Verdicts<Id> {
+        self.state().verdicts.clone()
+    }
+
     #[cfg(test)]
     pub fn audited_tools(&self) -> Vec<String> {
         self.auditor.audited_tools()
     }
 
     /// Reads one queued line and acts on what it is. A bug met reading it
-    /// loses that line only: the window is closed and the next line read.
-    pub fn read(&self, entry: &Entry, window: &AtomicUsize) {
+    /// loses that line only: the gates it holds open are closed and the
+    /// next line read.
+    pub fn read(&self, entry: &Entry, gates: &Gates) {
         let _ = catch_unwind(AssertUnwindSafe(|| match read_line(&entry.line) {
-            Line::Message(message) => self.act(entry.from, message, window),
+            Line::Message(message) => self.act(entry, message, gates),
             Line::Batch(messages) => {
                 for message in messages {
-                    self.act(entry.from, message, window);
+                    self.act(entry, message, gates);
                 }
             }
             Line::Unreadable => {}
         }));
         if entry.in_window {
-            window.fetch_sub(1, Ordering::SeqCst);
+            gates.window.fetch_sub(1, Ordering::SeqCst);
+        }
+        if entry.may_call {
+            gates.calls_unread.fetch_sub(1, Ordering::SeqCst);
         }
     }
 
-    fn act(&self, from: From, message: Message<'_>, window: &AtomicUsize) {
-        match (from, message) {
+    fn act(&self, entry: &Entry, message: Message<'_>, gates: &Gates) {
+        let window = &gates.window;
+        match (entry.from, message) {
             (From::Client, Message::ListTools { id, first }) => self.expect_listing(id, first, window),
             (From::Client, Message::Call { id, name, arguments }) => {
-                self.audit(&name, arguments.as_deref(), id.as_ref());
+                self.audit(&name, arguments.as_deref(), id.as_ref(), &entry.line, gates);
             }
-            (From::Client, Message::Cancelled { request }) => self.forget(&request, window),
+            (From::Client, Message::Cancelled { request }) => {
+                self.forget(&request, window);
+                self.judge(gates, |verdicts| verdicts.cancel(&request));
+            }
             (From::Server, Message::ListChanged) => self.list_changed(),
-            (From::Server, Message::Response { id, result }) => {
+            (From::Server | From::Proxy, Message::Response { id, result }) => {
                 self.answered(&id, result.map(|raw| raw.0), window);
+                let answer = match entry.from {
+                    // The proxy answered in the server's place: the server
+                    // never did.
+                    From::Proxy => None,
+                    _ => Some(Answer::read(result.map(|raw| raw.0.get()))),
+                };
+                self.judge(gates, |verdicts| match answer {
+                    Some(answer) => verdicts.answer(&id, answer),
+                    None => verdicts.cancel(&id),
+                });
             }
             _ => {}
         }
@@ -198,9 +253,9 @@ impl Worker {
         self.auditor.clear_catalog();
     }
 
-    /// Audits one `tools/call` request, counts it, and delivers its
-    /// warning, if any.
-    fn audit(&self, tool: &str, arguments: Option<&str>, id: Option<&Value>) {
+    /// Audits one `tools/call` request, counts it, delivers its warning, if
+    /// any, and awaits its answer when it carried undeclared keys.
+    fn audit(&self, tool: &str, arguments: Option<&str>, id: Option<&Value>, line: &[u8], gates: &Gates) {
         let call = Call {
             tool,
             arguments: arguments.map(Arguments::Json),
@@ -208,13 +263,119 @@ impl Worker {
         };
         let catalog = self.auditor.catalog();
         let outcome = self.auditor.audit(&catalog, call);
-        {
+        let flagged = matches!(&outcome, Outcome::Audited { undeclared, undeclared_paths, .. }
+            if !undeclared.is_empty() || !undeclared_paths.is_empty());
+        let trace = flagged.then(|| TraceContext::of_call(line, id)).flatten();
+        let key = id.and_then(|id| serde_json::value::to_raw_value(id).ok());
+        let key = key.as_deref().and_then(Id::read);
+        let judged = {
             let mut state = self.state();
             state.coverage.record(&call, &outcome);
             state.findings.record(&call, &outcome);
+            match key.filter(|_| flagged) {
+                Some(key) => {
+                    let judged = state.verdicts.call(key.clone(), &call, &outcome);
+                    if let Some(trace) = trace {
+                        state.traces.insert(mcp_unknown_keys::id_text(id), trace);
+                    }
+                    let verdicts = &state.verdicts;
+                    gates.awaited.update(|ids| {
+                        ids.insert(key);
+                        if !judged.is_empty() {
+                            ids.retain(|id| verdicts.awaits(id));
+                        }
+                    });
+                    self.traced(&mut state, judged)
+                }
+                None => Vec::new(),
+            }
+        };
+        if let Outcome::Skipped(skip) = &outcome {
+            self.say_unaudited(tool, *skip);
         }
         if let Some(warning) = outcome.warning() {
-            self.auditor.warn(&warning);
+            self.deliver(&warning, trace.as_ref());
+        }
+        self.deliver_verdicts(judged);
+    }
+
+    /// Judges with `judge`; delivers the verdict, if any.
+    fn judge(&self, gates: &Gates, judge: impl FnOnce(&mut Verdicts<Id>) -> Option<Judged>) {
+        let judged = {
+            let mut state = self.state();
+            if state.verdicts.awaited() == 0 {
+                return;
+            }
+            let judged: Vec<Judged> = judge(&mut state.verdicts).into_iter().collect();
+            if judged.is_empty() {
+                return;
+            }
+            let verdicts = &state.verdicts;
+            gates.awaited.update(|ids| ids.retain(|id| verdicts.awaits(id)));
+            self.traced(&mut state, judged)
+        };
+        self.deliver_verdicts(judged);
+    }
+
+    /// The session ended: every call still awaited is unanswered.
+    pub fn finish(&self, gates: &Gates) {
+        let judged = {
+            let mut state = self.state();
+            let judged = state.verdicts.finish();
+            gates.awaited.update(HashSet::clear);
+            self.traced(&mut state, judged)
+        };
+        self.deliver_verdicts(judged);
+    }
+
+    /// Each verdict with the trace context of its call, taken from the
+    /// state.
+    fn traced(&self, state: &mut State, judged: Vec<Judged>) -> Vec<(Judged, Option<TraceContext>)> {
+        judged
+            .into_iter()
+            .map(|judged| {
+                let trace = state.traces.remove(&judged.id);
+                (judged, trace)
+            })
+            .collect()
+    }
+
+    fn deliver(&self, warning: &Warning, trace: Option<&TraceContext>) {
+        match self.report() {
+            Some(report) => {
+                let _ = catch_unwind(AssertUnwindSafe(|| report.warning(warning, trace)));
+            }
+            None => self.auditor.warn(warning),
+        }
+    }
+
+    fn deliver_verdicts(&self, judged: Vec<(Judged, Option<TraceContext>)>) {
+        let Some(report) = self.report() else { return };
+        for (judged, trace) in judged {
+            let _ = catch_unwind(AssertUnwindSafe(|| report.verdict(&judged, trace.as_ref())));
+        }
+    }
+
+    /// Says, once per reason, that a call went unaudited and why: the
+    /// summary counts them all, but a silent gap would read as "nothing
+    /// found".
+    fn say_unaudited(&self, tool: &str, skip: Skip) {
+        let why = match skip {
+            Skip::NoCatalogue => {
+                "no tools/list answer seen yet (or the server's tools changed since the last one); \
+                 calls are audited once the client lists the tools"
+            }
+            Skip::UnlistedTool => "the server's tools/list does not name it",
+            Skip::DeclaresNothing => {
+                "its tool declares no argument and its schema is open (or could not be read)"
+            }
+            Skip::UnreadableArguments => "its arguments are not a JSON object",
+        };
+        if self.state().said.insert(format!("unaudited {skip}")) {
+            self.notice(&format!(
+                "the call to {} was not audited: {why}; the summary counts each call not audited ({skip})",
+                Printable(tool)
+            ));
         }
     }
 
@@ -226,6 +387,10 @@ impl Worker {
     }
 
     fn notice(&self, notice: &str) {
+        if let Some(report) = self.report() {
+            let _ = catch_unwind(AssertUnwindSafe(|| report.notice(notice)));
+            return;
+        }
         let notices = self.notices.lock().unwrap_or_else(PoisonError::into_inner);
         let _ = catch_unwind(AssertUnwindSafe(|| notices(notice)));
     }

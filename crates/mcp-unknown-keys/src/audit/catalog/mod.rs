@@ -23,6 +23,7 @@ pub use note::{Note, Problem};
 pub use schema::{MAX_COMPOSITION_DEPTH, MAX_SHAPES, MAX_SUBSCHEMAS};
 pub(crate) use shape::{Object, Shape, ShapeId};
 
+use super::diagnosis::{CatalogIndex, Lazy, ToolIndex};
 use crate::wire::ToolDeclaration;
 
 /// The tools of one listing, each with the keys its schema declares.
@@ -88,6 +89,9 @@ pub struct Catalog {
     tools: HashMap<Box<str>, Declared, BuildHasherDefault<NameHasher>>,
     /// Whether this is a listing; false for [`Catalog::none`] (the default).
     listed: bool,
+    /// Which tool declares each key, for the diagnosis of warnings: built on
+    /// the first warning that needs it, dropped when a tool is inserted.
+    diagnosis: Lazy<CatalogIndex>,
 }
 
 /// A small, fast hasher for tool names, read eight bytes at a time.
@@ -137,6 +141,9 @@ pub struct Declared {
     defaults: Box<[(Box<str>, Value)]>,
     /// What could not be read.
     notes: Box<[Note]>,
+    /// The keys indexed for the diagnosis of warnings: built on the first
+    /// warning that needs it, never by [`Declared::declares`].
+    diagnosis: Lazy<ToolIndex>,
 }
 
 impl Declared {
@@ -170,6 +177,7 @@ impl Declared {
                 defaults.into()
             },
             notes: read.notes.into(),
+            diagnosis: Lazy::default(),
         })
     }
 
@@ -239,6 +247,11 @@ impl Declared {
             .defaults
             .binary_search_by(|(declared, _)| (**declared).cmp(key));
         found.ok().map(|at| &self.defaults[at].1)
+    }
+
+    /// The diagnosis's index of these keys, built on first use.
+    pub(crate) fn diagnosis_index(&self) -> &ToolIndex {
+        self.diagnosis.get_or_init(|| ToolIndex::new(self.keys()))
     }
 
     /// The arguments' own object.
@@ -320,6 +333,7 @@ impl Catalog {
     /// Records one tool's schema; the last record of a name wins, even one
     /// that cannot be read (which removes the tool).
     pub fn insert(&mut self, name: &str, schema: Option<&Value>) {
+        self.diagnosis = Lazy::default();
         match schema.and_then(Declared::from_schema) {
             Some(declared) => {
                 self.tools.insert(name.into(), declared);
@@ -355,6 +369,12 @@ impl Catalog {
     /// The tools kept, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Declared)> {
         self.tools.iter().map(|(name, declared)| (&**name, declared))
+    }
+
+    /// The diagnosis's index of which tool declares each key, built on
+    /// first use.
+    pub(crate) fn diagnosis_index(&self) -> &CatalogIndex {
+        self.diagnosis.get_or_init(|| CatalogIndex::new(self))
     }
 
     /// What could not be read in the tools' schemas, each with its tool,

@@ -279,7 +279,7 @@ impl Exchange {
                 Failure::SubscriptionEnded => reply::cancelled(id, &text),
                 _ => reply::error(id, &text),
             };
-            bridge.out.write(line.as_bytes()).await;
+            bridge.out.write_own(line.as_bytes()).await;
         }
     }
 }

@@ -61,12 +61,14 @@ struct InFlight {
 }
 
 /// Runs the bridge until the host has closed stdin and every answer it
-/// awaits is written, or SIGINT or SIGTERM comes; then ends the session.
+/// awaits is written, or SIGHUP, SIGINT, SIGQUIT or SIGTERM comes; then
+/// ends the session (DELETE, where there is one).
 pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let mut signals = super::stop_signals(&runtime);
     let (lines, from_host) = mpsc::channel(64);
     thread::Builder::new()
         .name("from-host".into())
@@ -92,7 +94,7 @@ pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), 
     runtime.block_on(async {
         tokio::select! {
             () = bridge.clone().serve(from_host) => {}
-            _ = super::signalled() => {}
+            _ = super::signalled(&mut signals) => {}
         }
         bridge.close().await;
     });
@@ -234,8 +236,19 @@ impl Out {
     async fn write(&self, message: &[u8]) {
         let line = super::message::as_line(message);
         self.tap.server().show(&line);
+        self.send(&line).await;
+    }
+
+    /// Writes a message the bridge wrote itself, in the server's place: the
+    /// tap is told that the server did not answer.
+    async fn write_own(&self, message: &[u8]) {
+        self.tap.own_reply(message);
+        self.send(message).await;
+    }
+
+    async fn send(&self, line: &[u8]) {
         let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(&line);
+        bytes.extend_from_slice(line);
         bytes.push(b'\n');
         let _ = self.lines.send(bytes).await;
     }

@@ -58,7 +58,8 @@ struct Proxy {
     sessions: Sessions,
 }
 
-/// Serves until SIGINT or SIGTERM, then writes each session's summary.
+/// Serves until SIGHUP, SIGINT, SIGQUIT or SIGTERM, then writes each
+/// session's summary.
 pub fn run(
     listen: SocketAddr,
     upstream: Upstream,
@@ -74,6 +75,7 @@ pub fn run(
         headers,
         sessions,
     });
+    let mut signals = super::stop_signals(&runtime);
     let served = runtime.block_on(async {
         let listener = TcpListener::bind(listen)
             .await
@@ -85,7 +87,7 @@ pub fn run(
         ));
         tokio::select! {
             () = accept(listener, proxy.clone()) => {}
-            _ = super::signalled() => {}
+            _ = super::signalled(&mut signals) => {}
         }
         Ok(())
     });
@@ -283,7 +285,7 @@ mod tests {
             upstream: Upstream::new("https://mcp.example.com/v1/mcp?tenant=a", &[]).unwrap(),
             headers: HeaderMap::new(),
             sessions: Sessions::new(
-                || crate::proxy::tap::Tap::new(mcp_unknown_keys::audit::Auditor::new().with_sink(())),
+                |_| crate::proxy::tap::Tap::new(mcp_unknown_keys::audit::Auditor::new().with_sink(())),
                 |_| {},
             ),
         };

@@ -7,7 +7,9 @@
 //! vary by authorisation, so each distinct `Authorization` value gets its
 //! own catalogue (kept as a keyed hash, never as the secret). A session
 //! ends when the server accepts its DELETE, when it is the oldest of too
-//! many, or when the proxy stops; its summary is written then.
+//! many, or when the proxy stops; its summary is written then. Each tap's
+//! log lines carry `upstream_session`: the keyed hash of its key, which
+//! tells sessions apart without writing their ids or credentials.
 
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, VecDeque};
@@ -32,7 +34,7 @@ pub enum Key {
 
 /// The taps of the sessions seen.
 pub struct Sessions {
-    new_tap: Box<dyn Fn() -> Tap + Send + Sync>,
+    new_tap: Box<dyn Fn(String) -> Tap + Send + Sync>,
     summarise: Box<dyn Fn(&Tap) + Send + Sync>,
     hasher: RandomState,
     open: Mutex<Open>,
@@ -46,10 +48,11 @@ struct Open {
 }
 
 impl Sessions {
-    /// Sessions whose taps come from `new_tap` and are handed to
-    /// `summarise` when they end.
+    /// Sessions whose taps come from `new_tap` (given the hash of the
+    /// session's key, as 16 hex digits) and are handed to `summarise` when
+    /// they end.
     pub fn new(
-        new_tap: impl Fn() -> Tap + Send + Sync + 'static,
+        new_tap: impl Fn(String) -> Tap + Send + Sync + 'static,
         summarise: impl Fn(&Tap) + Send + Sync + 'static,
     ) -> Sessions {
         Sessions {
@@ -77,7 +80,11 @@ impl Sessions {
         if let Some(tap) = open.taps.get(key) {
             return tap.clone();
         }
-        let tap = Arc::new((self.new_tap)());
+        let hash = match key {
+            Key::Session(id) => self.hasher.hash_one(id),
+            Key::Credentials(hash) => *hash,
+        };
+        let tap = Arc::new((self.new_tap)(format!("{hash:016x}")));
         open.taps.insert(key.clone(), tap.clone());
         open.order.push_back(key.clone());
         let evicted = if open.order.len() > MAX_SESSIONS {
@@ -127,7 +134,7 @@ mod tests {
 
     fn sessions() -> Sessions {
         Sessions::new(
-            || Tap::new(mcp_unknown_keys::audit::Auditor::new().with_sink(())),
+            |_| Tap::new(mcp_unknown_keys::audit::Auditor::new().with_sink(())),
             |_| {},
         )
     }

@@ -45,10 +45,10 @@ pub enum When {
     Is(&'static str, &'static [&'static str]),
 }
 
-/// What an object found is: as written here, with paths as text (`P`) and
-/// call roles as [`Roles`] (`C`); made ready by the plan.
+/// What an object found is: as written here, with call roles as [`Roles`]
+/// (`C`); made ready by the plan.
 #[derive(Clone, Copy, Debug)]
-pub enum Reads<P = &'static str, C = &'static Roles> {
+pub enum Reads<C = &'static Roles> {
     /// Further records (each element, for an array). `history`: a request
     /// body's conversation, which the next request repeats, so a call read
     /// there before is not counted again.
@@ -57,22 +57,6 @@ pub enum Reads<P = &'static str, C = &'static Roles> {
     Call(C),
     /// A whole catalogue: a list of tools in any declaration form.
     Catalogue,
-    /// A page of a `tools/list` listing: `tools`, with more to come when
-    /// `more` is present.
-    ListingPage {
-        /// The member holding the page's tools.
-        tools: P,
-        /// The member saying more pages follow.
-        more: P,
-    },
-    /// A `tools/list` request: a new listing begins unless `cursor` asks for
-    /// a further page.
-    ListingRequested {
-        /// The member holding the cursor.
-        cursor: P,
-    },
-    /// The server's tools changed: the catalogue is stale.
-    ListChanged,
     /// A warning a proxy logged: the record is only that.
     LoggedWarning,
     /// The summary a proxy's log ends with: the record is only that.
@@ -86,33 +70,19 @@ pub enum Reads<P = &'static str, C = &'static Roles> {
     MessageEvent,
 }
 
-impl<P, C> Reads<P, C> {
+impl<C> Reads<C> {
     /// Whether a record this reads is only that: no other shape is looked
     /// for in it.
     pub fn is_whole_record(&self) -> bool {
         matches!(self, Reads::LoggedWarning | Reads::Summary | Reads::Verdict)
     }
 
-    /// The same reading with its paths and roles made ready, each with
-    /// `context`.
-    pub fn map<X, Q, D>(
-        &self,
-        context: &mut X,
-        path: impl Fn(&mut X, &P) -> Q,
-        call: impl FnOnce(&mut X, &C) -> D,
-    ) -> Reads<Q, D> {
+    /// The same reading with its call roles made ready.
+    pub fn map<D>(&self, call: impl FnOnce(&C) -> D) -> Reads<D> {
         match self {
             Reads::Records { history } => Reads::Records { history: *history },
-            Reads::Call(roles) => Reads::Call(call(context, roles)),
+            Reads::Call(roles) => Reads::Call(call(roles)),
             Reads::Catalogue => Reads::Catalogue,
-            Reads::ListingPage { tools, more } => Reads::ListingPage {
-                tools: path(context, tools),
-                more: path(context, more),
-            },
-            Reads::ListingRequested { cursor } => Reads::ListingRequested {
-                cursor: path(context, cursor),
-            },
-            Reads::ListChanged => Reads::ListChanged,
             Reads::LoggedWarning => Reads::LoggedWarning,
             Reads::Summary => Reads::Summary,
             Reads::Verdict => Reads::Verdict,
@@ -134,10 +104,6 @@ pub struct Roles {
     pub id: &'static [&'static str],
     /// The server the tool belongs to, where the call names it apart.
     pub server: &'static [&'static str],
-    /// Whether a call read again in the same input (same id, name and
-    /// arguments) is the same call. Not for JSON-RPC, whose ids start again
-    /// with each session.
-    pub once: bool,
 }
 
 /// A call object whose `status` is one of these is a placeholder that a
@@ -149,7 +115,6 @@ const OPENAI_CALL: Roles = Roles {
     arguments: &["function.arguments"],
     id: &["id"],
     server: &[],
-    once: true,
 };
 
 const CHAT_OR_LANGCHAIN_CALL: Roles = Roles {
@@ -230,14 +195,6 @@ const OTEL_EXECUTE_TOOL: Roles = Roles {
     ..OPENAI_CALL
 };
 
-const JSON_RPC_CALL: Roles = Roles {
-    name: &["params.name"],
-    arguments: &["params.arguments"],
-    id: &["id"],
-    server: &[],
-    once: false,
-};
-
 const fn shape(what: &'static str, at: &'static str, when: When, reads: Reads) -> Shape {
     Shape {
         what,
@@ -261,8 +218,9 @@ const fn typed(what: &'static str, types: &'static [&'static str], roles: &'stat
 
 /// Every shape, in the order they are looked for in a record: the lines of
 /// a proxy's log (each only that), catalogues (so a request's calls meet
-/// its own tools), JSON-RPC, streams, calls, and last the records a record
-/// holds.
+/// its own tools), streams, calls, and last the records a record holds. A
+/// record that is a JSON-RPC message is read before any of them, by the
+/// core's reader ([`rpc`](super::rpc)).
 pub const SHAPES: &[Shape] = &[
     // A proxy's `--log`.
     shape("proxy log: verdict", "", When::Has("verdict"), Reads::Verdict),
@@ -297,36 +255,6 @@ pub const SHAPES: &[Shape] = &[
         "@gen_ai.tool.definitions",
         When::Always,
         Reads::Catalogue,
-    ),
-    shape(
-        "MCP tools/list response",
-        "result",
-        When::Has("tools"),
-        Reads::ListingPage {
-            tools: "tools",
-            more: "nextCursor",
-        },
-    ),
-    // JSON-RPC requests and notifications.
-    shape(
-        "MCP tools/list request",
-        "",
-        When::Is("method", &["tools/list"]),
-        Reads::ListingRequested {
-            cursor: "params.cursor",
-        },
-    ),
-    shape(
-        "MCP list_changed notification",
-        "",
-        When::Is("method", &["notifications/tools/list_changed"]),
-        Reads::ListChanged,
-    ),
-    shape(
-        "MCP tools/call request",
-        "",
-        When::Is("method", &["tools/call"]),
-        Reads::Call(&JSON_RPC_CALL),
     ),
     // Streams, assembled across records.
     shape(
@@ -425,7 +353,7 @@ pub const SHAPES: &[Shape] = &[
     records("Responses stream event, batch output line", "response"),
     records("batch request and output lines", "body"),
     records("logged request", "request"),
-    // A `result` with `tools` is a listing page (above), not records.
+    // A JSON-RPC `result` with `tools` is a listing page, read as JSON-RPC.
     shape(
         "Anthropic batch result",
         "result",

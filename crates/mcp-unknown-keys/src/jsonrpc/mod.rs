@@ -1,22 +1,56 @@
-//! What one line of the stdio stream is, read as the server's JSON parser
-//! reads it: a pure function, line in, message out.
+//! JSON-RPC messages read as the peer's JSON parser reads them: pure
+//! functions, text in, message out.
 //!
-//! A server acts on the message its parser builds, so the tap reads each
-//! line the same way: member names and string values are decoded (a method
-//! written `"\u0074ools/call"` is `tools/call`), a member that appears twice
-//! counts by its last value (as in serde_json's `Value`, Python's `json` and
-//! JavaScript's `JSON.parse`), and `arguments` sent as a JSON string is read
-//! as the JSON text it holds ([`arguments_text`], as the `audit` command
-//! reads it). Only the members the tap needs are delimited; every other
-//! value is skipped without being built, at any depth.
+//! A server acts on the message its parser builds, so every door that reads
+//! MCP traffic reads it the same way, through this module: the proxy's tap
+//! (each line of both directions) and the `audit` command's log reader
+//! (each JSON-RPC record of a recording). So the proxy and `audit` agree on
+//! every line by construction.
+//!
+//! - Member names and string values are decoded: a method written
+//!   `"\u0074ools/call"` is `tools/call`.
+//! - A member that appears twice counts by its last value, as in
+//!   serde_json's `Value`, Python's `json` and JavaScript's `JSON.parse`.
+//! - `arguments` sent as a JSON string is read as the JSON text it holds
+//!   ([`arguments_text`]).
+//! - Ids compare as values ([`Id`]): a server may answer `1.0` with `1`.
+//! - Only the members needed are delimited; every other value is skipped
+//!   without being built, at any depth, so no line nests too deep to read.
+//!
+//! ```
+//! use mcp_unknown_keys::jsonrpc::{Line, Message, read_line};
+//!
+//! let line = br#"{"jsonrpc":"2.0","id":7,"method":"\u0074ools/call","id":8,
+//!     "params":{"name":"fs_read","arguments":"{\"path\":\"a\",\"ffset\":1}"}}"#;
+//! let Line::Message(Message::Call { id, name, arguments }) = read_line(line) else {
+//!     panic!("a call");
+//! };
+//! assert_eq!(id, Some(8.into())); // the last `id`
+//! assert_eq!(name, "fs_read");
+//! assert_eq!(arguments.as_deref(), Some(r#"{"path":"a","ffset":1}"#));
+//! ```
+//!
+//! A listing arrives as a response that answers a `tools/list` request:
+//! [`ListingPage::read`] reads its tools one at a time, and
+//! [`AwaitedListings`] matches responses to the requests awaiting them.
+//!
+//! These functions never panic, whatever the bytes: [`read_line`] is what
+//! the fuzz target for the tap's line reader calls.
+
+mod id;
+mod listings;
 
 use std::borrow::Cow;
 use std::fmt;
 
-use mcp_unknown_keys::audit::arguments_text;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
+
+use crate::audit::arguments_text;
+
+pub use id::{Decimal, Id};
+pub use listings::{AwaitedListings, ListingPage, MAX_AWAITED_LISTINGS, MAX_RESPONSES_AWAITING};
 
 /// What a line is.
 #[derive(Debug, PartialEq)]
@@ -30,12 +64,17 @@ pub enum Line<'a> {
     Unreadable,
 }
 
-/// The messages the tap acts on; everything else is [`Message::Other`].
+/// The messages that matter to an audit; everything else is
+/// [`Message::Other`].
 #[derive(Debug, PartialEq)]
 pub enum Message<'a> {
-    /// A `tools/list` request; `first` when it has no cursor (it opens a
-    /// new listing).
-    ListTools { id: Id, first: bool },
+    /// A `tools/list` request.
+    ListTools {
+        /// Its id, which the response answers.
+        id: Id,
+        /// It has no cursor: its response opens a new listing.
+        first: bool,
+    },
     /// A `tools/call` request with a tool name.
     Call {
         /// Its id, as it came (`None` for a call sent as a notification).
@@ -46,13 +85,20 @@ pub enum Message<'a> {
         /// request has no `arguments`.
         arguments: Option<Cow<'a, str>>,
     },
-    /// `notifications/cancelled`: the request given up.
-    Cancelled { request: Id },
+    /// `notifications/cancelled`.
+    Cancelled {
+        /// The request given up.
+        request: Id,
+    },
     /// `notifications/tools/list_changed`.
     ListChanged,
-    /// A response: a message with an id and no method. `result` is `None`
-    /// for an error.
-    Response { id: Id, result: Option<Raw<'a>> },
+    /// A response: a message with an id and no method.
+    Response {
+        /// The request it answers.
+        id: Id,
+        /// Its `result`; `None` for an error.
+        result: Option<Raw<'a>>,
+    },
     /// Any other message.
     Other,
 }
@@ -61,13 +107,21 @@ pub enum Message<'a> {
 #[derive(Clone, Copy, Debug)]
 pub struct Raw<'a>(pub &'a RawValue);
 
+impl<'a> Raw<'a> {
+    /// The raw JSON text.
+    pub fn get(&self) -> &'a str {
+        self.0.get()
+    }
+}
+
 impl PartialEq for Raw<'_> {
     fn eq(&self, other: &Self) -> bool {
         self.0.get() == other.0.get()
     }
 }
 
-/// Reads one line (without its newline).
+/// Reads one line of a stdio stream (without its newline): a message, a
+/// batch, or neither.
 pub fn read_line(line: &[u8]) -> Line<'_> {
     let Ok(text) = std::str::from_utf8(line) else {
         return Line::Unreadable;
@@ -88,7 +142,16 @@ pub fn read_line(line: &[u8]) -> Line<'_> {
 }
 
 /// Reads one JSON-RPC message; `None` when `text` is not a JSON object.
-fn read_message(text: &str) -> Option<Message<'_>> {
+///
+/// ```
+/// use mcp_unknown_keys::jsonrpc::{Id, Message, read_message};
+///
+/// let listing = read_message(r#"{"id":"a","method":"tools/list","params":{"cursor":"c"}}"#);
+/// assert_eq!(listing, Some(Message::ListTools { id: Id::Text("a".into()), first: false }));
+/// assert_eq!(read_message(r#"{"method":"ping"}"#), Some(Message::Other));
+/// assert_eq!(read_message("[1]"), None);
+/// ```
+pub fn read_message(text: &str) -> Option<Message<'_>> {
     let [id, method, params, result] = members(text, ["id", "method", "params", "result"])?;
     let Some(method) = method else {
         // A response names no method. One without an id answers nothing the
@@ -140,7 +203,7 @@ pub fn absent(member: Option<&RawValue>) -> bool {
 
 /// A JSON string's decoded text, borrowed when it holds no escape; `None`
 /// for any other value.
-fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
+pub fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
     #[derive(serde::Deserialize)]
     struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
     serde_json::from_str::<Text<'_>>(raw.get())
@@ -151,6 +214,14 @@ fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
 /// The raw value of each of `names` among the members of the JSON object
 /// `text`, the last one when a name repeats; `None` when `text` is not an
 /// object. Names are compared decoded; other values are skipped unbuilt.
+///
+/// ```
+/// use mcp_unknown_keys::jsonrpc::members;
+///
+/// let [tools, next] = members(r#"{"tools":[],"\u006eextCursor":"c","tools":[1]}"#, ["tools", "nextCursor"]).unwrap();
+/// assert_eq!(tools.map(|raw| raw.get()), Some("[1]"));
+/// assert_eq!(next.map(|raw| raw.get()), Some(r#""c""#));
+/// ```
 pub fn members<'a, const N: usize>(text: &'a str, names: [&str; N]) -> Option<[Option<&'a RawValue>; N]> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let found = deserializer.deserialize_map(Members { names }).ok()?;
@@ -194,91 +265,6 @@ impl<'de> de::Deserialize<'de> for Name<'de> {
     }
 }
 
-/// A JSON-RPC id, compared as JSON values compare: a string by its decoded
-/// text, a number by its value (`1`, `1.0`, `1e0` and `10e-1` are one id; a
-/// server may answer `1.0` with `1`), and a string never equals a number.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Id {
-    /// A string id, decoded.
-    Text(String),
-    /// A numeric id, by value.
-    Number(Decimal),
-}
-
-/// A JSON number's exact value: `digits × 10^exponent`, with no leading or
-/// trailing zero in `digits` (zero is no digits, of either sign).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Decimal {
-    negative: bool,
-    digits: String,
-    exponent: i64,
-}
-
-impl Id {
-    /// Reads an id: a string or a number; `None` for any other value.
-    pub fn read(raw: &RawValue) -> Option<Id> {
-        let text = raw.get().trim();
-        match text.as_bytes().first()? {
-            b'"' => string(raw).map(|text| Id::Text(text.into_owned())),
-            b'-' | b'0'..=b'9' => Decimal::parse(text).map(Id::Number),
-            _ => None,
-        }
-    }
-}
-
-impl Decimal {
-    /// Reads a JSON number's text, exactly (no float rounding).
-    fn parse(text: &str) -> Option<Decimal> {
-        let (negative, unsigned) = match text.strip_prefix('-') {
-            Some(rest) => (true, rest),
-            None => (false, text),
-        };
-        let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
-            Some(at) => (&unsigned[..at], parse_exponent(&unsigned[at + 1..])?),
-            None => (unsigned, 0),
-        };
-        let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-        if whole.is_empty() || !whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        let all: String = whole.chars().chain(fraction.chars()).collect();
-        let significant = all.trim_start_matches('0');
-        let digits = significant.trim_end_matches('0');
-        let dropped = (significant.len() - digits.len()) as i64;
-        let exponent = exponent
-            .saturating_sub(fraction.len() as i64)
-            .saturating_add(dropped);
-        if digits.is_empty() {
-            return Some(Decimal {
-                negative: false,
-                digits: String::new(),
-                exponent: 0,
-            });
-        }
-        Some(Decimal {
-            negative,
-            digits: digits.to_owned(),
-            exponent,
-        })
-    }
-}
-
-/// An exponent's value, saturating: beyond ±2^63 no id is told apart.
-fn parse_exponent(text: &str) -> Option<i64> {
-    let (negative, digits) = match text.as_bytes().first()? {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
-    };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let value = digits.bytes().fold(0i64, |value, digit| {
-        value.saturating_mul(10).saturating_add(i64::from(digit - b'0'))
-    });
-    Some(if negative { -value } else { value })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,22 +278,6 @@ mod tests {
 
     fn id(text: &str) -> Id {
         Id::read(&RawValue::from_string(text.to_owned()).unwrap()).unwrap()
-    }
-
-    #[test]
-    fn numeric_ids_are_equal_by_value_and_strings_by_decoded_text() {
-        for same in ["1", "1.0", "1e0", "10e-1", "0.1e1", "1.000", "100e-2", "1E+0"] {
-            assert_eq!(id(same), id("1"), "{same}");
-        }
-        assert_eq!(id("0"), id("-0.0"));
-        assert_eq!(id("120"), id("1.2e2"));
-        assert_ne!(id("1"), id("10"));
-        assert_ne!(id("1"), id("-1"));
-        assert_ne!(id("1"), id("1.5"));
-        assert_ne!(id("1"), id(r#""1""#));
-        assert_eq!(id(r#""a\u0031""#), id(r#""a1""#));
-        assert_ne!(id("12345678901234567890123"), id("12345678901234567890124"));
-        assert_eq!(Id::read(&RawValue::from_string("null".into()).unwrap()), None);
     }
 
     #[test]

@@ -43,11 +43,10 @@ pub struct CallPaths {
     pub arguments: Vec<Path>,
     pub id: Vec<Path>,
     pub server: Vec<Path>,
-    pub once: bool,
 }
 
 /// What an object found is, made ready.
-pub type Reading = Reads<Path, CallPaths>;
+pub type Reading = Reads<CallPaths>;
 
 /// One shape, made ready.
 #[derive(Debug)]
@@ -69,11 +68,41 @@ pub struct Compiled {
 pub struct LoggedPaths {
     pub tool: Path,
     pub unknown_keys: Path,
+    pub unknown_paths: Path,
     pub declared_keys: Path,
     pub id: Path,
     pub hints: Path,
     pub missing_keys: Path,
     pub summary: Path,
+}
+
+/// The members a JSON-RPC message is recognised by.
+#[derive(Debug)]
+pub struct RpcWords {
+    pub jsonrpc: Word,
+    pub method: Word,
+    pub id: Word,
+    pub result: Word,
+    pub error: Word,
+}
+
+/// The members a JSON-RPC message is recognised and read by.
+#[derive(Debug)]
+pub struct RpcPaths {
+    pub words: RpcWords,
+    pub jsonrpc: Path,
+    pub id: Path,
+    pub method: Path,
+    pub result: Path,
+    pub params: Path,
+    /// In `params`.
+    pub name: Path,
+    pub arguments: Path,
+    pub cursor: Path,
+    pub request: Path,
+    /// In `result`.
+    pub tools: Path,
+    pub next_cursor: Path,
 }
 
 /// At most this many shapes: a record's candidates are a bit set.
@@ -96,6 +125,7 @@ pub struct Plan {
     pub chunk: ChatChunkPaths<Path>,
     pub events: MessageEventPaths<Path>,
     pub logged: LoggedPaths,
+    pub rpc: RpcPaths,
 }
 
 impl Plan {
@@ -115,11 +145,32 @@ impl Plan {
         let logged = LoggedPaths {
             tool: path(&mut v, "tool", Keep::Raw),
             unknown_keys: path(&mut v, "unknown_keys", Keep::Raw),
+            unknown_paths: path(&mut v, "unknown_paths", Keep::Raw),
             declared_keys: path(&mut v, "declared_keys", Keep::Raw),
             id: path(&mut v, "id", Keep::Raw),
             hints: path(&mut v, "hints", Keep::Raw),
             missing_keys: path(&mut v, "missing_keys", Keep::Raw),
             summary: path(&mut v, "summary", Keep::Raw),
+        };
+        let rpc = RpcPaths {
+            words: RpcWords {
+                jsonrpc: v.add("jsonrpc", Keep::Raw),
+                method: v.add("method", Keep::Raw),
+                id: v.add("id", Keep::Raw),
+                result: v.add("result", Keep::Open),
+                error: v.add("error", Keep::Raw),
+            },
+            jsonrpc: path(&mut v, "jsonrpc", Keep::Raw),
+            id: path(&mut v, "id", Keep::Raw),
+            method: path(&mut v, "method", Keep::Raw),
+            result: path(&mut v, "result", Keep::Open),
+            params: path(&mut v, "params", Keep::Open),
+            name: path(&mut v, "params.name", Keep::Raw),
+            arguments: path(&mut v, "params.arguments", Keep::Raw),
+            cursor: path(&mut v, "params.cursor", Keep::Raw),
+            request: path(&mut v, "params.requestId", Keep::Raw),
+            tools: path(&mut v, "result.tools", Keep::Raw),
+            next_cursor: path(&mut v, "result.nextCursor", Keep::Raw),
         };
         let mut keyed = vec![0u128; usize::from(v.len())];
         let mut discriminated = vec![HashMap::new(); usize::from(v.len())];
@@ -145,6 +196,7 @@ impl Plan {
             chunk,
             events,
             logged,
+            rpc,
         }
     }
 
@@ -262,9 +314,7 @@ fn compile(v: &mut Vocabulary, shape: &'static Shape) -> Compiled {
     // `type` is `tool_use`: settled by one look at the record's `type`.
     let settled = matches!(&when, Condition::Is(Path::Members(words), _) if words.len() == 1)
         && matches!(&at, Path::Members(words) if words.is_empty());
-    let reading = shape
-        .reads
-        .map(v, |v, p| path(v, p, Keep::Raw), |v, roles| call_paths(v, roles));
+    let reading = shape.reads.map(|roles| call_paths(v, roles));
     Compiled {
         shape,
         key,
@@ -290,7 +340,6 @@ fn call_paths(v: &mut Vocabulary, roles: &Roles) -> CallPaths {
         arguments: paths(roles.arguments),
         id: paths(roles.id),
         server: paths(roles.server),
-        once: roles.once,
     }
 }
 

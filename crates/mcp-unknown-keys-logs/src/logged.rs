@@ -2,8 +2,9 @@
 //!
 //! A log holds a warning line per pair the first time it was said, and ends
 //! with a summary: `{"summary":{"coverage":{…},"findings":[{"tool","key",
-//! "calls","first_id","cause"}…],"declared_keys":{"<tool>":[…]}}}` (an
-//! older proxy wrote `{"summary":[…findings…]}`). While a log is read, each
+//! "calls","first_id","cause","nested"}…],"declared_keys":{"<tool>":[…]}}}`
+//! (an older proxy wrote `{"summary":[…findings…]}`, and no `nested`: a
+//! nested key's path then reads as a key). While a log is read, each
 //! warning line counts as one audited call carrying its keys; its summary,
 //! when it comes, replaces those counts with the ones it records. A log cut
 //! short before its summary keeps the counts of its warning lines.
@@ -15,7 +16,7 @@ use serde::Deserialize;
 
 /// One undeclared pair counted from logs.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pair {
+pub struct LoggedPair {
     /// Calls that carried it.
     pub calls: u64,
     /// The first call's id, as text.
@@ -24,31 +25,35 @@ pub struct Pair {
     pub cause: Option<Cause>,
 }
 
+/// A logged pair's place: its tool, whether it is a nested key's path, and
+/// the key or path.
+pub type PairKey = (String, bool, String);
+
 /// What logs recorded: pairs and declarations.
 #[derive(Debug, Default)]
 pub struct LogCounts {
-    /// Per (tool, key).
-    pub pairs: BTreeMap<(String, String), Pair>,
+    /// Per (tool, nested, key).
+    pub pairs: BTreeMap<PairKey, LoggedPair>,
     /// What each tool declared, as the logs say.
     pub declared: BTreeMap<String, Vec<String>>,
 }
 
 impl LogCounts {
-    fn add(&mut self, tool: &str, key: &str, found: Pair) {
-        match self.pairs.get_mut(&(tool.to_owned(), key.to_owned())) {
+    fn add(&mut self, at: PairKey, found: LoggedPair) {
+        match self.pairs.get_mut(&at) {
             Some(pair) => {
                 pair.calls += found.calls;
                 pair.cause = pair.cause.or(found.cause);
             }
             None => {
-                self.pairs.insert((tool.to_owned(), key.to_owned()), found);
+                self.pairs.insert(at, found);
             }
         }
     }
 
     fn merge(&mut self, other: LogCounts) {
-        for ((tool, key), pair) in other.pairs {
-            self.add(&tool, &key, pair);
+        for (at, pair) in other.pairs {
+            self.add(at, pair);
         }
         self.declared.extend(other.declared);
     }
@@ -62,16 +67,19 @@ pub struct Segment {
 }
 
 impl Segment {
-    /// Counts one warning line as one audited call carrying its keys.
+    /// Counts one warning line as one audited call carrying its keys and
+    /// nested keys.
     pub fn warning(&mut self, warning: &Warning) {
         self.coverage.count_audited();
-        for key in &warning.unknown_keys {
-            let pair = Pair {
+        let keys = warning.unknown_keys.iter().map(|key| (false, key));
+        let paths = warning.unknown_paths.iter().map(|path| (true, path));
+        for (nested, key) in keys.chain(paths) {
+            let pair = LoggedPair {
                 calls: 1,
                 first_id: warning.id.clone(),
-                cause: warning.hint(key).map(|hint| hint.cause),
+                cause: warning.hint(key).filter(|_| !nested).map(|hint| hint.cause),
             };
-            self.counts.add(&warning.tool, key, pair);
+            self.counts.add((warning.tool.clone(), nested, key.clone()), pair);
         }
         self.counts
             .declared
@@ -92,12 +100,12 @@ impl Segment {
             if let Some(declared) = finding.declared_keys {
                 read.declared.insert(finding.tool.clone(), declared);
             }
-            let pair = Pair {
+            let pair = LoggedPair {
                 calls: finding.calls,
                 first_id: finding.first_id,
                 cause: finding.cause.as_deref().and_then(cause_named),
             };
-            read.add(&finding.tool, &finding.key, pair);
+            read.add((finding.tool, finding.nested, finding.key), pair);
         }
         read.declared.extend(summary.declared_keys);
         counts.merge(read);
@@ -134,6 +142,9 @@ struct LoggedFinding {
     /// An older proxy's summary repeated them in each finding.
     #[serde(default)]
     declared_keys: Option<Vec<String>>,
+    /// The key is a nested key's path.
+    #[serde(default)]
+    nested: bool,
 }
 
 impl Summary {
@@ -167,6 +178,10 @@ mod tests {
         )
     }
 
+    fn pair_key(tool: &str, key: &str) -> PairKey {
+        (tool.to_owned(), false, key.to_owned())
+    }
+
     #[test]
     fn a_summary_replaces_the_counts_of_the_warning_lines() {
         let mut segment = Segment::default();
@@ -177,7 +192,7 @@ mod tests {
             "declared_keys":{"fs_read":["offset","path"]},"later":"ignored"}"#;
         assert!(segment.summary(summary, &mut coverage, &mut counts));
         assert_eq!((coverage.calls, coverage.audited), (9, 7));
-        let pair = &counts.pairs[&("fs_read".to_owned(), "ffset".to_owned())];
+        let pair = &counts.pairs[&pair_key("fs_read", "ffset")];
         assert_eq!((pair.calls, pair.first_id.as_str()), (5, "4"));
         assert_eq!(pair.cause, Some(Cause::Truncated));
         assert_eq!(counts.declared["fs_read"], ["offset", "path"]);
@@ -193,17 +208,29 @@ mod tests {
         assert!(segment.summary(summary, &mut coverage, &mut counts));
         // No coverage recorded: the warning lines' stands.
         assert_eq!(coverage.calls, 1);
-        assert_eq!(counts.pairs[&("fs_read".to_owned(), "ffset".to_owned())].calls, 3);
+        assert_eq!(counts.pairs[&pair_key("fs_read", "ffset")].calls, 3);
     }
 
     #[test]
     fn a_log_without_a_summary_counts_its_warning_lines() {
         let mut segment = Segment::default();
         segment.warning(&warning("fs_read", &["ffset", "limit"], "4"));
-        segment.warning(&warning("fs_read", &["depth"], "5"));
+        segment.warning(&warning("fs_read", &["depth"], "5").with_unknown_paths(vec!["opts.x".to_owned()]));
         let (mut coverage, mut counts) = (Coverage::default(), LogCounts::default());
         segment.end(&mut coverage, &mut counts);
         assert_eq!((coverage.calls, coverage.audited), (2, 2));
-        assert_eq!(counts.pairs.len(), 3);
+        assert_eq!(counts.pairs.len(), 4);
+        assert_eq!(
+            counts.pairs[&("fs_read".to_owned(), true, "opts.x".to_owned())].calls,
+            1
+        );
+    }
+
+    #[test]
+    fn a_summary_s_nested_findings_are_paths() {
+        let (mut coverage, mut counts) = (Coverage::default(), LogCounts::default());
+        let summary = r#"{"findings":[{"tool":"t","key":"a[].b","calls":2,"first_id":"1","nested":true}]}"#;
+        assert!(Segment::default().summary(summary, &mut coverage, &mut counts));
+        assert_eq!(counts.pairs[&("t".to_owned(), true, "a[].b".to_owned())].calls, 2);
     }
 }

@@ -1,16 +1,19 @@
 //! Recognising what a recorded record holds: tool calls, catalogues, a
-//! proxy's log lines, stream pieces.
+//! proxy's log lines, stream pieces, MCP JSON-RPC messages.
 //!
 //! The shapes are data ([`table`]); one walker reads them all ([`walk`]).
 //! Each record is read once ([`capture`]): only the members some shape
 //! names are kept, as raw JSON text or opened, and everything else is
 //! skipped without being decoded. A call's arguments reach the key scan as
 //! text: the raw text of an object, or a JSON string unescaped (borrowed
-//! from the line when it holds no escape).
+//! from the line when it holds no escape). A record that is a JSON-RPC
+//! message is read by the core's [`jsonrpc`] reader, the proxy's own
+//! ([`rpc`]).
 
 mod attributes;
 mod capture;
 mod plan;
+mod rpc;
 mod seen;
 mod streams;
 pub mod table;
@@ -19,7 +22,7 @@ mod walk;
 use std::borrow::Cow;
 
 use mcp_unknown_keys::audit::Warning;
-use serde::Deserialize;
+use mcp_unknown_keys::jsonrpc::{self, Message};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -36,25 +39,27 @@ pub struct Found<'a> {
     pub arguments: Option<&'a str>,
     /// The call's id.
     pub id: Option<&'a Value>,
+    /// The name is the one its server listed (a JSON-RPC `tools/call`,
+    /// sent to the server itself): a host's forms of names are not read in
+    /// it.
+    pub as_listed: bool,
 }
 
 /// What a record carries, handed over as it is recognised.
 pub trait Handler {
-    /// A list of tools: a whole catalogue (`page` is `None`), or a page of a
-    /// `tools/list` response (`page` is `Some(more_to_come)`). `tools` is
-    /// the JSON text of an array.
-    fn tools(&mut self, tools: &str, page: Option<bool>);
+    /// A whole catalogue: `tools` is the JSON text of an array of tools in
+    /// any declaration form.
+    fn tools(&mut self, tools: &str);
     /// One call to audit.
     fn call(&mut self, call: Found<'_>);
     /// A warning a proxy logged with `--log`.
     fn logged_warning(&mut self, warning: Warning);
     /// The summary a proxy's log ends with, as JSON text.
     fn summary(&mut self, summary: &str);
-    /// `notifications/tools/list_changed`: the catalogue is stale.
-    fn list_changed(&mut self);
-    /// A `tools/list` request without a cursor: the next page answering it
-    /// opens a new listing, as in the proxy.
-    fn listing_requested(&mut self);
+    /// A JSON-RPC message other than a call ([`Message::ListTools`],
+    /// [`Message::Response`], [`Message::Cancelled`],
+    /// [`Message::ListChanged`]): whether it was of any use.
+    fn message(&mut self, message: Message<'_>) -> bool;
     /// A record in which no shape was found, as JSON text: `true` when the
     /// handler makes something of it itself (a catalogue file's lone
     /// declaration).
@@ -70,8 +75,8 @@ pub enum Read {
     Blank,
     /// Not JSON.
     Unreadable,
-    /// JSON holding nothing the audit uses: no call, catalogue, log line or
-    /// stream event.
+    /// JSON holding nothing the audit uses: no call, catalogue, log line,
+    /// stream event or JSON-RPC message that matters.
     Nothing,
     /// It held something the audit used.
     Used,
@@ -80,9 +85,5 @@ pub enum Read {
 /// A JSON string's text, borrowed when it holds no escape; `None` for any
 /// other JSON type.
 pub fn json_string(raw: &RawValue) -> Option<Cow<'_, str>> {
-    #[derive(Deserialize)]
-    struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
-    serde_json::from_str::<Text<'_>>(raw.get())
-        .ok()
-        .map(|Text(text)| text)
+    jsonrpc::string(raw)
 }

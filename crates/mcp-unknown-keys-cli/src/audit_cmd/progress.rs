@@ -3,53 +3,60 @@
 use std::io::{self, IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+use mcp_unknown_keys_logs::Progress;
+
 /// Files at least this long show a progress bar (when stderr is a terminal).
 const PROGRESS_MIN_BYTES: u64 = 32 << 20;
 
 /// A progress bar on stderr, drawn only for a long file when stderr is a
 /// terminal, at most ten times a second.
-pub struct Progress {
+#[derive(Default)]
+pub struct ProgressBar {
     bar: Option<Bar>,
+    /// Whether the input being read was looked at for a bar.
+    looked: bool,
 }
 
 struct Bar {
     name: String,
     len: u64,
     done: u64,
-    since_check: u64,
+    checked: u64,
     last_drawn: Instant,
     drawn: bool,
 }
 
-impl Progress {
-    /// A bar for an input of `len` bytes, drawn only when it is long and
-    /// stderr is a terminal.
-    pub fn new(name: &str, len: Option<u64>) -> Progress {
-        let bar = len
-            .filter(|len| *len >= PROGRESS_MIN_BYTES && io::stderr().is_terminal())
-            .map(|len| Bar {
-                name: name.to_owned(),
-                len,
-                done: 0,
-                since_check: 0,
-                last_drawn: Instant::now(),
-                drawn: false,
-            });
-        Progress { bar }
-    }
-
-    /// Notes that `bytes` more were read.
-    pub fn advance(&mut self, bytes: u64) {
+impl ProgressBar {
+    /// Notes how far an input has been read.
+    pub fn update(&mut self, progress: &Progress<'_>) {
+        if progress.done {
+            self.clear();
+            self.bar = None;
+            self.looked = false;
+            return;
+        }
+        if !std::mem::replace(&mut self.looked, true) {
+            self.bar = progress
+                .size
+                .filter(|len| *len >= PROGRESS_MIN_BYTES && io::stderr().is_terminal())
+                .map(|len| Bar {
+                    name: progress.input.to_owned(),
+                    len,
+                    done: 0,
+                    checked: 0,
+                    last_drawn: Instant::now(),
+                    drawn: false,
+                });
+        }
         let Some(bar) = self.bar.as_mut() else {
             return;
         };
-        bar.done += bytes;
-        bar.since_check += bytes;
+        bar.done = progress.read;
         // Reading the clock per line would cost more than some lines do.
-        if bar.since_check < 1 << 20 {
+        if bar.done - bar.checked < 1 << 20 {
             return;
         }
-        bar.since_check = 0;
+        bar.checked = bar.done;
         if bar.last_drawn.elapsed() >= Duration::from_millis(100) {
             bar.last_drawn = Instant::now();
             bar.draw();

@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use mcp_unknown_keys::audit::{Hint, MissingKey, Warning, arguments_text};
+use mcp_unknown_keys::jsonrpc::Message;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -14,7 +15,7 @@ use super::plan::{CallPaths, Compiled, Path, Plan};
 use super::seen::{Print, Seen};
 use super::streams::{Assembled, Streams};
 use super::table::Reads;
-use super::{Found, Handler, Read, json_string};
+use super::{Found, Handler, Read, json_string, rpc};
 
 /// How many levels down a record of no known shape is searched for records
 /// (`{"loglines":[…]}`, a results file whose entries hold trajectories).
@@ -123,7 +124,7 @@ impl<H: Handler> Walk<'_, H> {
         let Node::Object(record) = self.plan.vocabulary.read(text, true).ok()? else {
             return Some(false);
         };
-        let mut found = self.record(&record, false) || self.to.unrecognised(text);
+        let mut found = self.record(&record, Some(text), false) || self.to.unrecognised(text);
         if !found && depth < MAX_SEARCH_DEPTH {
             for array in &record.other_arrays {
                 found |= self.text(array.get(), depth + 1, false).unwrap_or(false);
@@ -150,10 +151,11 @@ impl<H: Handler> Walk<'_, H> {
         found
     }
 
-    /// Reads one record against every shape; whether anything was used.
-    fn record(&mut self, record: &Object<'_>, history: bool) -> bool {
+    /// Reads one record (whose `text` may be at hand) as a JSON-RPC message
+    /// and against every shape; whether anything was used.
+    fn record(&mut self, record: &Object<'_>, text: Option<&str>, history: bool) -> bool {
         let plan = self.plan;
-        let mut found = false;
+        let mut found = rpc::is_message(plan, record) && self.message(record, text);
         for shape in plan.candidates(record) {
             let mut matched = false;
             if let Reads::Catalogue = shape.reading {
@@ -183,30 +185,12 @@ impl<H: Handler> Walk<'_, H> {
                     return false;
                 }
                 self.depth += 1;
-                let found = self.record(object, history || *holds_history);
+                let found = self.record(object, None, history || *holds_history);
                 self.depth -= 1;
                 found
             }
             Reads::Call(paths) => self.call(paths, object, history),
             Reads::Catalogue => false,
-            Reads::ListingPage { tools, more } => {
-                let Some(tools) = plan.raw(object, tools).filter(|t| t.get().starts_with('[')) else {
-                    return false;
-                };
-                let more = plan.text(object, more).is_some();
-                self.to.tools(tools.get(), Some(more));
-                true
-            }
-            Reads::ListingRequested { cursor } => {
-                if !plan.present(object, cursor) {
-                    self.to.listing_requested();
-                }
-                true
-            }
-            Reads::ListChanged => {
-                self.to.list_changed();
-                true
-            }
             Reads::LoggedWarning => match self.logged_warning(object) {
                 Some(warning) => {
                     self.to.logged_warning(warning);
@@ -254,8 +238,30 @@ impl<H: Handler> Walk<'_, H> {
         if !text.trim_start().starts_with('[') {
             return false;
         }
-        self.to.tools(&text, None);
+        self.to.tools(&text);
         true
+    }
+
+    /// A JSON-RPC message, read as the proxy reads it: a call is handed
+    /// over as any call is (but never taken for a repeat), anything else as
+    /// the message it is.
+    fn message(&mut self, record: &Object<'_>, text: Option<&str>) -> bool {
+        let mut kept = String::new();
+        match rpc::read(self.plan, record, text, &mut kept) {
+            Some(Message::Call { id, name, arguments }) => {
+                let found = Found {
+                    tool: &name,
+                    server: None,
+                    arguments: arguments.as_deref(),
+                    id: id.as_ref(),
+                    as_listed: true,
+                };
+                self.emit(found, false, false);
+                true
+            }
+            Some(Message::Other) | None => false,
+            Some(message) => self.to.message(message),
+        }
     }
 
     fn call(&mut self, paths: &CallPaths, object: &Object<'_>, history: bool) -> bool {
@@ -276,8 +282,9 @@ impl<H: Handler> Walk<'_, H> {
             server: server.as_deref(),
             arguments: arguments.as_deref(),
             id: id.as_ref(),
+            as_listed: false,
         };
-        self.emit(found, paths.once, history);
+        self.emit(found, true, history);
         true
     }
 
@@ -290,6 +297,7 @@ impl<H: Handler> Walk<'_, H> {
                 server: call.server.as_deref(),
                 arguments: call.arguments.as_deref(),
                 id: Some(&id).filter(|id| id.as_str() != Some("")),
+                as_listed: false,
             };
             self.emit(found, true, false);
         }
@@ -337,7 +345,11 @@ impl<H: Handler> Walk<'_, H> {
             .raw(object, &paths.missing_keys)
             .and_then(|raw| serde_json::from_str(raw.get()).ok())
             .unwrap_or_default();
-        Some(Warning::new(tool, unknown_keys, declared_keys, id).with_diagnosis(hints, missing))
+        let unknown_paths = list(&paths.unknown_paths).unwrap_or_default();
+        let warning = Warning::new(tool, unknown_keys, declared_keys, id)
+            .with_diagnosis(hints, missing)
+            .with_unknown_paths(unknown_paths);
+        Some(warning)
     }
 }
 
@@ -396,8 +408,8 @@ mod tests {
     struct Seen(Vec<String>);
 
     impl Handler for Seen {
-        fn tools(&mut self, tools: &str, page: Option<bool>) {
-            self.0.push(format!("tools {page:?} {tools}"));
+        fn tools(&mut self, tools: &str) {
+            self.0.push(format!("tools {tools}"));
         }
 
         fn call(&mut self, call: Found<'_>) {
@@ -417,12 +429,9 @@ mod tests {
             self.0.push(format!("summary {summary}"));
         }
 
-        fn list_changed(&mut self) {
-            self.0.push("list_changed".to_owned());
-        }
-
-        fn listing_requested(&mut self) {
-            self.0.push("listing_requested".to_owned());
+        fn message(&mut self, message: Message<'_>) -> bool {
+            self.0.push(format!("message {message:?}"));
+            true
         }
     }
 

@@ -6,7 +6,6 @@
 
 mod decode;
 mod lines;
-mod progress;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
@@ -15,109 +14,152 @@ use std::path::Path;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
+use crate::error::{Error, Role};
 use decode::Compression;
 use lines::Lines;
-pub use progress::Progress;
 
 /// A line buffer grown past this by one long line is given back afterwards,
 /// so one huge line does not hold its memory for the rest of the run.
 const KEPT_BUFFER_BYTES: usize = 1 << 20;
 const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+/// The buffer files are read through.
+const BUFFER_BYTES: usize = 256 << 10;
 
-/// One input: a file, or stdin.
+/// One input to audit: a file, stdin, or any reader, looked at once when
+/// opened (decompressed if it is gzip or Zstandard, its byte order mark
+/// dropped, refused if it is not text).
+///
+/// ```
+/// use mcp_unknown_keys_logs::Input;
+///
+/// let input = Input::from_reader("recorded", &b"{\"type\":\"tool_use\"}\n"[..])?;
+/// assert_eq!(input.name(), "recorded");
+/// assert!(Input::from_reader("binary", &b"\0\x01\x02"[..]).is_err());
+/// # Ok::<(), mcp_unknown_keys_logs::Error>(())
+/// ```
 pub struct Input {
-    /// How the input is named in messages (`stdin` for stdin).
-    pub name: String,
+    name: String,
     reader: Box<dyn BufRead>,
-    /// The length in bytes of a plain file, for the progress bar.
-    len: Option<u64>,
-    /// Whether a file that is not JSON Lines is said on stderr.
-    say_document: bool,
+    /// The length in bytes of a plain file.
+    size: Option<u64>,
 }
 
-/// One record of an input.
+/// What reading an input meets, in order.
 #[derive(Debug)]
-pub enum Record<'a> {
+pub(crate) enum Event<'a> {
     /// A line of JSON Lines, without its line end, and its number from 1.
     Line { bytes: &'a [u8], number: u64 },
+    /// The input is not JSON Lines but `values` JSON values one after
+    /// another (often one document): each follows as a [`Event::Document`].
+    Documents { values: usize },
     /// One JSON value of an input that is not JSON Lines.
     Document { text: &'a str },
+    /// The bytes read so far, after each line.
+    Progress { read: u64 },
 }
 
 impl Input {
-    /// Standard input; the error says why it cannot be read.
-    pub fn stdin() -> Result<Input, String> {
-        Input::new("stdin".to_owned(), Box::new(io::stdin().lock()), None)
+    /// Standard input.
+    pub fn stdin() -> Result<Input, Error> {
+        Input::new(
+            "stdin".to_owned(),
+            Box::new(io::stdin().lock()),
+            None,
+            Role::Input,
+        )
     }
 
-    /// Opens a file (`-` is stdin); the error says which file and why.
-    pub fn open(path: &Path) -> Result<Input, String> {
+    /// Opens a file; `-` is stdin, as command lines write it.
+    pub fn open(path: impl AsRef<Path>) -> Result<Input, Error> {
+        Input::open_as(path.as_ref(), Role::Input)
+    }
+
+    /// Reads from `reader`, named `name` in messages.
+    pub fn from_reader(name: impl Into<String>, reader: impl Read + 'static) -> Result<Input, Error> {
+        let reader = BufReader::with_capacity(BUFFER_BYTES, reader);
+        Input::new(name.into(), Box::new(reader), None, Role::Input)
+    }
+
+    /// How the input is named in messages: the path as given, or `stdin`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The size of a plain file in bytes (not of a compressed one, nor of a
+    /// stream), for a progress bar.
+    pub fn size(&self) -> Option<u64> {
+        self.size
+    }
+
+    /// Opens a file (`-` is stdin) to be read as `role`.
+    pub(crate) fn open_as(path: &Path, role: Role) -> Result<Input, Error> {
         if path == Path::new("-") {
-            return Input::stdin();
+            return Input::new("stdin".to_owned(), Box::new(io::stdin().lock()), None, role);
         }
         let name = path.display().to_string();
-        let file = File::open(path).map_err(|e| format!("cannot open the input {name}: {e}"))?;
-        let metadata = file
-            .metadata()
-            .map_err(|e| format!("cannot read the input {name}: {e}"))?;
+        let file = match File::open(path) {
+            Ok(file) => file,
+            Err(source) => return Err(Error::Open { role, name, source }),
+        };
+        let metadata = match file.metadata() {
+            Ok(metadata) => metadata,
+            Err(source) => return Err(Error::Read { role, name, source }),
+        };
         if metadata.is_dir() {
-            return Err(format!("cannot read the input {name}: it is a directory"));
+            return Err(Error::Directory { role, name });
         }
-        let reader = BufReader::with_capacity(256 << 10, file);
-        Input::new(name, Box::new(reader), Some(metadata.len()))
+        let reader = BufReader::with_capacity(BUFFER_BYTES, file);
+        Input::new(name, Box::new(reader), Some(metadata.len()), role)
     }
 
     /// Looks at the first bytes: decompresses, drops a byte order mark, and
     /// refuses what is not text.
-    fn new(name: String, mut reader: Box<dyn BufRead>, len: Option<u64>) -> Result<Input, String> {
-        let unreadable = |e: io::Error| format!("cannot read the input {name}: {e}");
-        let mut len = len;
-        if let Some(compression) = Compression::of(reader.fill_buf().map_err(unreadable)?) {
-            reader = compression.decode(reader).map_err(unreadable)?;
+    fn new(
+        name: String,
+        mut reader: Box<dyn BufRead>,
+        size: Option<u64>,
+        role: Role,
+    ) -> Result<Input, Error> {
+        let mut size = size;
+        let start = match reader.fill_buf() {
+            Ok(start) => Compression::of(start),
+            Err(source) => return Err(Error::Read { role, name, source }),
+        };
+        if let Some(compression) = start {
+            reader = match compression.decode(reader) {
+                Ok(reader) => reader,
+                Err(source) => return Err(Error::Read { role, name, source }),
+            };
             // The file's length says nothing of the text's.
-            len = None;
+            size = None;
         }
-        let start = reader.fill_buf().map_err(unreadable)?;
+        let start = match reader.fill_buf() {
+            Ok(start) => start,
+            Err(source) => return Err(Error::Read { role, name, source }),
+        };
         if let Some(why) = not_text(start) {
-            return Err(format!(
-                "the input {name} is not text ({why}): nothing read from it"
-            ));
+            return Err(Error::NotText { role, name, why });
         }
         if start.starts_with(UTF8_BOM) {
             reader.consume(UTF8_BOM.len());
         }
-        Ok(Input {
-            name,
-            reader,
-            len,
-            say_document: true,
-        })
+        Ok(Input { name, reader, size })
     }
 
-    /// The same input, read without saying that it is a JSON document (a
-    /// catalogue file usually is one).
-    pub fn documents_expected(self) -> Input {
-        Input {
-            say_document: false,
-            ..self
-        }
-    }
-
-    /// Calls `on_record` with each record: each line of JSON Lines, read
+    /// Calls `on_event` with each record: each line of JSON Lines, read
     /// into one reused buffer so memory holds one line at a time; or, when
     /// the first line opens a JSON document that does not end on it, each
-    /// JSON value of the whole input (which is then held in memory, and
-    /// said once on stderr).
-    pub fn read(self, mut on_record: impl FnMut(Record<'_>, &mut Progress)) -> io::Result<()> {
-        let mut progress = Progress::new(&self.name, self.len);
+    /// JSON value of the whole input (which is then held in memory).
+    pub(crate) fn read(self, mut on_event: impl FnMut(Event<'_>)) -> io::Result<()> {
         let mut reader = self.reader;
         let mut lines = Lines::default();
         let mut line = Vec::with_capacity(64 << 10);
         let mut number = 0;
+        let mut read = 0;
         let mut looked = false;
         loop {
-            let read = lines.next(&mut *reader, &mut line)?;
-            if read == 0 {
+            let consumed = lines.next(&mut *reader, &mut line)?;
+            if consumed == 0 {
                 break;
             }
             if !looked && !line.trim_ascii().is_empty() {
@@ -127,12 +169,9 @@ impl Input {
                     whole.push(b'\n');
                     reader.read_to_end(&mut whole)?;
                     if let Some(values) = json_values(&whole) {
-                        if self.say_document {
-                            progress.clear();
-                            say_document(&self.name, values.len());
-                        }
+                        on_event(Event::Documents { values: values.len() });
                         for value in values {
-                            on_record(Record::Document { text: value.get() }, &mut progress);
+                            on_event(Event::Document { text: value.get() });
                         }
                         return Ok(());
                     }
@@ -143,23 +182,24 @@ impl Input {
                 }
             }
             number += 1;
-            on_record(Record::Line { bytes: &line, number }, &mut progress);
-            progress.advance(read as u64);
+            on_event(Event::Line { bytes: &line, number });
+            read += consumed as u64;
+            on_event(Event::Progress { read });
             if line.capacity() > KEPT_BUFFER_BYTES {
                 line = Vec::with_capacity(64 << 10);
             }
         }
-        progress.clear();
         Ok(())
     }
 }
 
-fn say_document(name: &str, values: usize) {
-    let what = match values {
-        1 => "one JSON document".to_owned(),
-        n => format!("{n} JSON documents"),
-    };
-    eprintln!("mcp-unknown-keys audit: {name} is {what}, not JSON Lines: read element by element");
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Input")
+            .field("name", &self.name)
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Whether `line` starts a JSON object or array that does not end on it.

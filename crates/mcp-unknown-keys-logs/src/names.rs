@@ -50,15 +50,27 @@ pub fn readings(name: &str) -> impl Iterator<Item = (&str, &str)> {
         .filter(|(server, tool)| !server.is_empty() && !tool.is_empty())
 }
 
-/// Finds where a call to `tool` (of `server`, when the call names it) is
-/// declared: `None` when no catalogue has it, or more than one bound
-/// server does and the call does not say which.
+/// How a call names its tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Naming<'n> {
+    /// As a host does: perhaps `mcp__S__T` or `S__T`.
+    Host,
+    /// With its server apart.
+    Server(&'n str),
+    /// As its server listed it (a JSON-RPC call, sent to the server
+    /// itself): exactly.
+    Listed,
+}
+
+/// Finds where a call to `tool`, named as `naming` says, is declared:
+/// `None` when no catalogue has it, or more than one bound server does and
+/// the call does not say which.
 pub fn resolve<'n, T>(
     unbound: &Catalog,
     bound: &[Bound<T>],
     catalog_of: impl Fn(&T) -> &Catalog,
     tool: &'n str,
-    server: Option<&'n str>,
+    naming: Naming<'n>,
 ) -> Option<Target<'n>> {
     let in_server = |server: &str, tool: &'n str| {
         let at = bound
@@ -88,10 +100,14 @@ pub fn resolve<'n, T>(
             _ => None,
         }
     };
-    if let Some(server) = server {
-        return in_server(server, tool)
-            .or_else(|| in_unbound(tool))
-            .or_else(|| in_one_server(tool));
+    match naming {
+        Naming::Server(server) => {
+            return in_server(server, tool)
+                .or_else(|| in_unbound(tool))
+                .or_else(|| in_one_server(tool));
+        }
+        Naming::Listed => return in_unbound(tool).or_else(|| in_one_server(tool)),
+        Naming::Host => {}
     }
     in_unbound(tool)
         .or_else(|| readings(tool).find_map(|(server, tool)| in_server(server, tool)))
@@ -215,7 +231,7 @@ mod tests {
     fn host_names_match_the_catalogue_name() {
         let unbound = catalog(&["read_file"]);
         let none: Vec<Bound<Catalog>> = Vec::new();
-        let resolve = |name| resolve(&unbound, &none, |c| c, name, None);
+        let resolve = |name| resolve(&unbound, &none, |c| c, name, Naming::Host);
         assert_eq!(resolve("read_file"), target(None, "read_file"));
         assert_eq!(resolve("mcp__fs__read_file"), target(None, "read_file"));
         assert_eq!(resolve("fs__read_file"), target(None, "read_file"));
@@ -228,16 +244,27 @@ mod tests {
     fn bound_servers_tell_clashing_names_apart() {
         let unbound = Catalog::none();
         let servers = bound(&[("a", &["read"]), ("b", &["read", "write"])]);
-        let resolve = |name, server| resolve(&unbound, &servers, |c| c, name, server);
-        assert_eq!(resolve("mcp__a__read", None), target(Some(0), "read"));
-        assert_eq!(resolve("b__read", None), target(Some(1), "read"));
-        assert_eq!(resolve("read", Some("b")), target(Some(1), "read"));
+        let resolve = |name, naming| resolve(&unbound, &servers, |c| c, name, naming);
+        assert_eq!(resolve("mcp__a__read", Naming::Host), target(Some(0), "read"));
+        assert_eq!(resolve("b__read", Naming::Host), target(Some(1), "read"));
+        assert_eq!(resolve("read", Naming::Server("b")), target(Some(1), "read"));
         // Unique to one server: matched even under another server's name.
-        assert_eq!(resolve("mcp__c__write", None), target(Some(1), "write"));
-        assert_eq!(resolve("write", None), target(Some(1), "write"));
+        assert_eq!(resolve("mcp__c__write", Naming::Host), target(Some(1), "write"));
+        assert_eq!(resolve("write", Naming::Host), target(Some(1), "write"));
         // On two servers, and the call does not say which: ambiguous.
-        assert_eq!(resolve("read", None), None);
-        assert_eq!(resolve("mcp__c__read", None), None);
+        assert_eq!(resolve("read", Naming::Host), None);
+        assert_eq!(resolve("mcp__c__read", Naming::Host), None);
+    }
+
+    #[test]
+    fn a_name_as_its_server_listed_it_is_matched_exactly() {
+        let unbound = catalog(&["read_file"]);
+        let servers = bound(&[("b", &["write"])]);
+        let resolve = |name| resolve(&unbound, &servers, |c| c, name, Naming::Listed);
+        assert_eq!(resolve("read_file"), target(None, "read_file"));
+        assert_eq!(resolve("write"), target(Some(0), "write"));
+        assert_eq!(resolve("mcp__fs__read_file"), None);
+        assert_eq!(resolve("b__write"), None);
     }
 
     #[test]

@@ -1,0 +1,350 @@
+//! The audit: inputs read in order, every record through the recogniser,
+//! every call through the auditors, everything counted.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use mcp_unknown_keys::audit::{Auditor, Catalog, Listing, Note, Sink, Warning};
+use mcp_unknown_keys::jsonrpc::AwaitedListings;
+
+use crate::catalogue::{self, Catalogues};
+use crate::error::{Error, Role};
+use crate::input::{Event, Input};
+use crate::logged::Segment;
+use crate::names::{self, Bound};
+use crate::observe::{Notice, Observer, Progress, Unreadable};
+use crate::options::Options;
+use crate::report::Report;
+use crate::shapes::{Read, Reader};
+
+/// The most unreadable lines of one input named in a
+/// [`Notice::UnreadableLine`]; the rest are counted, and their number said
+/// once in a [`Notice::MoreUnreadableLines`].
+pub const NAMED_UNREADABLE_LINES: u64 = 10;
+
+/// An audit of recorded logs: feed it inputs in order, then take its
+/// [`Report`].
+///
+/// Every record of every input is read for the shapes real logs use
+/// (transcripts, model API bodies and streams, framework records,
+/// OpenTelemetry spans, MCP JSON-RPC traffic, a proxy's `--log`), and every
+/// call found is audited against the catalogue of that moment, through the
+/// core's [`Auditor`], or counted as unaudited for a named reason. State
+/// carries from one input to the next (a catalogue in one input serves the
+/// calls of the next; a pair is said once across all of them), except what
+/// belongs to one session: the JSON-RPC requests awaiting a response, and
+/// the calls already read (for repeated history).
+///
+/// # Decisions a recording leaves open
+///
+/// - **Listings.** A JSON-RPC response is a listing page when it answers an
+///   awaited `tools/list` request, matched by id as the proxy matches it; a
+///   request without a cursor opens a new listing, and calls meet the pages
+///   received so far. An error answering a listing keeps the catalogue;
+///   `notifications/tools/list_changed` drops it until the next listing. An
+///   input that recorded no `tools/list` request before a listing response
+///   (a server's side alone) takes it as a page all the same.
+/// - **Request bodies.** A record with its own `tools` (a request body, a
+///   catalogue line) is the catalogue from there on; its calls meet it.
+/// - **Repeated history.** A call read before in the same input (same id,
+///   name and arguments, whatever the whitespace) is not counted again;
+///   JSON-RPC calls never are taken for repeats.
+/// - **A proxy's `--log`.** A logged warning is said again through the
+///   auditor, its nested keys too, so a pair repeated across logs is said
+///   once and `allow` applies; calls are counted from the log's summary
+///   when it has one.
+///
+/// ```
+/// use mcp_unknown_keys_logs::{Audit, Input, Options, Tools};
+/// use serde_json::json;
+///
+/// let tools = Tools::declarations("fs", vec![json!({
+///     "name": "fs_read", "inputSchema": {"properties": {"path": {}, "offset": {}}},
+/// })]);
+/// let mut audit = Audit::new(&Options::default().tools(tools))?;
+/// let session = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fs_read","arguments":{"path":"a","ffset":1}}}"#;
+/// audit.read(Input::from_reader("session", &session[..])?)?;
+/// let report = audit.finish();
+/// assert_eq!(report.warnings[0].unknown_keys, ["ffset"]);
+/// assert_eq!(report.warnings[0].hints[0].suggestion.as_deref(), Some("offset"));
+/// # Ok::<(), mcp_unknown_keys_logs::Error>(())
+/// ```
+pub struct Audit<O: Observer = ()> {
+    /// The catalogue of the inputs (and of the unbound catalogues given).
+    pub(crate) unbound: Shelf,
+    /// One per server a catalogue is bound to.
+    pub(crate) bound: Vec<Bound<Shelf>>,
+    /// The fingerprint of the catalogue text the unbound catalogue was made
+    /// from, when it was a whole catalogue in the input.
+    pub(crate) unbound_print: Option<u64>,
+    /// A `tools/list` listing whose last page has not come yet.
+    pub(crate) listing: Listing,
+    /// The `tools/list` requests of this input awaiting their response.
+    pub(crate) awaited: AwaitedListings,
+    /// Whether this input recorded any `tools/list` request: if not, it
+    /// recorded responses only (a server's side), and a listing response
+    /// answers no request it holds.
+    pub(crate) requests_seen: bool,
+    /// The proxy log being read.
+    pub(crate) segment: Segment,
+    /// What the auditors' notes were handed to, to be said.
+    pub(crate) notes: Notes,
+    /// Whether nested keys are left aside.
+    pub(crate) top_level_only: bool,
+    pub(crate) report: Report,
+    pub(crate) observer: O,
+}
+
+/// A catalogue and the auditor that says what calls against it carry: one
+/// for the catalogue of the inputs, one per server a catalogue is bound to,
+/// so each remembers what it said.
+pub(crate) struct Shelf {
+    pub(crate) auditor: Auditor,
+    pub(crate) catalog: Catalog,
+}
+
+/// The notes auditors hand over ([`Auditor::say_notes`]), until they are said.
+#[derive(Clone, Default)]
+pub(crate) struct Notes(Arc<Mutex<Vec<(String, Note)>>>);
+
+impl Sink for Notes {
+    /// Warnings are taken from each call's outcome, not from the sink.
+    fn warn(&self, _: &Warning) {}
+
+    fn note(&self, tool: &str, note: &Note) {
+        let mut notes = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        notes.push((tool.to_owned(), note.clone()));
+    }
+}
+
+impl Notes {
+    fn take(&self) -> Vec<(String, Note)> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+impl Audit {
+    /// An audit with `options`, followed by no observer. Fails when a
+    /// catalogue given cannot be read.
+    pub fn new(options: &Options) -> Result<Audit, Error> {
+        Audit::with_observer(options, ())
+    }
+}
+
+impl<O: Observer> Audit<O> {
+    /// An audit with `options`, followed by `observer`. Fails when a
+    /// catalogue given cannot be read.
+    pub fn with_observer(options: &Options, observer: O) -> Result<Audit<O>, Error> {
+        let mut said = Vec::new();
+        let Catalogues { unbound, bound } =
+            catalogue::read_all(&options.tools, &mut |notice| said.push(notice))?;
+        let notes = Notes::default();
+        let auditor = || {
+            Auditor::new()
+                .with_sink(notes.clone())
+                .allow_all(options.allow.iter().map(String::as_str))
+                .top_level_only(options.top_level_only)
+        };
+        let bound = bound
+            .into_iter()
+            .map(|Bound { server, with }| Bound {
+                server,
+                with: Shelf {
+                    auditor: auditor(),
+                    catalog: with,
+                },
+            })
+            .collect();
+        let mut audit = Audit {
+            unbound: Shelf {
+                auditor: auditor(),
+                catalog: Catalog::none(),
+            },
+            bound,
+            unbound_print: None,
+            listing: Listing::default(),
+            awaited: AwaitedListings::default(),
+            requests_seen: false,
+            segment: Segment::default(),
+            notes,
+            top_level_only: options.top_level_only,
+            report: Report::default(),
+            observer,
+        };
+        for notice in said {
+            audit.say(notice);
+        }
+        if let Some(catalog) = unbound {
+            audit.set_unbound(catalog);
+        }
+        for at in 0..audit.bound.len() {
+            let Bound { server, with } = &audit.bound[at];
+            audit.report.listed(&with.catalog, Some(server));
+            with.auditor.say_notes(&with.catalog);
+            audit.say_notes(Some(at));
+        }
+        Ok(audit)
+    }
+
+    /// Reads one input to its end. Fails when it cannot be read partway:
+    /// what was read of it stays counted.
+    pub fn read(&mut self, input: Input) -> Result<(), Error> {
+        let name = input.name().to_owned();
+        let size = input.size();
+        let mut reader = Reader::default();
+        let mut named = 0;
+        let read = input.read(|event| {
+            let (read, number) = match event {
+                Event::Line { bytes, number } => match std::str::from_utf8(bytes) {
+                    Ok(line) => (Ok(reader.read_line(line, self)), number),
+                    Err(_) => (Err(Unreadable::NotUtf8), number),
+                },
+                Event::Document { text } => (Ok(reader.read_document(text, self)), 0),
+                Event::Documents { values } => {
+                    let input = name.clone();
+                    return self.say(Notice::Document { input, values });
+                }
+                Event::Progress { read } => {
+                    let progress = Progress {
+                        input: &name,
+                        read,
+                        size,
+                        done: false,
+                    };
+                    return self.observer.progress(&progress);
+                }
+            };
+            if let Some(why) = self.count(read) {
+                named += 1;
+                if named <= NAMED_UNREADABLE_LINES {
+                    let input = name.clone();
+                    self.say(Notice::UnreadableLine {
+                        input,
+                        line: number,
+                        why,
+                    });
+                }
+            }
+        });
+        let progress = Progress {
+            input: &name,
+            read: 0,
+            size,
+            done: true,
+        };
+        self.observer.progress(&progress);
+        if let Err(source) = read {
+            return Err(Error::Read {
+                role: Role::Input,
+                name,
+                source,
+            });
+        }
+        reader.finish(self);
+        self.end_of_input();
+        if named > NAMED_UNREADABLE_LINES {
+            let lines = named - NAMED_UNREADABLE_LINES;
+            self.say(Notice::MoreUnreadableLines { input: name, lines });
+        }
+        Ok(())
+    }
+
+    /// Opens and reads the file at `path` (`-` is stdin).
+    pub fn read_file(&mut self, path: impl AsRef<Path>) -> Result<(), Error> {
+        self.read(Input::open(path)?)
+    }
+
+    /// What was found so far.
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// The observer.
+    pub fn observer(&self) -> &O {
+        &self.observer
+    }
+
+    /// The observer, to change.
+    pub fn observer_mut(&mut self) -> &mut O {
+        &mut self.observer
+    }
+
+    /// Ends the audit: what it found.
+    pub fn finish(self) -> Report {
+        self.report
+    }
+
+    /// Counts a line read; why it could not be read, if it could not.
+    fn count(&mut self, read: Result<Read, Unreadable>) -> Option<Unreadable> {
+        let lines = &mut self.report.lines;
+        let why = match read {
+            Ok(Read::Blank) => return None,
+            Ok(Read::Used) => None,
+            Ok(Read::Nothing) => {
+                lines.idle += 1;
+                None
+            }
+            Ok(Read::Unreadable) => Some(Unreadable::NotJson),
+            Err(why) => Some(why),
+        };
+        lines.read += 1;
+        match why? {
+            Unreadable::NotUtf8 => lines.not_utf8 += 1,
+            Unreadable::NotJson => lines.not_json += 1,
+        }
+        why
+    }
+
+    /// One input ends: a proxy log cut short keeps its warning lines'
+    /// counts, and the requests of its session are no longer awaited.
+    fn end_of_input(&mut self) {
+        self.segment
+            .end(&mut self.report.coverage, &mut self.report.logged);
+        self.awaited = AwaitedListings::default();
+        self.requests_seen = false;
+    }
+
+    /// Says a notice, and keeps it.
+    pub(crate) fn say(&mut self, notice: Notice) {
+        self.observer.notice(&notice);
+        self.report.notices.push(notice);
+    }
+
+    /// Says a warning as it is raised, and keeps it.
+    pub(crate) fn warn(&mut self, warning: Warning) {
+        self.observer.warning(&warning);
+        self.report.warnings.push(warning);
+    }
+
+    /// Says the notes the auditor of the unbound catalogue (`None`) or of a
+    /// bound server has just handed over.
+    pub(crate) fn say_notes(&mut self, shelf: Option<usize>) {
+        for (tool, note) in self.notes.take() {
+            let server = shelf.map(|at| self.bound[at].server.as_str());
+            let tool = names::shown(&tool, server).into_owned();
+            self.say(Notice::Schema { tool, note });
+        }
+    }
+
+    /// The catalogue of the inputs is now `catalog`.
+    pub(crate) fn set_unbound(&mut self, catalog: Catalog) {
+        self.report.listed(&catalog, None);
+        self.unbound.auditor.say_notes(&catalog);
+        self.say_notes(None);
+        self.unbound.catalog = catalog;
+        self.unbound_print = None;
+    }
+}
+
+impl<O: Observer + std::fmt::Debug> std::fmt::Debug for Audit<O> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Audit")
+            .field("tools", &self.unbound.catalog.tool_names())
+            .field(
+                "servers",
+                &self.bound.iter().map(|b| &b.server).collect::<Vec<_>>(),
+            )
+            .field("observer", &self.observer)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,169 @@
+//! Read the tool calls your logs already hold, and find the arguments their
+//! tools never declared.
+//!
+//! A model's tool call reaches a tool as JSON nobody checked: a truncated
+//! generation closed into valid JSON, a lossy re-serialisation, an invented
+//! parameter each yield keys the tool never declared, and most tools
+//! silently drop them. Logs keep those calls, in a dozen shapes. This crate
+//! reads them all, through one recogniser, and audits every call through the
+//! same [`Auditor`](mcp_unknown_keys::audit::Auditor) as the
+//! [`mcp-unknown-keys`](mcp_unknown_keys) layer and the `mcp-unknown-keys
+//! proxy`: it is the `mcp-unknown-keys audit` command without its command
+//! line.
+//!
+//! # Auditing files
+//!
+//! [`audit_files`] reads files in order and returns the [`Report`]: the
+//! warnings (each undeclared (tool, key) pair said once), the
+//! [`Coverage`](mcp_unknown_keys::audit::Coverage) of every call found
+//! (audited, or unaudited for a named reason), and the
+//! [`Findings`](mcp_unknown_keys::audit::Findings) counted per call.
+//!
+//! ```
+//! use mcp_unknown_keys_logs::{Options, Tools, audit_files};
+//! use serde_json::json;
+//! # let dir = tempfile::tempdir()?;
+//! # let path = dir.path().join("session.jsonl");
+//! # std::fs::write(&path, concat!(
+//! #     r#"{"type":"assistant","message":{"content":[{"type":"tool_use","id":"toolu_1","#,
+//! #     r#""name":"mcp__fs__read_file","input":{"path":"notes.txt","ffset":12}}]}}"#, "\n",
+//! # ))?;
+//!
+//! // A Claude Code session records no schema: give the server's tools.
+//! let tools = Tools::declarations("fs tools", vec![json!({
+//!     "name": "read_file",
+//!     "inputSchema": {"type": "object", "properties": {"path": {}, "offset": {}}},
+//! })]);
+//! let report = audit_files([&path], &Options::default().tools(tools))?;
+//!
+//! let warning = &report.warnings[0];
+//! assert_eq!(warning.tool, "mcp__fs__read_file"); // named as the host called it
+//! assert_eq!(warning.unknown_keys, ["ffset"]);
+//! assert_eq!(warning.hints[0].suggestion.as_deref(), Some("offset"));
+//! assert_eq!((report.coverage.calls, report.coverage.audited), (1, 1));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # What it reads
+//!
+//! Every record of an input (a line of JSON Lines, an element of a JSON
+//! document, an object a record holds) is looked at for the shapes real logs
+//! use: Claude Code, Codex and Gemini CLI transcripts; OpenAI Chat
+//! Completions and Responses, Anthropic Messages, Gemini and Bedrock request
+//! and response bodies, and their streams (tool calls assembled across
+//! chunks); LangChain and Vercel AI SDK records; OpenTelemetry GenAI spans;
+//! MCP JSON-RPC traffic, read by the proxy's own reader
+//! ([`mcp_unknown_keys::jsonrpc`]); and a proxy's `--log`, whose warnings
+//! are said again and whose summary gives the calls it counted. Catalogues
+//! come from the inputs (a request body's `tools`, a `tools/list` response)
+//! or from [`Options::tools`], in any declaration form. A host's names for
+//! MCP tools (`mcp__fs__read_file`, `fs__read_file`) match the server's
+//! `read_file`. The shapes are listed in the project's `docs/audit.md`.
+//!
+//! Inputs are read as they are kept ([`Input`]): JSON Lines or JSON
+//! documents, plain, gzip or Zstandard, with or without a byte order mark,
+//! with any line ends. A file that is not text is refused whole.
+//!
+//! # Following an audit
+//!
+//! [`Audit`] is the same audit fed one [`Input`] at a time, with an
+//! [`Observer`] told each warning as it is raised, each [`Notice`] (an
+//! unreadable line, a catalogue note, a tool a later catalogue replaces),
+//! and how far each input has been read. The command line prints warnings
+//! as JSON lines as they come, and notices on stderr, through one.
+//!
+//! ```
+//! use mcp_unknown_keys::audit::Warning;
+//! use mcp_unknown_keys_logs::{Audit, Input, Notice, Observer, Options};
+//!
+//! #[derive(Default)]
+//! struct Said(Vec<String>);
+//!
+//! impl Observer for Said {
+//!     fn warning(&mut self, warning: &Warning) {
+//!         self.0.push(format!("{warning}"));
+//!     }
+//!     fn notice(&mut self, notice: &Notice) {
+//!         self.0.push(format!("{notice}"));
+//!     }
+//! }
+//!
+//! let recording = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}
+//! {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"search","inputSchema":{"properties":{"q":{}}}}]}}
+//! {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"q":"x","limit":5}}}
+//! not JSON
+//! "#;
+//! let mut audit = Audit::with_observer(&Options::default(), Said::default())?;
+//! audit.read(Input::from_reader("recording.jsonl", &recording[..])?)?;
+//! assert_eq!(audit.observer().0, [
+//!     "search was called with undeclared argument(s) limit; it declares q — limit (invented)",
+//!     "recording.jsonl:4: not JSON, counted as unreadable",
+//! ]);
+//! # Ok::<(), mcp_unknown_keys_logs::Error>(())
+//! ```
+//!
+//! # Errors
+//!
+//! An input or a catalogue that cannot be opened or read, that is not text,
+//! or a catalogue that holds no tool, is an [`Error`] naming the file and
+//! saying what to do. A line that is not JSON is no error: it is counted
+//! ([`Report::lines`]) and named in a notice.
+//!
+//! # Memory and speed
+//!
+//! It streams: memory holds one line, the catalogues, the distinct pairs
+//! and warnings, bounded fingerprints of the calls read, and any streamed
+//! call still being assembled, whatever an input's length (a file that is
+//! one JSON document costs its size). Each record is read once: only the
+//! members some shape names are kept, everything else is skipped without
+//! being decoded. On one core it reads a Claude Code transcript at several
+//! hundred MB/s (the project's BENCHMARKS.md).
+//!
+//! # For fuzzing
+//!
+//! [`read_record`] is the recogniser as a pure function of one record's
+//! bytes, and [`Input::from_reader`] with [`Audit::read`] the whole reading
+//! of an input with no file: what the fuzz targets call. Neither panics,
+//! whatever the bytes.
+
+#![warn(missing_docs)]
+
+mod audit;
+mod catalogue;
+mod error;
+mod input;
+mod logged;
+mod names;
+mod observe;
+mod options;
+mod record;
+mod replay;
+mod report;
+mod shapes;
+
+use std::path::Path;
+
+pub use audit::{Audit, NAMED_UNREADABLE_LINES};
+pub use error::{Error, Role};
+pub use input::Input;
+pub use observe::{Notice, Observer, Progress, Unreadable};
+pub use options::{Options, Source, Tools};
+pub use record::{FoundCall, Recognised, RecordKind, read_record};
+pub use report::{Lines, Pair, Report};
+
+/// Audits the files at `paths` in order (`-` is stdin) with `options`: the
+/// one call a script or another language's binding needs.
+///
+/// Each file is opened when its turn comes; the first that cannot be opened
+/// or read ends the audit with its [`Error`]. For warnings as they are
+/// raised, or inputs that are not files, use [`Audit`].
+pub fn audit_files<P: AsRef<Path>>(
+    paths: impl IntoIterator<Item = P>,
+    options: &Options,
+) -> Result<Report, Error> {
+    let mut audit = Audit::new(options)?;
+    for path in paths {
+        audit.read_file(path)?;
+    }
+    Ok(audit.finish())
+}

@@ -1,0 +1,160 @@
+//! What an audit found and counted: warnings, notices, coverage, findings,
+//! and the figures a report is made of.
+
+use std::collections::BTreeMap;
+
+use mcp_unknown_keys::audit::{Catalog, Cause, Coverage, Findings, Warning};
+
+use crate::Notice;
+use crate::logged::LogCounts;
+use crate::names::Known;
+
+/// Everything an audit found, counted, and said. Its size grows with the
+/// distinct (tool, key) pairs, the tools listed and the notices (a few per
+/// input), never with the number of lines read.
+///
+/// ```
+/// use mcp_unknown_keys_logs::{Audit, Input, Options};
+///
+/// let log = br#"{"tools":[{"name":"fs_read","inputSchema":{"properties":{"path":{}}}}]}
+/// {"type":"tool_use","id":"toolu_1","name":"fs_read","input":{"path":"a","ffset":12}}
+/// {"type":"tool_use","id":"toolu_2","name":"fs_write","input":{"path":"a"}}
+/// "#;
+/// let mut audit = Audit::new(&Options::default())?;
+/// audit.read(Input::from_reader("log", &log[..])?)?;
+/// let report = audit.finish();
+/// assert_eq!(report.warnings[0].unknown_keys, ["ffset"]);
+/// assert_eq!((report.coverage.calls, report.coverage.audited), (2, 1));
+/// assert_eq!(report.coverage.unlisted_tools["fs_write"], 1);
+/// assert_eq!(report.lines.read, 3);
+/// let pair = &report.pairs()[0];
+/// assert_eq!((pair.tool, pair.key, pair.calls), ("fs_read", "ffset", 1));
+/// # Ok::<(), mcp_unknown_keys_logs::Error>(())
+/// ```
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Report {
+    /// Every warning raised, in order: each undeclared (tool, key) pair, and
+    /// each (tool, path) pair, said once.
+    pub warnings: Vec<Warning>,
+    /// Everything said beside the warnings, in order.
+    pub notices: Vec<Notice>,
+    /// Every call found, audited or unaudited for a named reason (from a
+    /// proxy's log, the calls its summary counted).
+    pub coverage: Coverage,
+    /// Every undeclared pair of the calls audited here, counted per call
+    /// ([`Report::pairs`] adds those of proxy logs read back).
+    pub findings: Findings,
+    /// The lines read, and what became of them.
+    pub lines: Lines,
+    /// Catalogues read: those given, and complete listings in the inputs.
+    pub catalogues: u64,
+    /// Warning lines read back from a proxy's `--log`.
+    pub logged_warnings: u64,
+    /// Tools listed as declaring nothing (neither audited nor closed), with
+    /// how many calls to them were therefore not audited.
+    pub declares_nothing: BTreeMap<String, u64>,
+    /// What proxy logs recorded, counted in calls.
+    pub(crate) logged: LogCounts,
+    /// Every tool name met in a catalogue, for near matches.
+    pub(crate) known: Known,
+}
+
+/// The lines (or JSON values, for an input that is not JSON Lines) read,
+/// and what became of them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Lines {
+    /// Lines read, blank ones aside.
+    pub read: u64,
+    /// Lines that were not JSON.
+    pub not_json: u64,
+    /// Lines that were not UTF-8.
+    pub not_utf8: u64,
+    /// JSON lines holding nothing an audit uses: no call, catalogue, log
+    /// line, stream event or JSON-RPC message that matters.
+    pub idle: u64,
+}
+
+/// One undeclared pair, as a report lists it: what the calls audited here
+/// found and what proxy logs recorded, together.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Pair<'a> {
+    /// The tool, as the calls named it.
+    pub tool: &'a str,
+    /// The undeclared key; when `nested`, the path to a nested key
+    /// (`entities[].age`).
+    pub key: &'a str,
+    /// Whether `key` is a nested key's path.
+    pub nested: bool,
+    /// How many calls carried it.
+    pub calls: u64,
+    /// The first call's id, as text (`""` for none).
+    pub first_id: &'a str,
+    /// Its diagnosed cause, when one was diagnosed (never for nested keys).
+    pub cause: Option<Cause>,
+    /// Every key the tool declared, as the latest warning about it said.
+    pub declared_keys: &'a [String],
+}
+
+impl Report {
+    /// Every undeclared pair, of the calls audited here and of proxy logs
+    /// read back, merged: sorted by tool, then keys before paths, each
+    /// sorted.
+    pub fn pairs(&self) -> Vec<Pair<'_>> {
+        let mut pairs: BTreeMap<(&str, bool, &str), Pair<'_>> = BTreeMap::new();
+        for finding in self.findings.iter() {
+            let pair = Pair {
+                tool: finding.tool,
+                key: finding.key,
+                nested: finding.nested,
+                calls: finding.calls,
+                first_id: finding.first_id,
+                cause: finding.cause,
+                declared_keys: finding.declared_keys,
+            };
+            pairs.insert((finding.tool, finding.nested, finding.key), pair);
+        }
+        for ((tool, nested, key), logged) in &self.logged.pairs {
+            match pairs.get_mut(&(tool.as_str(), *nested, key.as_str())) {
+                Some(pair) => {
+                    pair.calls += logged.calls;
+                    pair.cause = pair.cause.or(logged.cause);
+                }
+                None => {
+                    let declared_keys = self.logged.declared.get(tool).map_or(&[][..], Vec::as_slice);
+                    let pair = Pair {
+                        tool,
+                        key,
+                        nested: *nested,
+                        calls: logged.calls,
+                        first_id: &logged.first_id,
+                        cause: logged.cause,
+                        declared_keys,
+                    };
+                    pairs.insert((tool, *nested, key), pair);
+                }
+            }
+        }
+        pairs.into_values().collect()
+    }
+
+    /// What to say of a tool name no catalogue matched: the catalogue name
+    /// it stands for or nearly is (`mcp__fs__reed_file` → `read_file`), or
+    /// that several bound servers have it; `None` when nothing comes near.
+    pub fn near_match(&self, tool: &str) -> Option<String> {
+        self.known.note(tool)
+    }
+
+    /// Notes a catalogue: its tools that declare nothing, and its names.
+    pub(crate) fn listed(&mut self, catalog: &Catalog, server: Option<&str>) {
+        self.catalogues += 1;
+        self.known.learn(catalog, server);
+        for (tool, declared) in catalog.iter() {
+            if !declared.is_audited() && !self.declares_nothing.contains_key(tool) {
+                self.declares_nothing.insert(tool.to_owned(), 0);
+            }
+        }
+    }
+}

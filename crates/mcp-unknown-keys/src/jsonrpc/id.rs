@@ -1,0 +1,127 @@
+//! JSON-RPC ids, compared as a peer's JSON parser compares them.
+
+use serde_json::value::RawValue;
+
+use super::string;
+
+/// A JSON-RPC id, compared as JSON values compare: a string by its decoded
+/// text, a number by its value (`1`, `1.0`, `1e0` and `10e-1` are one id; a
+/// server may answer `1.0` with `1`), and a string never equals a number.
+///
+/// ```
+/// use mcp_unknown_keys::jsonrpc::Id;
+/// use serde_json::value::RawValue;
+///
+/// let id = |text: &str| Id::read(&RawValue::from_string(text.to_owned()).unwrap());
+/// assert_eq!(id("1.0"), id("1"));
+/// assert_eq!(id(r#""a\u0031""#), id(r#""a1""#));
+/// assert_ne!(id("1"), id(r#""1""#));
+/// assert_eq!(id("null"), None);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Id {
+    /// A string id, decoded.
+    Text(String),
+    /// A numeric id, by value.
+    Number(Decimal),
+}
+
+/// A JSON number's exact value: `digits × 10^exponent`, with no leading or
+/// trailing zero in `digits` (zero is no digits, of either sign). No float
+/// rounding: ids that differ in their 20th digit are told apart.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Decimal {
+    negative: bool,
+    digits: String,
+    exponent: i64,
+}
+
+impl Id {
+    /// Reads an id: a string or a number; `None` for any other value.
+    pub fn read(raw: &RawValue) -> Option<Id> {
+        let text = raw.get().trim();
+        match text.as_bytes().first()? {
+            b'"' => string(raw).map(|text| Id::Text(text.into_owned())),
+            b'-' | b'0'..=b'9' => Decimal::parse(text).map(Id::Number),
+            _ => None,
+        }
+    }
+}
+
+impl Decimal {
+    /// Reads a JSON number's text, exactly.
+    fn parse(text: &str) -> Option<Decimal> {
+        let (negative, unsigned) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+            Some(at) => (&unsigned[..at], parse_exponent(&unsigned[at + 1..])?),
+            None => (unsigned, 0),
+        };
+        let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        if whole.is_empty() || !whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let all: String = whole.chars().chain(fraction.chars()).collect();
+        let significant = all.trim_start_matches('0');
+        let digits = significant.trim_end_matches('0');
+        let dropped = (significant.len() - digits.len()) as i64;
+        let exponent = exponent
+            .saturating_sub(fraction.len() as i64)
+            .saturating_add(dropped);
+        if digits.is_empty() {
+            return Some(Decimal {
+                negative: false,
+                digits: String::new(),
+                exponent: 0,
+            });
+        }
+        Some(Decimal {
+            negative,
+            digits: digits.to_owned(),
+            exponent,
+        })
+    }
+}
+
+/// An exponent's value, saturating: beyond ±2^63 no id is told apart.
+fn parse_exponent(text: &str) -> Option<i64> {
+    let (negative, digits) = match text.as_bytes().first()? {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let value = digits.bytes().fold(0i64, |value, digit| {
+        value.saturating_mul(10).saturating_add(i64::from(digit - b'0'))
+    });
+    Some(if negative { -value } else { value })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(text: &str) -> Id {
+        Id::read(&RawValue::from_string(text.to_owned()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn numeric_ids_are_equal_by_value_and_strings_by_decoded_text() {
+        for same in ["1", "1.0", "1e0", "10e-1", "0.1e1", "1.000", "100e-2", "1E+0"] {
+            assert_eq!(id(same), id("1"), "{same}");
+        }
+        assert_eq!(id("0"), id("-0.0"));
+        assert_eq!(id("120"), id("1.2e2"));
+        assert_ne!(id("1"), id("10"));
+        assert_ne!(id("1"), id("-1"));
+        assert_ne!(id("1"), id("1.5"));
+        assert_ne!(id("1"), id(r#""1""#));
+        assert_eq!(id(r#""a\u0031""#), id(r#""a1""#));
+        assert_ne!(id("12345678901234567890123"), id("12345678901234567890124"));
+        assert_eq!(Id::read(&RawValue::from_string("null".into()).unwrap()), None);
+    }
+}

@@ -1,0 +1,176 @@
+//! Listings as they travel: a response that answers a `tools/list` request,
+//! and the requests still awaiting theirs.
+
+use std::collections::VecDeque;
+
+use super::{Id, absent, members};
+use crate::audit::ListedTools;
+
+/// The most `tools/list` requests awaited at once; the oldest is forgotten
+/// beyond it (a server may never answer a request).
+pub const MAX_AWAITED_LISTINGS: usize = 64;
+
+/// A `tools/list` request is forgotten once this many other responses came
+/// without answering it: a door that reads every line while a listing is
+/// awaited must not keep reading them all for one never answered (or
+/// answered with an id it does not match).
+pub const MAX_RESPONSES_AWAITING: u64 = 256;
+
+/// One page of a `tools/list` listing: the `result` of the response.
+///
+/// ```
+/// use mcp_unknown_keys::jsonrpc::ListingPage;
+///
+/// let page = ListingPage::read(r#"{"tools":[{"name":"read","inputSchema":{}}],"nextCursor":"2"}"#).unwrap();
+/// assert_eq!(page.tools.tools[0]["name"], "read");
+/// assert!(page.more);
+/// assert_eq!(ListingPage::read(r#"{"content":[]}"#), None);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ListingPage {
+    /// The page's tools, each read on its own ([`ListedTools::read`]).
+    pub tools: ListedTools,
+    /// It carries a `nextCursor`: more pages follow.
+    pub more: bool,
+}
+
+impl ListingPage {
+    /// Reads a response's `result` as a page; `None` when it is no listing
+    /// (not an object, or without a `tools` array).
+    pub fn read(result: &str) -> Option<ListingPage> {
+        let [tools, next] = members(result, ["tools", "nextCursor"])?;
+        Some(ListingPage {
+            tools: ListedTools::read(tools?.get())?,
+            more: !absent(next),
+        })
+    }
+}
+
+/// The `tools/list` requests awaiting their response, matched by id as the
+/// ids compare ([`Id`]), oldest first; at most [`MAX_AWAITED_LISTINGS`], each
+/// forgotten after [`MAX_RESPONSES_AWAITING`] other responses.
+///
+/// Only a response that answers an awaited request is a listing: a response
+/// with the same `result` shape answering anything else is not.
+///
+/// ```
+/// use mcp_unknown_keys::jsonrpc::{AwaitedListings, Id};
+///
+/// let mut awaited = AwaitedListings::default();
+/// awaited.request(Id::Text("a".into()), true);
+/// assert_eq!(awaited.answer(&Id::Text("b".into())), None); // answers something else
+/// assert_eq!(awaited.answer(&Id::Text("a".into())), Some(true)); // opens a listing
+/// assert!(awaited.is_empty());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct AwaitedListings {
+    awaited: VecDeque<Awaited>,
+    /// The responses read so far.
+    responses: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Awaited {
+    id: Id,
+    /// It has no cursor: its response opens a listing.
+    first: bool,
+    /// The responses read before it was sent.
+    since: u64,
+}
+
+impl AwaitedListings {
+    /// A `tools/list` request was sent; `first` when it has no cursor. A
+    /// request awaited under the same id is replaced, and the oldest is
+    /// forgotten when [`MAX_AWAITED_LISTINGS`] are awaited.
+    pub fn request(&mut self, id: Id, first: bool) {
+        self.cancel(&id);
+        if self.awaited.len() == MAX_AWAITED_LISTINGS {
+            self.awaited.pop_front();
+        }
+        let since = self.responses;
+        self.awaited.push_back(Awaited { id, first, since });
+    }
+
+    /// The request `id` was cancelled: its response is no longer awaited.
+    /// Whether it was.
+    pub fn cancel(&mut self, id: &Id) -> bool {
+        self.take(id).is_some()
+    }
+
+    /// A response to `id` came: `Some(first)` when it answers an awaited
+    /// listing request (`first`: it opens a new listing), `None` when it
+    /// answers anything else. Requests left unanswered for too long are
+    /// forgotten.
+    pub fn answer(&mut self, id: &Id) -> Option<bool> {
+        self.responses += 1;
+        let answered = self.take(id);
+        while let Some(oldest) = self.awaited.front()
+            && self.responses - oldest.since > MAX_RESPONSES_AWAITING
+        {
+            self.awaited.pop_front();
+        }
+        answered
+    }
+
+    /// How many requests are awaited.
+    pub fn len(&self) -> usize {
+        self.awaited.len()
+    }
+
+    /// Whether no request is awaited.
+    pub fn is_empty(&self) -> bool {
+        self.awaited.is_empty()
+    }
+
+    fn take(&mut self, id: &Id) -> Option<bool> {
+        let at = self.awaited.iter().position(|awaited| awaited.id == *id)?;
+        self.awaited.remove(at).map(|awaited| awaited.first)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn number(n: u64) -> Id {
+        Id::read(&serde_json::value::RawValue::from_string(n.to_string()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_repeated_id_replaces_the_request_awaited_under_it() {
+        let mut awaited = AwaitedListings::default();
+        awaited.request(number(1), true);
+        awaited.request(number(1), false);
+        assert_eq!(awaited.len(), 1);
+        assert_eq!(awaited.answer(&number(1)), Some(false));
+        assert_eq!(awaited.answer(&number(1)), None);
+    }
+
+    #[test]
+    fn the_oldest_request_is_forgotten_past_the_bounds() {
+        let mut awaited = AwaitedListings::default();
+        for n in 0..=MAX_AWAITED_LISTINGS as u64 {
+            awaited.request(number(n), true);
+        }
+        assert_eq!(awaited.len(), MAX_AWAITED_LISTINGS);
+        assert_eq!(awaited.answer(&number(0)), None);
+        let mut awaited = AwaitedListings::default();
+        awaited.request(number(0), true);
+        for n in 1..=MAX_RESPONSES_AWAITING {
+            assert_eq!(awaited.answer(&number(n)), None);
+        }
+        assert_eq!(awaited.len(), 1, "answered by the very next response still");
+        assert_eq!(awaited.answer(&number(9_999)), None);
+        assert!(awaited.is_empty());
+    }
+
+    #[test]
+    fn a_cancelled_request_is_not_awaited() {
+        let mut awaited = AwaitedListings::default();
+        awaited.request(number(3), true);
+        assert!(awaited.cancel(&number(3)));
+        assert!(!awaited.cancel(&number(3)));
+        assert_eq!(awaited.answer(&number(3)), None);
+    }
+}
