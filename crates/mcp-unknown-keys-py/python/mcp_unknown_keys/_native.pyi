@@ -1,6 +1,7 @@
 """Type stubs of the Rust extension: Auditor, Warning, Coverage."""
 
-from collections.abc import Callable, Iterable
+import os
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TypedDict, final
 
 from typing_extensions import NotRequired
@@ -91,3 +92,12 @@ class Auditor:
     ) -> Warning | None: ...
     @property
     def coverage(self) -> Coverage: ...
+
+def audit_file(
+    path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    tools: str | os.PathLike[str] | object | None = None,
+    *,
+    allow: Iterable[str] | None = (),
+    top_level_only: bool = False,
+) -> tuple[list[Warning], Coverage]:
+    """Audits recorded logs as `mcp-unknown-keys audit` does: the warnings and the coverage."""
