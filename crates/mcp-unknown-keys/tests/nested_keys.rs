@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use common::said::{audit, listed, undeclared};
 use mcp_unknown_keys::audit::{
-    Arguments, Auditor, Call, Catalog, Findings, MAX_NESTED_DEPTH, Outcome, Sink, TracingSink, Warning,
+    Arguments, Auditor, Call, Catalog, Findings, HostObject, MAX_NESTED_DEPTH, NotAnObject, Outcome, Sink,
+    TracingSink, Warning,
 };
 use mcp_unknown_keys::{Provider, ToolCall, ToolDeclaration, UnknownKeysLayer};
 use proptest::prelude::*;
@@ -302,6 +303,45 @@ fn keys_read_by_pattern_and_keys_that_read_as_syntax() {
             "headers.x-trace.vlue",
             "headers.y"
         ]
+    );
+}
+
+/// A host's object that keeps its arguments as a JSON object and lets the
+/// core's default convert it for the nested scan.
+#[derive(Debug)]
+struct HostCopy(serde_json::Map<String, Value>);
+
+impl HostObject for HostCopy {
+    fn for_each_key(&self, on_key: &mut dyn FnMut(&str)) -> Result<(), NotAnObject> {
+        self.0.keys().for_each(|key| on_key(key));
+        Ok(())
+    }
+
+    fn to_object(&self) -> Option<serde_json::Map<String, Value>> {
+        Some(self.0.clone())
+    }
+}
+
+#[test]
+fn a_hosts_object_is_read_as_its_json_text_is() {
+    let arguments = json!({"entities": [{"name": "a", "age": 1}], "extra": 1, "reason": "x"});
+    let host = HostCopy(arguments.as_object().unwrap().clone());
+    let text = arguments.to_string();
+    let (by_host, _) = listed(&[create_entities()]);
+    let (by_text, _) = listed(&[create_entities()]);
+    let from_host = by_host.audit(
+        &by_host.catalog(),
+        Call::new("create_entities", Arguments::Host(&host)),
+    );
+    let from_text = by_text.audit(
+        &by_text.catalog(),
+        Call::new("create_entities", Arguments::Json(&text)),
+    );
+    assert_eq!(from_host, from_text);
+    let warning = from_host.warning().expect("a warning");
+    assert_eq!(
+        (warning.unknown_keys, warning.unknown_paths),
+        (vec!["extra".to_owned()], vec!["entities[].age".to_owned()])
     );
 }
 

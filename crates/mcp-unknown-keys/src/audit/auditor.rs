@@ -528,11 +528,12 @@ fn claim_once(said: &mut HashSet<Box<str>>, item: &str) -> bool {
 
 /// The arguments as an object, values included, for the diagnosis: borrowed
 /// when they already are one, parsed when they are JSON text (which the key
-/// scan has already found to be an object).
+/// scan has already found to be an object), converted from a host's object.
 fn reread(arguments: Arguments<'_>) -> Option<Cow<'_, Map<String, Value>>> {
     match arguments {
         Arguments::Object(object) => Some(Cow::Borrowed(object)),
         Arguments::Json(text) => serde_json::from_str(text).ok().map(Cow::Owned),
+        Arguments::Host(host) => host.to_object().map(Cow::Owned),
     }
 }
 

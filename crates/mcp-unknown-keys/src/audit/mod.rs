@@ -38,7 +38,7 @@ pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS};
 pub use declarations::{declarations, name_and_schema};
 pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};
-pub use keys::{Arguments, MAX_NESTED_DEPTH, NotAnObject, arguments_text};
+pub use keys::{Arguments, HostObject, MAX_NESTED_DEPTH, NestedScan, NotAnObject, arguments_text};
 pub use listing::{ListedTools, Listing};
 pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
 pub use verdicts::{Answer, Judged, MAX_AWAITED, Verdict, VerdictCounts, Verdicts};

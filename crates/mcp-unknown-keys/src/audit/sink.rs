@@ -73,13 +73,27 @@ impl<A: Sink, B: Sink> Sink for (A, B) {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StderrSink;
 
+impl StderrSink {
+    /// The line written for `warning`, newline included: for a door that
+    /// writes to a stderr of its own (the Python package writes to
+    /// `sys.stderr`).
+    pub fn warning_line(warning: &Warning) -> String {
+        format!("mcp-unknown-keys: {warning}\n")
+    }
+
+    /// The line written for a note about `tool`, newline included.
+    pub fn note_line(tool: &str, note: &Note) -> String {
+        format!("mcp-unknown-keys note: {}: {note}\n", Printable(tool))
+    }
+}
+
 impl Sink for StderrSink {
     fn warn(&self, warning: &Warning) {
-        write_line(&format!("mcp-unknown-keys: {warning}\n"));
+        write_line(&StderrSink::warning_line(warning));
     }
 
     fn note(&self, tool: &str, note: &Note) {
-        write_line(&format!("mcp-unknown-keys note: {}: {note}\n", Printable(tool)));
+        write_line(&StderrSink::note_line(tool, note));
     }
 }
 

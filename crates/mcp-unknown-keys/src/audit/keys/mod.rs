@@ -12,6 +12,7 @@ mod nested;
 pub(crate) mod path;
 
 pub use nested::MAX_NESTED_DEPTH;
+pub use nested::NestedScan;
 pub(crate) use nested::{Found, scan};
 
 use std::borrow::Cow;
@@ -28,6 +29,70 @@ pub enum Arguments<'a> {
     Json(&'a str),
     /// Arguments already parsed into an object.
     Object(&'a Map<String, Value>),
+    /// Arguments held as an object of the host's own language, such as a
+    /// Python dict: its keys are read in place, and its values are
+    /// converted only when they must be read ([`HostObject`]).
+    Host(&'a dyn HostObject),
+}
+
+/// A call's arguments as an object of the host's language (the Python
+/// package's dicts), read without a round trip through JSON text.
+///
+/// The auditor reads a call's top-level keys through
+/// [`HostObject::for_each_key`], runs its scan of nested keys through
+/// [`HostObject::scan`] for a tool declaring nested shapes, and asks for
+/// [`HostObject::to_object`] only when it must read values: for a
+/// warning's diagnosis (and for the nested scan, unless the host walks its
+/// objects itself). Neither may fail on what a model wrote:
+/// arguments that do not read as a JSON object are [`NotAnObject`], and a
+/// value that has no JSON form may be read as `null`.
+///
+/// ```
+/// use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, HostObject, NotAnObject};
+/// use serde_json::{Map, Value, json};
+///
+/// /// Arguments as a host keeps them: here, pairs of strings.
+/// #[derive(Debug)]
+/// struct Pairs(Vec<(String, String)>);
+///
+/// impl HostObject for Pairs {
+///     fn for_each_key(&self, on_key: &mut dyn FnMut(&str)) -> Result<(), NotAnObject> {
+///         self.0.iter().for_each(|(key, _)| on_key(key));
+///         Ok(())
+///     }
+///
+///     fn to_object(&self) -> Option<Map<String, Value>> {
+///         Some(self.0.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect())
+///     }
+/// }
+///
+/// let auditor = Auditor::new().with_sink(());
+/// auditor.replace_catalog(Catalog::from_mcp_tools(&[json!({
+///     "name": "fs_read", "inputSchema": {"properties": {"path": {}, "offset": {}}},
+/// })]));
+/// let pairs = Pairs(vec![("path".into(), "a".into()), ("ffset".into(), "12".into())]);
+/// let call = Call::new("fs_read", Arguments::Host(&pairs));
+/// let warning = auditor.audit(&auditor.catalog(), call).warning().unwrap();
+/// assert_eq!(warning.unknown_keys, ["ffset"]);
+/// ```
+pub trait HostObject: fmt::Debug {
+    /// Calls `on_key` with every top-level key, in order, as
+    /// [`Arguments::for_each_key`] does; fails when the object has no JSON
+    /// object form (a key that is not text, say).
+    fn for_each_key(&self, on_key: &mut dyn FnMut(&str)) -> Result<(), NotAnObject>;
+
+    /// The object with its values, as JSON; `None` when it has no JSON
+    /// object form.
+    fn to_object(&self) -> Option<Map<String, Value>>;
+
+    /// Runs the auditor's scan of nested keys over the object, for a tool
+    /// that declares nested shapes. The default converts the object with
+    /// [`HostObject::to_object`]; a host with a serde `Deserializer` over
+    /// its objects walks them in place instead:
+    /// `deserializer.deserialize_map(scan)`.
+    fn scan(&self, scan: NestedScan<'_, '_, '_>) -> Result<(), NotAnObject> {
+        scan.over_object(&self.to_object().ok_or(NotAnObject)?)
+    }
 }
 
 impl<'a> Arguments<'a> {
@@ -45,13 +110,14 @@ impl<'a> Arguments<'a> {
     /// included. Fails, having perhaps called `on_key` already, when the
     /// arguments are not a JSON object: empty or whitespace text, text that
     /// does not parse, or JSON of another type.
-    pub fn for_each_key(self, on_key: impl FnMut(&str)) -> Result<(), NotAnObject> {
+    pub fn for_each_key(self, mut on_key: impl FnMut(&str)) -> Result<(), NotAnObject> {
         match self {
             Arguments::Object(object) => {
                 object.keys().map(String::as_str).for_each(on_key);
                 Ok(())
             }
             Arguments::Json(text) => scan_keys(text, on_key).map_err(|_| NotAnObject),
+            Arguments::Host(host) => host.for_each_key(&mut on_key),
         }
     }
 }

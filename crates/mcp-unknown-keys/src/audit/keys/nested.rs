@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
 
 use super::path::{self, Step};
 use super::{Arguments, NotAnObject};
@@ -58,8 +59,41 @@ pub(crate) fn scan(
                 .and_then(|()| deserializer.end())
         }
         Arguments::Object(object) => object.deserialize_map(top),
+        Arguments::Host(host) => return host.scan(NestedScan(top)),
     };
     scanned.map_err(|_| NotAnObject)
+}
+
+/// The scan of a call's nested keys, handed to a [`HostObject`] to run over
+/// its own object: a serde [`Visitor`] of the arguments' top-level map, to
+/// give to a serde `Deserializer` over the host's object
+/// (`deserialize_map`). The scan reads keys and descends only into the
+/// values that have a shape; it skips every other value with
+/// [`IgnoredAny`], which a host's deserializer may answer without reading
+/// the value at all (`visit_unit`).
+///
+/// [`HostObject`]: super::HostObject
+pub struct NestedScan<'s, 'c, 't>(ObjectVisitor<'s, 'c, 't, 'static>);
+
+impl NestedScan<'_, '_, '_> {
+    /// Runs the scan over `object`, the host's object converted to JSON:
+    /// what [`HostObject::scan`](super::HostObject::scan) does unless the
+    /// host has a deserializer of its own.
+    pub fn over_object(self, object: &Map<String, Value>) -> Result<(), NotAnObject> {
+        object.deserialize_map(self).map_err(|_| NotAnObject)
+    }
+}
+
+impl<'de> Visitor<'de> for NestedScan<'_, '_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
+        self.0.visit_map(map)
+    }
 }
 
 struct Scan<'c, 't> {

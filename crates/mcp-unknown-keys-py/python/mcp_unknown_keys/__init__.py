@@ -1,0 +1,25 @@
+"""The alarm for arguments a tool never declared, on the mcp-unknown-keys Rust core.
+
+A model's tool call can carry keys its tool never declared: truncated
+generations, lossy re-serialisation, invented parameters. Servers ignore them
+and do part of the job. An :class:`Auditor` compares each call's keys with the
+tool's declared ``properties`` and reports each undeclared (tool, key) pair
+once, without ever changing, rejecting or delaying the call.
+
+>>> from mcp_unknown_keys import Auditor
+>>> auditor = Auditor(on_warn=lambda warning: None)
+>>> auditor.replace_catalog([{"name": "fs_read", "inputSchema": {"properties": {"path": {}, "offset": {}}}}])
+>>> auditor.audit("fs_read", {"path": "a", "ffset": 12}).unknown_keys
+['ffset']
+
+:func:`audit_file` audits what logs already recorded, as the
+``mcp-unknown-keys audit`` command does. Adapters for agent frameworks live
+in submodules, each importing its
+framework only when imported: :mod:`mcp_unknown_keys.mcp` (the MCP SDK's
+``ClientSession``), :mod:`mcp_unknown_keys.pydantic_ai`,
+:mod:`mcp_unknown_keys.openai_agents` and :mod:`mcp_unknown_keys.langchain`.
+"""
+
+from ._native import Auditor, Coverage, Warning, __version__, audit_file
+
+__all__ = ["Auditor", "Coverage", "Warning", "__version__", "audit_file"]

@@ -1,0 +1,103 @@
+"""Type stubs of the Rust extension: Auditor, Warning, Coverage."""
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal, TypedDict, final
+
+from typing_extensions import NotRequired
+
+__version__: str
+
+Cause = Literal["truncated", "near_miss", "fragment", "other_tool", "injected", "invented"]
+Reason = Literal["no_catalogue", "unlisted_tool", "declares_nothing", "unreadable_arguments"]
+
+class Hint(TypedDict):
+    """The likely cause of one unknown key."""
+
+    key: str
+    cause: Cause
+    suggestion: NotRequired[str]
+    declared_by: NotRequired[str]
+    seen_on_tools: NotRequired[int]
+
+class MissingKey(TypedDict):
+    """A declared key a hint points to that the call did not carry."""
+
+    key: str
+    default: NotRequired[Any]
+
+@final
+class Warning:
+    """A tool was called with keys it never declared: the fields of the JSON line."""
+
+    @property
+    def tool(self) -> str: ...
+    @property
+    def unknown_keys(self) -> list[str]: ...
+    @property
+    def declared_keys(self) -> list[str]: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def hints(self) -> list[Hint]: ...
+    @property
+    def missing_keys(self) -> list[MissingKey]: ...
+    @property
+    def unknown_paths(self) -> list[str]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def to_json(self) -> str: ...
+    def __eq__(self, other: object) -> bool: ...
+
+@final
+class Coverage:
+    """Every call an auditor found: audited, or unaudited for a named reason."""
+
+    @property
+    def calls(self) -> int: ...
+    @property
+    def audited(self) -> int: ...
+    @property
+    def unaudited(self) -> dict[Reason, int]: ...
+    @property
+    def unlisted_tools(self) -> dict[str, int]: ...
+    @property
+    def is_complete(self) -> bool: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def to_json(self) -> str: ...
+    def __eq__(self, other: object) -> bool: ...
+
+@final
+class Auditor:
+    """Audits tool calls against the latest catalogue; says each undeclared pair once."""
+
+    def __init__(
+        self,
+        on_warn: Callable[[Warning], object] | None = None,
+        allow: Iterable[str] | None = (),
+        top_level_only: bool = False,
+        on_note: Callable[[str, str], object] | None = None,
+    ) -> None: ...
+    def replace_catalog(self, tools: object) -> None: ...
+    def list_page(self, tools: object, *, first: bool, more: bool) -> None: ...
+    def clear_catalog(self) -> None: ...
+    @property
+    def tools(self) -> list[str]: ...
+    @property
+    def notes(self) -> list[tuple[str, str]]: ...
+    def audit(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | str | bytes | bytearray | None,
+        id: str | int | None = None,
+    ) -> Warning | None: ...
+    @property
+    def coverage(self) -> Coverage: ...
+
+def audit_file(
+    path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    tools: str | os.PathLike[str] | object | None = None,
+    *,
+    allow: Iterable[str] | None = (),
+    top_level_only: bool = False,
+) -> tuple[list[Warning], Coverage]:
+    """Audits recorded logs as `mcp-unknown-keys audit` does: the warnings and the coverage."""

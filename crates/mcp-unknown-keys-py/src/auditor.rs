@@ -1,0 +1,294 @@
+//! `Auditor`: the core's auditor, its catalogue and its coverage, for Python.
+
+use std::borrow::Cow;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Mutex, PoisonError};
+
+use mcp_unknown_keys::audit::{
+    self, Arguments, Call, Catalog, Coverage, Listing, Outcome, Skip, declarations,
+};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyString};
+use serde_json::Value;
+
+use crate::convert::{DictArguments, host_value};
+use crate::report::{PyCoverage, PyWarning};
+use crate::sink::PythonSink;
+
+/// From this many bytes on, JSON text is scanned with the GIL released:
+/// other Python threads run meanwhile. Below it, releasing and taking back
+/// the GIL would cost more than the scan (a few hundred nanoseconds).
+const DETACH_FROM_BYTES: usize = 16 * 1024;
+
+/// Audits tool calls against the latest catalogue and says each undeclared
+/// (tool, key) pair once.
+#[pyclass(name = "Auditor", module = "mcp_unknown_keys", frozen)]
+pub struct PyAuditor {
+    auditor: audit::Auditor,
+    coverage: Mutex<Coverage>,
+    listing: Mutex<Listing>,
+}
+
+#[pymethods]
+impl PyAuditor {
+    #[new]
+    #[pyo3(signature = (on_warn=None, allow=None, top_level_only=false, on_note=None))]
+    fn new(
+        on_warn: Option<Bound<'_, PyAny>>,
+        allow: Option<Bound<'_, PyAny>>,
+        top_level_only: bool,
+        on_note: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<PyAuditor> {
+        let sink = PythonSink {
+            on_warn: callable("on_warn", on_warn)?,
+            on_note: callable("on_note", on_note)?,
+        };
+        let auditor = audit::Auditor::new()
+            .with_sink(sink)
+            .allow_all(allowed_keys(allow)?)
+            .top_level_only(top_level_only);
+        Ok(PyAuditor {
+            auditor,
+            coverage: Mutex::default(),
+            listing: Mutex::default(),
+        })
+    }
+
+    /// Replaces the catalogue with `tools`: a list of tools in any form
+    /// (MCP, OpenAI, Anthropic, Gemini, Bedrock; dicts or pydantic models
+    /// such as the MCP SDK's `Tool`), a listing holding one under `tools`
+    /// (`ListToolsResult`, a JSON-RPC response's `result`), or the JSON
+    /// text of any of these. Pairs already said stay said.
+    fn replace_catalog(&self, tools: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut catalog = Catalog::new();
+        read_tools(tools, |tools| catalog.extend_tools(tools))?;
+        self.listing().abandon();
+        self.auditor.replace_catalog(catalog);
+        Ok(())
+    }
+
+    /// Takes one page of a paginated MCP listing, as the core's `Listing`
+    /// assembles one: `first` for a page answering a request without a
+    /// cursor (it opens a new listing), `more` when it carries a
+    /// `nextCursor`. Calls are audited against the pages so far.
+    #[pyo3(signature = (tools, *, first, more))]
+    fn list_page(&self, tools: &Bound<'_, PyAny>, first: bool, more: bool) -> PyResult<()> {
+        let mut listing = self.listing();
+        let mut catalog = None;
+        read_tools(tools, |tools| catalog = listing.page(tools, first, more))?;
+        if let Some(catalog) = catalog {
+            self.auditor.replace_catalog(catalog);
+        }
+        Ok(())
+    }
+
+    /// Forgets the catalogue until the next listing (as after
+    /// `notifications/tools/list_changed`): calls meanwhile are counted as
+    /// unaudited for `no_catalogue`.
+    fn clear_catalog(&self) {
+        self.listing().abandon();
+        self.auditor.clear_catalog();
+    }
+
+    /// The tools of the current catalogue, sorted.
+    #[getter]
+    fn tools(&self) -> Vec<String> {
+        self.auditor.audited_tools()
+    }
+
+    /// What could not be read in the current catalogue's schemas: pairs of
+    /// a tool's name and the note's text.
+    #[getter]
+    fn notes(&self) -> Vec<(String, String)> {
+        let catalog = self.auditor.catalog();
+        let notes = catalog.notes();
+        notes
+            .into_iter()
+            .map(|(tool, note)| (tool.to_owned(), note.to_string()))
+            .collect()
+    }
+
+    /// Audits one call: `arguments` a dict (its keys read in place) or JSON
+    /// text. Delivers a warning for the pairs said now for the first time
+    /// and returns it; returns `None` otherwise. Never raises on what a
+    /// model wrote, never changes the arguments; every call is counted in
+    /// `coverage`.
+    #[pyo3(signature = (tool, arguments, id=None))]
+    fn audit(
+        &self,
+        py: Python<'_>,
+        tool: &Bound<'_, PyAny>,
+        arguments: &Bound<'_, PyAny>,
+        id: Option<&Bound<'_, PyAny>>,
+    ) -> Option<PyWarning> {
+        let tool = tool_name(tool);
+        let id = id.and_then(id_value);
+        let catalog = self.auditor.catalog();
+        let audit = |arguments: Option<Arguments<'_>>| {
+            let call = Call {
+                tool: &tool,
+                arguments,
+                id: id.as_ref(),
+            };
+            let outcome = catch_unwind(AssertUnwindSafe(|| self.auditor.audit(&catalog, call)))
+                .unwrap_or(Outcome::Skipped(Skip::UnreadableArguments));
+            self.counted().record(&call, &outcome);
+            outcome.warning()
+        };
+        let warning = if let Ok(dict) = arguments.cast::<PyDict>() {
+            audit(Some(Arguments::Host(&DictArguments(dict))))
+        } else {
+            match json_text(arguments) {
+                Some(text) if text.len() >= DETACH_FROM_BYTES => {
+                    py.detach(|| audit(Some(Arguments::Json(&text))))
+                }
+                Some(text) => audit(Some(Arguments::Json(&text))),
+                None => audit(None),
+            }
+        };
+        let warning = warning?;
+        self.auditor.warn(&warning);
+        Some(PyWarning::from(warning))
+    }
+
+    /// Every call audited so far: how many, and why the rest were not.
+    #[getter(coverage)]
+    fn coverage_so_far(&self) -> PyCoverage {
+        PyCoverage::from(self.counted().clone())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Auditor(tools={}, coverage={})",
+            self.auditor.catalog().len(),
+            self.counted()
+        )
+    }
+}
+
+impl PyAuditor {
+    fn counted(&self) -> std::sync::MutexGuard<'_, Coverage> {
+        self.coverage.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn listing(&self) -> std::sync::MutexGuard<'_, Listing> {
+        self.listing.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Reads a listing in any form the host gives it and hands its tools array
+/// to `read`.
+fn read_tools(tools: &Bound<'_, PyAny>, read: impl FnOnce(&[Value])) -> PyResult<()> {
+    read(&listed_tools(tools)?);
+    Ok(())
+}
+
+/// The tools of a listing in any form the host gives it: a list of tools,
+/// a listing holding one under `tools` or `result.tools`, a lone
+/// declaration, or the JSON text of any of these.
+pub(crate) fn listed_tools(tools: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
+    tools_of(host_value(tools)?).ok_or_else(|| {
+        PyTypeError::new_err(
+            "expected a list of tools, a listing with a `tools` list (ListToolsResult, \
+             a tools/list response), or the JSON text of one",
+        )
+    })
+}
+
+fn tools_of(listing: Value) -> Option<Vec<Value>> {
+    match listing {
+        Value::Array(tools) => Some(tools),
+        Value::Object(mut object) => {
+            let listed = object.remove("tools").or_else(|| {
+                let result = object.get_mut("result")?.as_object_mut()?;
+                result.remove("tools")
+            });
+            match listed {
+                Some(Value::Array(tools)) => Some(tools),
+                Some(_) => None,
+                None => {
+                    let one = Value::Object(object);
+                    let declares = declarations(&one).next().is_some();
+                    declares.then(|| vec![one])
+                }
+            }
+        }
+        _ => None,
+    }
+}
+
+fn callable(name: &str, value: Option<Bound<'_, PyAny>>) -> PyResult<Option<Py<PyAny>>> {
+    match value {
+        Some(value) if !value.is_callable() => Err(PyTypeError::new_err(format!("{name} must be callable"))),
+        value => Ok(value.map(Bound::unbind)),
+    }
+}
+
+/// The keys of `allow`: any iterable of strings but a string itself, whose
+/// letters would each be allowed.
+pub(crate) fn allowed_keys(allow: Option<Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+    let Some(allow) = allow else {
+        return Ok(Vec::new());
+    };
+    if allow.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "allow must be an iterable of keys, not a string",
+        ));
+    }
+    allow
+        .try_iter()?
+        .map(|key| {
+            key?.extract::<String>()
+                .map_err(|_| PyValueError::new_err("allow holds a key that is not a string"))
+        })
+        .collect()
+}
+
+/// The tool's name as text, whatever the model wrote: a string as it is,
+/// anything else as `str()` makes it.
+fn tool_name<'a>(tool: &'a Bound<'_, PyAny>) -> Cow<'a, str> {
+    match tool.cast::<PyString>() {
+        Ok(name) => name.to_string_lossy(),
+        Err(_) => tool
+            .str()
+            .map(|name| Cow::Owned(name.to_string_lossy().into_owned()))
+            .unwrap_or_default(),
+    }
+}
+
+/// The call's id as the core keeps it: a string or an integer as it is,
+/// `None` as none, anything else as `str()` makes it.
+fn id_value(id: &Bound<'_, PyAny>) -> Option<Value> {
+    if id.is_none() {
+        return None;
+    }
+    if let Ok(text) = id.cast::<PyString>() {
+        return Some(Value::String(text.to_string_lossy().into_owned()));
+    }
+    if id.is_instance_of::<PyInt>()
+        && !id.is_instance_of::<PyBool>()
+        && let Ok(number) = id.extract::<i64>()
+    {
+        return Some(Value::from(number));
+    }
+    id.str()
+        .ok()
+        .map(|text| Value::String(text.to_string_lossy().into_owned()))
+}
+
+/// Arguments given as JSON text (`str`, `bytes`, `bytearray`), borrowed
+/// where Python lets it be; `None` for text that is not UTF-8 and for any
+/// other type, which leave the call unreadable.
+fn json_text<'a>(arguments: &'a Bound<'_, PyAny>) -> Option<Cow<'a, str>> {
+    if let Ok(text) = arguments.cast::<PyString>() {
+        return text.to_str().ok().map(Cow::Borrowed);
+    }
+    if let Ok(bytes) = arguments.cast::<PyBytes>() {
+        return std::str::from_utf8(bytes.as_bytes()).ok().map(Cow::Borrowed);
+    }
+    if let Ok(bytes) = arguments.cast::<PyByteArray>() {
+        return String::from_utf8(bytes.to_vec()).ok().map(Cow::Owned);
+    }
+    None
+}

@@ -1,0 +1,79 @@
+//! `audit_file`: the `audit` command's reader of recorded logs, for Python.
+
+use std::path::PathBuf;
+
+use mcp_unknown_keys_logs::{Error, Options, Tools, audit_files};
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyValueError,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+
+use crate::auditor::{allowed_keys, listed_tools};
+use crate::report::{PyCoverage, PyWarning};
+
+/// Audits recorded logs as `mcp-unknown-keys audit` does and returns the
+/// warnings (each undeclared pair said once) and the coverage of every call
+/// found.
+///
+/// `path`: a file, or a list of files read in order; JSON Lines or JSON
+/// documents, plain, gzip or Zstandard, in every shape the command reads
+/// (transcripts, model API bodies and streams, spans, MCP traffic, a
+/// proxy's `--log`). `tools`: the catalogue when the logs hold none: a path
+/// to a file of tools, or the tools themselves in any form
+/// `Auditor.replace_catalog` takes.
+#[pyfunction]
+#[pyo3(signature = (path, tools=None, *, allow=None, top_level_only=false))]
+pub fn audit_file(
+    py: Python<'_>,
+    path: &Bound<'_, PyAny>,
+    tools: Option<&Bound<'_, PyAny>>,
+    allow: Option<Bound<'_, PyAny>>,
+    top_level_only: bool,
+) -> PyResult<(Vec<PyWarning>, PyCoverage)> {
+    let paths = paths_of(path)?;
+    let mut options = allowed_keys(allow)?
+        .into_iter()
+        .fold(Options::default(), Options::allow)
+        .top_level_only(top_level_only);
+    if let Some(tools) = tools {
+        options = options.tools(catalogue_of(tools)?);
+    }
+    // The files are read with the GIL released: other threads run meanwhile.
+    let report = py
+        .detach(|| audit_files(&paths, &options))
+        .map_err(python_error)?;
+    let warnings = report.warnings.into_iter().map(PyWarning::from).collect();
+    Ok((warnings, PyCoverage::from(report.coverage)))
+}
+
+/// One path or a list of them: `str`, `bytes` or `os.PathLike` each.
+fn paths_of(path: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
+    if path.is_instance_of::<PyList>() || path.is_instance_of::<PyTuple>() {
+        return path.try_iter()?.map(|path| path?.extract::<PathBuf>()).collect();
+    }
+    Ok(vec![path.extract::<PathBuf>()?])
+}
+
+/// A path to a catalogue file, or the tools themselves.
+fn catalogue_of(tools: &Bound<'_, PyAny>) -> PyResult<Tools> {
+    if let Ok(path) = tools.extract::<PathBuf>() {
+        return Ok(Tools::file(path));
+    }
+    Ok(Tools::declarations("tools", listed_tools(tools)?))
+}
+
+/// The logs crate's error, as the Python exception of its kind, its message
+/// naming the file.
+fn python_error(error: Error) -> PyErr {
+    let message = error.to_string();
+    match &error {
+        Error::Open { source, .. } | Error::Read { source, .. } => match source.kind() {
+            std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+            std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+            _ => PyOSError::new_err(message),
+        },
+        Error::Directory { .. } => PyIsADirectoryError::new_err(message),
+        _ => PyValueError::new_err(message),
+    }
+}

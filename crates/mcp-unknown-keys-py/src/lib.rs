@@ -1,0 +1,36 @@
+//! The Python package `mcp_unknown_keys`: the alarm for arguments a tool
+//! never declared, built from the Rust core rather than written again.
+//!
+//! This crate is the extension module `mcp_unknown_keys._native`, built by
+//! maturin (see `pyproject.toml`); the package's Python side (`python/`)
+//! re-exports it and adds the adapters for the MCP SDK, pydantic-ai, the
+//! OpenAI Agents SDK and LangChain.
+//!
+//! - `auditor`: `Auditor`, over the core's [`Auditor`](mcp_unknown_keys::audit::Auditor);
+//! - `convert`: a call's dict read in place (the core's `HostObject`), and
+//!   catalogues as JSON;
+//! - `files`: `audit_file`, the `audit` command's reader of recorded logs;
+//! - `report`: `Warning` and `Coverage`;
+//! - `sink`: warnings to the host's callable or to `sys.stderr`;
+//! - `walk`: a serde `Deserializer` over a call's Python values, which the
+//!   core's scan of nested keys walks in place.
+
+mod auditor;
+mod convert;
+mod files;
+mod report;
+mod sink;
+mod walk;
+
+use pyo3::prelude::*;
+
+/// The module `mcp_unknown_keys._native`.
+#[pymodule(name = "_native")]
+fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<auditor::PyAuditor>()?;
+    module.add_class::<report::PyWarning>()?;
+    module.add_class::<report::PyCoverage>()?;
+    module.add_function(wrap_pyfunction!(files::audit_file, module)?)?;
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,102 @@
+"""audit_file: the audit command's reader of recorded logs, from Python."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from conftest import Recorded
+
+from mcp_unknown_keys import Auditor, audit_file
+
+FS_TOOLS = [{"name": "read_file", "inputSchema": {"type": "object", "properties": {"path": {}, "offset": {}}}}]
+SEARCH = {"name": "search", "inputSchema": {"properties": {"q": {}}}}
+
+
+def claude_code_line(tool_id: str, arguments: dict) -> str:
+    use = {"type": "tool_use", "id": tool_id, "name": "mcp__fs__read_file", "input": arguments}
+    return json.dumps({"type": "assistant", "message": {"content": [use]}})
+
+
+def recording() -> list[str]:
+    return [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": [SEARCH]}}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": "search", "arguments": {"q": "x", "limit": 5}}}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                    "params": {"name": "fetch", "arguments": {"url": "u"}}}),
+        "not JSON",
+    ]
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_transcript_is_audited_against_the_tools_given(tmp_path):
+    session = write(tmp_path / "session.jsonl", [claude_code_line("toolu_1", {"path": "notes.txt", "ffset": 12})])
+    catalogue = tmp_path / "fs-tools.json"
+    catalogue.write_text(json.dumps(FS_TOOLS))
+    for tools in (FS_TOOLS, json.dumps(FS_TOOLS).encode(), {"tools": FS_TOOLS}, catalogue, str(catalogue)):
+        warnings, coverage = audit_file(session, tools)
+        [warning] = warnings
+        assert (warning.tool, warning.unknown_keys, warning.id) == ("mcp__fs__read_file", ["ffset"], "toolu_1")
+        assert warning.hints[0]["suggestion"] == "offset"
+        assert (coverage.calls, coverage.audited) == (1, 1)
+
+
+def test_a_recording_brings_its_own_listing_and_every_call_is_counted(tmp_path):
+    warnings, coverage = audit_file(write(tmp_path / "traffic.jsonl", recording()))
+    [warning] = warnings
+    assert (warning.tool, warning.unknown_keys, warning.id) == ("search", ["limit"], "2")
+    assert (coverage.calls, coverage.audited) == (2, 1)
+    assert coverage.unaudited == {"unlisted_tool": 1}
+    assert coverage.unlisted_tools == {"fetch": 1}
+
+
+def test_the_file_and_the_auditor_say_the_same_warning(tmp_path):
+    [from_file], _ = audit_file(write(tmp_path / "traffic.jsonl", recording()))
+    auditor = Auditor(on_warn=Recorded())
+    auditor.replace_catalog([SEARCH])
+    assert auditor.audit("search", {"q": "x", "limit": 5}, id=2) == from_file
+
+
+def test_files_are_read_in_order_each_pair_said_once_compressed_or_not(tmp_path):
+    plain = write(tmp_path / "a.jsonl", recording())
+    packed = tmp_path / "b.jsonl.gz"
+    packed.write_bytes(gzip.compress(("\n".join(recording()) + "\n").encode()))
+    warnings, coverage = audit_file([plain, str(packed)])
+    assert [w.unknown_keys for w in warnings] == [["limit"]]
+    assert (coverage.calls, coverage.audited) == (4, 2)
+
+
+def test_allow_and_top_level_only_are_the_commands_options(tmp_path):
+    traffic = write(tmp_path / "traffic.jsonl", recording())
+    warnings, coverage = audit_file(traffic, allow=["limit"])
+    assert warnings == [] and coverage.audited == 1
+    nested = {"name": "search", "inputSchema": {"properties": {"q": {"properties": {"text": {}}}}}}
+    call = {"q": {"text": "x", "lang": "en"}}
+    session = write(tmp_path / "nested.jsonl", [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": [nested]}}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": call}}),
+    ])
+    assert [w.unknown_paths for w in audit_file(session)[0]] == [["q.lang"]]
+    assert audit_file(session, top_level_only=True)[0] == []
+
+
+def test_what_cannot_be_read_is_an_error_naming_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing.jsonl"):
+        audit_file(tmp_path / "missing.jsonl")
+    with pytest.raises(IsADirectoryError):
+        audit_file(tmp_path)
+    session = write(tmp_path / "session.jsonl", recording())
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]")
+    with pytest.raises(ValueError, match="holds no readable tool"):
+        audit_file(session, empty)
+    with pytest.raises(TypeError):
+        audit_file(session, 12)
