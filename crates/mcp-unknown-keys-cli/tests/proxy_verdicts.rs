@@ -225,6 +225,9 @@ mod remote {
         // `slow` answers only once released, which never happens here.
         s.send(&call("4", "slow", r#"{"hurry":true}"#));
         wait_for_verdicts(&s.log, 2);
+        // The third warning says the bridge has read and audited call 4, so
+        // it awaits the answer the end of the session judges unanswered.
+        s.wait_for_warnings(3);
         let finished = stop(s);
         assert_eq!(
             verdicts(&finished),
