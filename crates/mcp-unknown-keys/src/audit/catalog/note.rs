@@ -66,6 +66,7 @@ pub enum Problem {
         /// The pattern as the schema wrote it.
         pattern: String,
     },
+
     /// The schema is too large or too deeply composed to be read whole
     /// within the catalogue's bounds (subschemas visited, reference chains,
     /// object shapes): the tool is not audited when this happens reading the
@@ -134,6 +135,7 @@ impl fmt::Display for Note {
                 }
                 Ok(())
             }
+
             Problem::TooLarge => write!(f, "the schema is too large to read whole: {}", self.effect()),
         }
     }
