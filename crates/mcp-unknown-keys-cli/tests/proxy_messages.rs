@@ -2,8 +2,8 @@
 //! the server runs is a call the proxy audits: escaped methods, repeated
 //! members, arguments sent as a JSON string, ids equal by value, batches.
 //! And the `audit` command reads the same lines the same way: for any
-//! recorded session, the recording audits into the warnings and the
-//! coverage the proxy logged.
+//! recorded session, the recording audits into the warnings, the verdicts
+//! and the coverage the proxy logged.
 
 mod support;
 
@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader, Write};
 
 use support::{
     ScratchDir, Session, call, list_request, list_response, prerequisite, proxy_command, summary,
-    wait_with_patience,
+    unattributed, wait_with_patience,
 };
 
 const FS_READ: &[(&str, &[&str])] = &[("fs_read", &["path", "offset"])];
@@ -88,11 +88,12 @@ fn the_audit_command_reads_the_same_lines_the_same_way() {
     assert_eq!(offline, proxy);
 }
 
-/// What a door said of a session: its warnings (attribution aside), and its
-/// coverage.
+/// What a door said of a session: its warnings and verdicts (attribution
+/// aside), and its coverage.
 #[derive(Debug, PartialEq)]
 struct Said {
     warnings: Vec<serde_json::Value>,
+    verdicts: Vec<serde_json::Value>,
     coverage: serde_json::Value,
 }
 
@@ -107,18 +108,8 @@ fn proxy_and_audit(recording: &[String]) -> (Said, Said) {
     }
     let finished = s.finish();
     let proxy = Said {
-        // The warnings, without the attribution the log adds to each line.
-        warnings: finished
-            .warnings
-            .iter()
-            .cloned()
-            .map(|mut warning| {
-                for attribution in ["ts", "server", "session"] {
-                    warning.as_object_mut().unwrap().remove(attribution);
-                }
-                warning
-            })
-            .collect(),
+        warnings: finished.warnings.iter().cloned().map(unattributed).collect(),
+        verdicts: finished.verdicts().into_iter().map(unattributed).collect(),
         coverage: finished.logged_summary()["coverage"].clone(),
     };
     let mut audit = std::process::Command::new(support::binary())
@@ -141,8 +132,10 @@ fn proxy_and_audit(recording: &[String]) -> (Said, Said) {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let last = lines.pop().expect("a coverage line");
+    let (verdicts, warnings) = lines.into_iter().partition(|line| line.get("verdict").is_some());
     let offline = Said {
-        warnings: lines,
+        warnings,
+        verdicts,
         coverage: last["coverage"].clone(),
     };
     (proxy, offline)

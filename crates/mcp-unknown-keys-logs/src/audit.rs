@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mcp_unknown_keys::audit::{Auditor, Catalog, Listing, Note, Sink, Warning};
+use mcp_unknown_keys::audit::{Auditor, Catalog, Judged, Listing, Note, Sink, Warning};
 use mcp_unknown_keys::jsonrpc::AwaitedListings;
 
 use crate::catalogue::{self, Catalogues};
@@ -49,10 +49,21 @@ pub const NAMED_UNREADABLE_LINES: u64 = 10;
 /// - **Repeated history.** A call read before in the same input (same id,
 ///   name and arguments, whatever the whitespace) is not counted again;
 ///   JSON-RPC calls never are taken for repeats.
+/// - **Verdicts.** A JSON-RPC `tools/call` that carried undeclared keys
+///   awaits the response with its id (ids equal by value), and is judged as
+///   the proxy judges it ([`Verdicts`]): `ignored` by a result without
+///   `isError: true`, `rejected` by an error or `isError: true`,
+///   `unanswered` when cancelled or when the input ends first. A recording
+///   does not say which side wrote a response: any response with the id
+///   answers the call.
 /// - **A proxy's `--log`.** A logged warning is said again through the
 ///   auditor, its nested keys too, so a pair repeated across logs is said
 ///   once and `allow` applies; calls are counted from the log's summary
-///   when it has one.
+///   when it has one. Logged verdicts are said again and counted (the
+///   summary's counts replace those of the lines), logged notes said
+///   again once.
+///
+/// [`Verdicts`]: mcp_unknown_keys::audit::Verdicts
 ///
 /// ```
 /// use mcp_unknown_keys_logs::{Audit, Input, Options, Tools};
@@ -296,10 +307,13 @@ impl<O: Observer> Audit<O> {
     }
 
     /// One input ends: a proxy log cut short keeps its warning lines'
-    /// counts, and the requests of its session are no longer awaited.
+    /// counts, the requests of its session are no longer awaited, and the
+    /// calls still awaiting an answer are unanswered.
     fn end_of_input(&mut self) {
         self.segment
             .end(&mut self.report.coverage, &mut self.report.logged);
+        let unanswered = self.report.pairing.finish();
+        self.judged(unanswered);
         self.awaited = AwaitedListings::default();
         self.requests_seen = false;
     }
@@ -314,6 +328,14 @@ impl<O: Observer> Audit<O> {
     pub(crate) fn warn(&mut self, warning: Warning) {
         self.observer.warning(&warning);
         self.report.warnings.push(warning);
+    }
+
+    /// Says verdicts as they are given, and counts them.
+    pub(crate) fn judged(&mut self, judged: impl IntoIterator<Item = Judged>) {
+        for judged in judged {
+            self.observer.verdict(&judged);
+            *self.report.verdicts.entry(judged.verdict).or_default() += 1;
+        }
     }
 
     /// Says the notes the auditor of the unbound catalogue (`None`) or of a

@@ -67,10 +67,11 @@
 //! # Following an audit
 //!
 //! [`Audit`] is the same audit fed one [`Input`] at a time, with an
-//! [`Observer`] told each warning as it is raised, each [`Notice`] (an
-//! unreadable line, a catalogue note, a tool a later catalogue replaces),
-//! and how far each input has been read. The command line prints warnings
-//! as JSON lines as they come, and notices on stderr, through one.
+//! [`Observer`] told each warning as it is raised, each verdict, each
+//! [`Notice`] (an unreadable line, a catalogue note, a tool a later
+//! catalogue replaces), and how far each input has been read. The command
+//! line prints warnings and verdicts as JSON lines as they come, and
+//! notices on stderr, through one.
 //!
 //! ```
 //! use mcp_unknown_keys::audit::Warning;
@@ -99,6 +100,34 @@
 //!     "search was called with undeclared argument(s) limit; it declares q — limit (invented)",
 //!     "recording.jsonl:4: not JSON, counted as unreadable",
 //! ]);
+//! # Ok::<(), mcp_unknown_keys_logs::Error>(())
+//! ```
+//!
+//! # The verdict
+//!
+//! A recording of both directions of MCP JSON-RPC traffic holds the
+//! server's answers: each `tools/call` that carried an undeclared key is
+//! paired with the response that has its id, as the proxy pairs it live
+//! (through the core's [`Verdicts`](mcp_unknown_keys::audit::Verdicts)):
+//! `ignored` (a result without `isError`: the call "succeeded"),
+//! `rejected`, or `unanswered` (cancelled, or the input ended first). Each
+//! is told to [`Observer::verdict`] and counted in [`Report::verdicts`] and
+//! per pair in [`Pair::verdicts`]; a proxy's `--log` gives its own back.
+//!
+//! ```
+//! use mcp_unknown_keys::audit::Verdict;
+//! use mcp_unknown_keys_logs::{Audit, Input, Options};
+//!
+//! let recording = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}
+//! {"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"search","inputSchema":{"properties":{"q":{}}}}]}}
+//! {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search","arguments":{"q":"x","limit":5}}}
+//! {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"12 results"}]}}
+//! "#;
+//! let mut audit = Audit::new(&Options::default())?;
+//! audit.read(Input::from_reader("recording.jsonl", &recording[..])?)?;
+//! let report = audit.finish();
+//! assert_eq!(report.verdicts[&Verdict::Ignored], 1);
+//! assert_eq!(report.pairs()[0].verdicts[&Verdict::Ignored], 1); // search `limit`
 //! # Ok::<(), mcp_unknown_keys_logs::Error>(())
 //! ```
 //!

@@ -1,17 +1,19 @@
 //! Counting what a proxy's `--log` recorded: calls, not warning lines.
 //!
-//! A log holds a warning line per pair the first time it was said, and ends
-//! with a summary: `{"summary":{"coverage":{…},"findings":[{"tool","key",
-//! "calls","first_id","cause","nested"}…],"declared_keys":{"<tool>":[…]}}}`
+//! A log holds a warning line per pair the first time it was said, a
+//! verdict line per call that carried undeclared keys, and ends with a
+//! summary: `{"summary":{"coverage":{…},"findings":[{"tool","key",
+//! "calls","first_id","cause","nested","verdicts"}…],"declared_keys":{"<tool>":[…]}}}`
 //! (an older proxy wrote `{"summary":[…findings…]}`, and no `nested`: a
 //! nested key's path then reads as a key). While a log is read, each
-//! warning line counts as one audited call carrying its keys; its summary,
-//! when it comes, replaces those counts with the ones it records. A log cut
-//! short before its summary keeps the counts of its warning lines.
+//! warning line counts as one audited call carrying its keys, and each
+//! verdict line as one verdict on each of its pairs; its summary, when it
+//! comes, replaces those counts with the ones it records. A log cut short
+//! before its summary keeps the counts of its lines.
 
 use std::collections::BTreeMap;
 
-use mcp_unknown_keys::audit::{Cause, Coverage, Warning};
+use mcp_unknown_keys::audit::{Cause, Coverage, Judged, VerdictCounts, Warning};
 use serde::Deserialize;
 
 /// One undeclared pair counted from logs.
@@ -23,6 +25,8 @@ pub struct LoggedPair {
     pub first_id: String,
     /// Its diagnosed cause, if the log gives one.
     pub cause: Option<Cause>,
+    /// The verdicts on the calls that carried it.
+    pub verdicts: VerdictCounts,
 }
 
 /// A logged pair's place: its tool, whether it is a nested key's path, and
@@ -44,6 +48,7 @@ impl LogCounts {
             Some(pair) => {
                 pair.calls += found.calls;
                 pair.cause = pair.cause.or(found.cause);
+                crate::report::add_counts(&mut pair.verdicts, &found.verdicts);
             }
             None => {
                 self.pairs.insert(at, found);
@@ -78,12 +83,26 @@ impl Segment {
                 calls: 1,
                 first_id: warning.id.clone(),
                 cause: warning.hint(key).filter(|_| !nested).map(|hint| hint.cause),
+                verdicts: VerdictCounts::new(),
             };
             self.counts.add((warning.tool.clone(), nested, key.clone()), pair);
         }
         self.counts
             .declared
             .insert(warning.tool.clone(), warning.declared_keys.clone());
+    }
+
+    /// Counts one verdict line on each of its pairs the log warned of (a
+    /// verdict always follows its call's warning in a proxy's log).
+    pub fn verdict(&mut self, judged: &Judged) {
+        let keys = judged.unknown_keys.iter().map(|key| (false, key));
+        let paths = judged.unknown_paths.iter().map(|path| (true, path));
+        for (nested, key) in keys.chain(paths) {
+            let at = (judged.tool.clone(), nested, key.clone());
+            if let Some(pair) = self.counts.pairs.get_mut(&at) {
+                *pair.verdicts.entry(judged.verdict).or_default() += 1;
+            }
+        }
     }
 
     /// The log's summary: it replaces the counts of the log's warning lines
@@ -104,6 +123,7 @@ impl Segment {
                 calls: finding.calls,
                 first_id: finding.first_id,
                 cause: finding.cause.as_deref().and_then(cause_named),
+                verdicts: finding.verdicts,
             };
             read.add((finding.tool, finding.nested, finding.key), pair);
         }
@@ -145,6 +165,9 @@ struct LoggedFinding {
     /// The key is a nested key's path.
     #[serde(default)]
     nested: bool,
+    /// What the server did with the calls that carried it.
+    #[serde(default)]
+    verdicts: VerdictCounts,
 }
 
 impl Summary {

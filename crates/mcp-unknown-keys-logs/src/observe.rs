@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use mcp_unknown_keys::audit::{Note, Printable, Warning};
+use mcp_unknown_keys::audit::{Judged, Note, Printable, Warning};
 
 /// Follows an audit as it goes. Every method has a default that does
 /// nothing; `()` is the observer that follows nothing. Whatever it is told
@@ -33,6 +33,15 @@ pub trait Observer {
         let _ = warning;
     }
 
+    /// A verdict: what the server did with a call that carried undeclared
+    /// keys, paired with its answer in a recording of both directions of
+    /// JSON-RPC traffic (or read back from a proxy's `--log`). Each call is
+    /// judged once, when its answer is read, or when the input ends without
+    /// one.
+    fn verdict(&mut self, judged: &Judged) {
+        let _ = judged;
+    }
+
     /// Something said beside the warnings.
     fn notice(&mut self, notice: &Notice) {
         let _ = notice;
@@ -51,6 +60,10 @@ impl Observer for () {}
 impl<O: Observer + ?Sized> Observer for &mut O {
     fn warning(&mut self, warning: &Warning) {
         (**self).warning(warning);
+    }
+
+    fn verdict(&mut self, judged: &Judged) {
+        (**self).verdict(judged);
     }
 
     fn notice(&mut self, notice: &Notice) {

@@ -1,6 +1,6 @@
 //! The recogniser as a pure function: one record in, what it holds out.
 
-use mcp_unknown_keys::audit::Warning;
+use mcp_unknown_keys::audit::{Judged, Note, Warning};
 use mcp_unknown_keys::jsonrpc::Message;
 use serde_json::Value;
 
@@ -23,6 +23,10 @@ pub struct Recognised {
     pub messages: usize,
     /// The warnings a proxy logged that it was.
     pub logged_warnings: usize,
+    /// The verdicts a proxy logged that it was.
+    pub logged_verdicts: usize,
+    /// The notes a proxy logged that it was.
+    pub logged_notes: usize,
     /// The proxy summaries it was.
     pub summaries: usize,
 }
@@ -111,6 +115,14 @@ impl Handler for Recognised {
 
     fn summary(&mut self, _: &str) {
         self.summaries += 1;
+    }
+
+    fn logged_verdict(&mut self, _: Judged) {
+        self.logged_verdicts += 1;
+    }
+
+    fn logged_note(&mut self, _: String, _: Note) {
+        self.logged_notes += 1;
     }
 
     fn message(&mut self, _: Message<'_>) -> bool {

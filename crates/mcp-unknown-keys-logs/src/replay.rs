@@ -1,8 +1,10 @@
 //! The replay: what each record carries, acted on as the layer or the proxy
 //! would have acted on it live.
 
-use mcp_unknown_keys::audit::{Arguments, Call, Catalog, ListedTools, Outcome, Skip, Warning};
-use mcp_unknown_keys::jsonrpc::{ListingPage, Message};
+use mcp_unknown_keys::audit::{
+    Answer, Arguments, Call, Catalog, Judged, ListedTools, Note, Outcome, Skip, Warning,
+};
+use mcp_unknown_keys::jsonrpc::{Id, ListingPage, Message};
 use serde_json::{Map, Value};
 
 use crate::audit::Audit;
@@ -32,7 +34,8 @@ impl<O: Observer> Handler for Audit<O> {
     }
 
     /// Audits one call against the catalogue that declares its tool, under
-    /// the name the call gave it; counts it either way.
+    /// the name the call gave it; counts it either way. A JSON-RPC call that
+    /// carried undeclared keys awaits its answer, as the proxy awaits it.
     fn call(&mut self, found: Found<'_>) {
         let shown = names::shown(found.tool, found.server);
         let as_shown = Call {
@@ -86,9 +89,15 @@ impl<O: Observer> Handler for Audit<O> {
         }
         report.coverage.record(&as_shown, &outcome);
         report.findings.record(&as_shown, &outcome);
+        let awaited = found.id.filter(|_| found.as_listed).and_then(Id::of);
+        let judged = match awaited {
+            Some(id) => report.pairing.call(id, &as_shown, &outcome),
+            None => Vec::new(),
+        };
         if let Some(warning) = outcome.warning() {
             self.warn(warning);
         }
+        self.judged(judged);
     }
 
     /// A warning the proxy logged is said again through the auditor: against
@@ -146,6 +155,22 @@ impl<O: Observer> Handler for Audit<O> {
         self.warn(warning.with_unknown_paths(paths));
     }
 
+    /// A verdict the proxy logged is said again and counted; its pairs'
+    /// counts stand until the log's summary gives them.
+    fn logged_verdict(&mut self, judged: Judged) {
+        self.report.logged_verdicts += 1;
+        self.segment.verdict(&judged);
+        self.judged([judged]);
+    }
+
+    /// A note the proxy logged is said again, once.
+    fn logged_note(&mut self, tool: String, note: Note) {
+        let notice = Notice::Schema { tool, note };
+        if !self.report.notices.contains(&notice) {
+            self.say(notice);
+        }
+    }
+
     fn summary(&mut self, summary: &str) {
         let report = &mut self.report;
         self.segment
@@ -157,7 +182,11 @@ impl<O: Observer> Handler for Audit<O> {
     /// listing page (opening a listing when the request had no cursor); a
     /// response that is no listing (an error) abandons the listing being
     /// assembled and keeps the catalogue; `notifications/tools/list_changed`
-    /// drops the catalogue until the next listing.
+    /// drops the catalogue until the next listing. A response also answers
+    /// the call awaiting it, and a cancellation gives that call up: each is
+    /// judged as the proxy judges it ([`Verdicts`]).
+    ///
+    /// [`Verdicts`]: mcp_unknown_keys::audit::Verdicts
     ///
     /// An input that recorded no `tools/list` request at all (a server's
     /// side only, a listing kept on its own) takes each listing response as
@@ -169,7 +198,13 @@ impl<O: Observer> Handler for Audit<O> {
                 self.awaited.request(id, first);
                 true
             }
-            Message::Cancelled { request } => self.awaited.cancel(&request),
+            Message::Cancelled { request } => {
+                let listing = self.awaited.cancel(&request);
+                let judged = self.report.pairing.cancel(&request);
+                let call = judged.is_some();
+                self.judged(judged);
+                listing || call
+            }
             Message::ListChanged => {
                 self.listing.abandon();
                 self.unbound.catalog = Catalog::none();
@@ -178,17 +213,28 @@ impl<O: Observer> Handler for Audit<O> {
             }
             Message::Response { id, result } => {
                 let answered = self.awaited.answer(&id);
-                let page = result.and_then(|result| ListingPage::read(result.get()));
-                match (answered, page) {
-                    (Some(first), Some(page)) => self.page(page, first),
-                    (Some(_), None) => self.listing.abandon(),
+                let result = result.map(|result| result.get());
+                let page = result.and_then(ListingPage::read);
+                let listing = match (answered, page) {
+                    (Some(first), Some(page)) => {
+                        self.page(page, first);
+                        true
+                    }
+                    (Some(_), None) => {
+                        self.listing.abandon();
+                        true
+                    }
                     (None, Some(page)) if !self.requests_seen => {
                         let first = !self.listing.is_assembling();
                         self.page(page, first);
+                        true
                     }
-                    (None, _) => return false,
-                }
-                true
+                    (None, _) => false,
+                };
+                let judged = self.report.pairing.answer(&id, Answer::read(result));
+                let call = judged.is_some();
+                self.judged(judged);
+                listing || call
             }
             Message::Call { .. } | Message::Other => false,
         }

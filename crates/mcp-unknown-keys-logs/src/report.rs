@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use mcp_unknown_keys::audit::{Catalog, Cause, Coverage, Findings, Warning};
+use mcp_unknown_keys::audit::{Catalog, Cause, Coverage, Findings, VerdictCounts, Verdicts, Warning};
+use mcp_unknown_keys::jsonrpc::Id;
 
 use crate::Notice;
 use crate::logged::LogCounts;
@@ -51,6 +52,12 @@ pub struct Report {
     pub catalogues: u64,
     /// Warning lines read back from a proxy's `--log`.
     pub logged_warnings: u64,
+    /// Every call judged, per verdict: JSON-RPC calls carrying undeclared
+    /// keys paired with their answers here, and verdict lines read back from
+    /// a proxy's `--log` ([`Pair::verdicts`] has them per pair).
+    pub verdicts: VerdictCounts,
+    /// Verdict lines read back from a proxy's `--log`.
+    pub logged_verdicts: u64,
     /// Tools listed as declaring nothing (neither audited nor closed), with
     /// how many calls to them were therefore not audited.
     pub declares_nothing: BTreeMap<String, u64>,
@@ -58,6 +65,9 @@ pub struct Report {
     pub(crate) logged: LogCounts,
     /// Every tool name met in a catalogue, for near matches.
     pub(crate) known: Known,
+    /// The JSON-RPC calls awaiting their answer, and the verdicts counted
+    /// per pair, as the proxy pairs them.
+    pub(crate) pairing: Verdicts<Id>,
 }
 
 /// The lines (or JSON values, for an input that is not JSON Lines) read,
@@ -96,6 +106,10 @@ pub struct Pair<'a> {
     pub cause: Option<Cause>,
     /// Every key the tool declared, as the latest warning about it said.
     pub declared_keys: &'a [String],
+    /// What the servers did with the calls that carried it, where an
+    /// answer could be paired with them (a recording of both directions of
+    /// JSON-RPC traffic, or a proxy's log): `{ignored: 2, rejected: 1}`.
+    pub verdicts: VerdictCounts,
 }
 
 impl Report {
@@ -113,6 +127,11 @@ impl Report {
                 first_id: finding.first_id,
                 cause: finding.cause,
                 declared_keys: finding.declared_keys,
+                verdicts: self
+                    .pairing
+                    .counts_of(finding.tool, finding.key, finding.nested)
+                    .cloned()
+                    .unwrap_or_default(),
             };
             pairs.insert((finding.tool, finding.nested, finding.key), pair);
         }
@@ -121,6 +140,7 @@ impl Report {
                 Some(pair) => {
                     pair.calls += logged.calls;
                     pair.cause = pair.cause.or(logged.cause);
+                    add_counts(&mut pair.verdicts, &logged.verdicts);
                 }
                 None => {
                     let declared_keys = self.logged.declared.get(tool).map_or(&[][..], Vec::as_slice);
@@ -132,12 +152,18 @@ impl Report {
                         first_id: &logged.first_id,
                         cause: logged.cause,
                         declared_keys,
+                        verdicts: logged.verdicts.clone(),
                     };
                     pairs.insert((tool, *nested, key), pair);
                 }
             }
         }
         pairs.into_values().collect()
+    }
+
+    /// The calls judged, of every verdict.
+    pub fn judged_calls(&self) -> u64 {
+        self.verdicts.values().sum()
     }
 
     /// What to say of a tool name no catalogue matched: the catalogue name
@@ -156,5 +182,12 @@ impl Report {
                 self.declares_nothing.insert(tool.to_owned(), 0);
             }
         }
+    }
+}
+
+/// Adds the counts of `more` to `counts`.
+pub(crate) fn add_counts(counts: &mut VerdictCounts, more: &VerdictCounts) {
+    for (verdict, calls) in more {
+        *counts.entry(*verdict).or_default() += calls;
     }
 }

@@ -6,7 +6,10 @@
 //! Also: a call whose arguments hold an array of 100 declared objects, read
 //! against the items' schema (`nested`); lookups in a table of keys that
 //! share their length and both ends (`key_table`); and reading a listing of
-//! 1,000 tools written plainly or with `allOf` and `$ref` (`listing`).
+//! 1,000 tools written plainly or with `allOf` and `$ref` (`listing`); and
+//! keys declared by `patternProperties` patterns as the core matches them,
+//! in linear time, against the backtracking ECMA-262 engine that matched
+//! them before (`patterns`).
 //!
 //! Run `cargo bench -p mcp-unknown-keys --bench audit`, then
 //! `scripts/bench-ratios` prints the ratios recorded in BENCHMARKS.md.
@@ -16,7 +19,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Outcome};
+use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Declared, Outcome};
 use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 
@@ -289,10 +292,49 @@ fn against_composition(c: &mut Criterion) {
     group.finish();
 }
 
+/// Patterns as servers write them.
+const PATTERNS: [&str; 4] = ["^x-[a-z]+$", "^meta_[0-9]{1,3}$", "^[a-z]+(_[a-z]+)*$", "\\bid\\b"];
+
+/// Keys a call carries against them: most match one, some none.
+const PATTERN_KEYS: [&str; 8] = [
+    "x-trace",
+    "meta_12",
+    "snake_case_key",
+    "user id",
+    "x-request-id",
+    "nomatch-Key!",
+    "meta_1234",
+    "Query",
+];
+
+fn against_patterns(c: &mut Criterion) {
+    let properties: serde_json::Map<String, Value> = PATTERNS.iter().map(|p| (p.to_string(), json!({}))).collect();
+    let declared = Declared::from_schema(&json!({ "patternProperties": properties })).unwrap();
+    let unicode = regress::Flags {
+        unicode: true,
+        ..regress::Flags::default()
+    };
+    let backtracking: Vec<regress::Regex> = PATTERNS
+        .iter()
+        .map(|p| regress::Regex::with_flags(p, unicode).unwrap())
+        .collect();
+    let linear = |keys: &[&str]| keys.iter().filter(|key| declared.declares(key)).count();
+    let before = |keys: &[&str]| {
+        keys.iter()
+            .filter(|key| backtracking.iter().any(|regex| regex.find(key).is_some()))
+            .count()
+    };
+    assert_eq!(linear(&PATTERN_KEYS), before(&PATTERN_KEYS));
+    let mut group = c.benchmark_group("patterns");
+    group.bench_function("linear", |b| b.iter(|| linear(black_box(&PATTERN_KEYS))));
+    group.bench_function("backtracking", |b| b.iter(|| before(black_box(&PATTERN_KEYS))));
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
     targets = against_floor_and_jsonschema, against_catalogue_size, against_sharing, against_nesting,
-        against_key_table_size, against_composition
+        against_key_table_size, against_composition, against_patterns
 }
 criterion_main!(benches);

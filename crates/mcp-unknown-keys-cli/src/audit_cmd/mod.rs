@@ -16,7 +16,7 @@ use std::io::{self, StdoutLock, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use mcp_unknown_keys::audit::Warning;
+use mcp_unknown_keys::audit::{Judged, Warning};
 use mcp_unknown_keys_logs::{Audit, Error, Input, Notice, Observer, Options, Progress, Report, Tools};
 
 use progress::ProgressBar;
@@ -42,7 +42,9 @@ pub struct Args {
     /// neither read nor reported.
     #[arg(long)]
     top_level_only: bool,
-    /// `jsonl`: each warning as a JSON line, as it is raised, then one
+    /// `jsonl`: each warning as a JSON line, as it is raised, and each
+    /// verdict (what a server did with a call that carried undeclared keys,
+    /// in a recording of JSON-RPC traffic) as the proxy logs it, then one
     /// `{"coverage":…}` line. `text`: a readable report, opening with the
     /// coverage, at the end.
     #[arg(long, value_enum, default_value_t = Format::Jsonl)]
@@ -63,7 +65,7 @@ pub struct Args {
 /// How the findings are printed.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Format {
-    /// One JSON line per warning, then the coverage line.
+    /// One JSON line per warning and per verdict, then the coverage line.
     Jsonl,
     /// A readable report: coverage, findings, totals.
     Text,
@@ -141,18 +143,11 @@ struct Terminal {
 
 impl Observer for Terminal {
     fn warning(&mut self, warning: &Warning) {
-        let Some(out) = self.jsonl.as_mut() else {
-            return;
-        };
-        if self.write_error.is_some() {
-            return;
-        }
-        // Flushed per warning: warnings are rare, and a reader following the
-        // output live sees each one when it is raised.
-        let written = writeln!(out, "{}", warning.to_json_line()).and_then(|()| out.flush());
-        if let Err(error) = written {
-            self.write_error = Some(error);
-        }
+        self.line(&warning.to_json_line());
+    }
+
+    fn verdict(&mut self, judged: &Judged) {
+        self.line(&judged.to_json_line());
     }
 
     fn notice(&mut self, notice: &Notice) {
@@ -162,6 +157,24 @@ impl Observer for Terminal {
 
     fn progress(&mut self, progress: &Progress<'_>) {
         self.bar.update(progress);
+    }
+}
+
+impl Terminal {
+    /// Writes one JSON line with `--format jsonl`, flushed: warnings and
+    /// verdicts are rare, and a reader following the output live sees each
+    /// one when it is said. The first error stops the output.
+    fn line(&mut self, line: &str) {
+        let Some(out) = self.jsonl.as_mut() else {
+            return;
+        };
+        if self.write_error.is_some() {
+            return;
+        }
+        let written = writeln!(out, "{line}").and_then(|()| out.flush());
+        if let Err(error) = written {
+            self.write_error = Some(error);
+        }
     }
 }
 

@@ -4,8 +4,10 @@
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
-use mcp_unknown_keys::audit::{Cause, Printable, Skip};
+use mcp_unknown_keys::audit::{Cause, Printable, Skip, Verdict};
 use mcp_unknown_keys_logs::{Pair, Report};
+
+use crate::proxy::verdicts_text;
 
 /// The most unlisted tool names the report lists; the rest are counted.
 const SHOWN_UNLISTED: usize = 25;
@@ -121,11 +123,12 @@ fn write_findings_by_tool(report: &Report, pairs: &[Pair<'_>], out: &mut impl Wr
         let width = if pair.nested { 22 } else { 24 };
         writeln!(
             out,
-            "{indent}{:<width$} {:>8} {:<5}  first call {}",
+            "{indent}{:<width$} {:>8} {:<5}  first call {}{}",
             Printable(pair.key).to_string(),
             pair.calls,
             plural(pair.calls, "call", "calls"),
             shown_id(pair.first_id),
+            verdicts_text(&pair.verdicts),
         )?;
     }
     writeln!(out)
@@ -171,6 +174,7 @@ fn write_findings_by_cause(pairs: &[Pair<'_>], out: &mut impl Write) -> io::Resu
 fn write_totals(report: &Report, out: &mut impl Write) -> io::Result<()> {
     let coverage = &report.coverage;
     let unaudited = |skip| coverage.unaudited.get(&skip).copied().unwrap_or(0);
+    let judged = |verdict| report.verdicts.get(&verdict).copied().unwrap_or(0);
     let lines = report.lines;
     let rows = [
         ("lines read", lines.read),
@@ -187,6 +191,11 @@ fn write_totals(report: &Report, out: &mut impl Write) -> io::Result<()> {
         ("  unreadable_arguments", unaudited(Skip::UnreadableArguments)),
         ("warnings re-read from a log", report.logged_warnings),
         ("warnings raised", report.warnings.len() as u64),
+        ("calls judged", report.judged_calls()),
+        ("  ignored", judged(Verdict::Ignored)),
+        ("  rejected", judged(Verdict::Rejected)),
+        ("  unanswered", judged(Verdict::Unanswered)),
+        ("verdicts re-read from a log", report.logged_verdicts),
     ];
     writeln!(out, "Totals")?;
     for (label, count) in rows {

@@ -31,6 +31,8 @@ mod signals;
 mod summary;
 pub mod tap;
 
+pub(crate) use summary::verdicts_text;
+
 use std::ffi::OsString;
 use std::fs::File;
 use std::io;

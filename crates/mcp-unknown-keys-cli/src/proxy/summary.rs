@@ -207,9 +207,10 @@ impl Summary<'_> {
     }
 }
 
-/// ` — the server ignored it 2, rejected it 1`: what the server did with
-/// the calls that carried a pair (those without an id are not counted).
-fn verdicts_text(counts: &VerdictCounts) -> String {
+/// ` — ignored 2, rejected 1`: what the server did with the calls that
+/// carried a pair (those without an id are not counted); nothing when no
+/// call was judged. The `audit` command's text report says it so too.
+pub(crate) fn verdicts_text(counts: &VerdictCounts) -> String {
     let said: Vec<String> = Verdict::ALL
         .iter()
         .filter_map(|verdict| counts.get(verdict).map(|n| format!("{verdict} {n}")))

@@ -102,7 +102,24 @@ pub fn parse_output(stdout: &str) -> (Vec<Said>, Covered) {
         unaudited: coverage["unaudited"].clone(),
         unlisted_tools: coverage["unlisted_tools"].clone(),
     };
-    (lines.into_iter().map(parse_warning).collect(), covered)
+    let warnings = lines.into_iter().filter(|line| !is_verdict(line));
+    (warnings.map(parse_warning).collect(), covered)
+}
+
+/// Whether a line of `--format jsonl` is a verdict:
+/// `{"verdict":…,"tool":…,"id":…,"unknown_keys":[…]}`.
+pub fn is_verdict(line: &str) -> bool {
+    serde_json::from_str::<Value>(line).is_ok_and(|value| value.get("verdict").is_some())
+}
+
+/// The verdict lines of a jsonl run, as printed.
+pub fn verdicts(run: &Run) -> Vec<Value> {
+    assert_eq!(run.code, 0, "audit failed: {}", run.stderr);
+    run.stdout
+        .lines()
+        .filter(|line| is_verdict(line))
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
 }
 
 /// Only the warnings of a jsonl run.
@@ -218,7 +235,9 @@ pub fn finding(report: &str, key: &str) -> (u64, String) {
         .split_whitespace()
         .collect::<Vec<_>>();
     let calls = rest[0].parse().expect("a count");
-    let first = row.rsplit("first call ").next().unwrap().to_owned();
+    let first = row.rsplit("first call ").next().unwrap();
+    // What the server did with the calls, when it was seen, follows.
+    let first = first.split(" — ").next().unwrap().to_owned();
     (calls, first)
 }
 

@@ -318,6 +318,17 @@ pub fn read_warnings(log: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// A log line without the attribution the proxy adds to each: `ts`,
+/// `server`, `session`.
+pub fn unattributed(mut line: Value) -> Value {
+    if let Some(members) = line.as_object_mut() {
+        for member in ["ts", "server", "session"] {
+            members.remove(member);
+        }
+    }
+    line
+}
+
 /// The log's verdict lines: `{"verdict":…,"tool":…,"id":…,"unknown_keys":[…],…}`.
 pub fn read_verdicts(log: &Path) -> Vec<Value> {
     read_lines(log)

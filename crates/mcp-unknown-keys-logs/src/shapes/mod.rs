@@ -21,7 +21,7 @@ mod walk;
 
 use std::borrow::Cow;
 
-use mcp_unknown_keys::audit::Warning;
+use mcp_unknown_keys::audit::{Judged, Note, Warning};
 use mcp_unknown_keys::jsonrpc::{self, Message};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -56,6 +56,11 @@ pub trait Handler {
     fn logged_warning(&mut self, warning: Warning);
     /// The summary a proxy's log ends with, as JSON text.
     fn summary(&mut self, summary: &str);
+    /// A verdict a proxy logged. Nothing, unless the handler counts them.
+    fn logged_verdict(&mut self, _judged: Judged) {}
+    /// A note a proxy logged on `tool`'s schema. Nothing, unless the
+    /// handler says them.
+    fn logged_note(&mut self, _tool: String, _note: Note) {}
     /// A JSON-RPC message other than a call ([`Message::ListTools`],
     /// [`Message::Response`], [`Message::Cancelled`],
     /// [`Message::ListChanged`]): whether it was of any use.

@@ -63,9 +63,12 @@ pub struct Compiled {
     pub reading: Reading,
 }
 
-/// The members a logged warning is read from.
+/// The members a proxy's log lines are read from: a warning's, a
+/// verdict's, a note's and the summary's.
 #[derive(Debug)]
 pub struct LoggedPaths {
+    pub verdict: Path,
+    pub note: Path,
     pub tool: Path,
     pub unknown_keys: Path,
     pub unknown_paths: Path,
@@ -143,6 +146,8 @@ impl Plan {
         let chunk = CHAT_CHUNK.map(|p, keep| path(&mut v, p, keep));
         let events = MESSAGE_EVENTS.map(|p, keep| path(&mut v, p, keep));
         let logged = LoggedPaths {
+            verdict: path(&mut v, "verdict", Keep::Raw),
+            note: path(&mut v, "note", Keep::Raw),
             tool: path(&mut v, "tool", Keep::Raw),
             unknown_keys: path(&mut v, "unknown_keys", Keep::Raw),
             unknown_paths: path(&mut v, "unknown_paths", Keep::Raw),

@@ -62,8 +62,11 @@ pub enum Reads<C = &'static Roles> {
     /// The summary a proxy's log ends with: the record is only that.
     Summary,
     /// A proxy's verdict on a call: the record is only that, and nothing to
-    /// audit.
+    /// audit; said again and counted.
     Verdict,
+    /// A note a proxy logged on a schema it could not read whole: the
+    /// record is only that; said again.
+    LoggedNote,
     /// One chunk of a streamed Chat Completion ([`CHAT_CHUNK`]).
     ChatChunk,
     /// One event of a streamed Anthropic message ([`MESSAGE_EVENTS`]).
@@ -74,7 +77,10 @@ impl<C> Reads<C> {
     /// Whether a record this reads is only that: no other shape is looked
     /// for in it.
     pub fn is_whole_record(&self) -> bool {
-        matches!(self, Reads::LoggedWarning | Reads::Summary | Reads::Verdict)
+        matches!(
+            self,
+            Reads::LoggedWarning | Reads::Summary | Reads::Verdict | Reads::LoggedNote
+        )
     }
 
     /// The same reading with its call roles made ready.
@@ -86,6 +92,7 @@ impl<C> Reads<C> {
             Reads::LoggedWarning => Reads::LoggedWarning,
             Reads::Summary => Reads::Summary,
             Reads::Verdict => Reads::Verdict,
+            Reads::LoggedNote => Reads::LoggedNote,
             Reads::ChatChunk => Reads::ChatChunk,
             Reads::MessageEvent => Reads::MessageEvent,
         }
@@ -224,6 +231,7 @@ const fn typed(what: &'static str, types: &'static [&'static str], roles: &'stat
 pub const SHAPES: &[Shape] = &[
     // A proxy's `--log`.
     shape("proxy log: verdict", "", When::Has("verdict"), Reads::Verdict),
+    shape("proxy log: note", "", When::Has("note"), Reads::LoggedNote),
     shape("proxy log: summary", "", When::Has("summary"), Reads::Summary),
     shape(
         "proxy log: warning",

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use mcp_unknown_keys::audit::{Hint, MissingKey, Warning, arguments_text};
+use mcp_unknown_keys::audit::{Hint, Judged, MissingKey, Note, Warning, arguments_text};
 use mcp_unknown_keys::jsonrpc::Message;
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -209,7 +209,20 @@ impl<H: Handler> Walk<'_, H> {
                 }
                 None => false,
             },
-            Reads::Verdict => true,
+            Reads::Verdict => match self.logged_verdict(object) {
+                Some(judged) => {
+                    self.to.logged_verdict(judged);
+                    true
+                }
+                None => false,
+            },
+            Reads::LoggedNote => match self.logged_note(object) {
+                Some(LoggedNote { tool, note }) => {
+                    self.to.logged_note(tool, note);
+                    true
+                }
+                None => false,
+            },
             Reads::ChatChunk => {
                 let mut done = Vec::new();
                 self.streams.chat_chunk(plan, object, &mut done);
@@ -323,6 +336,37 @@ impl<H: Handler> Walk<'_, H> {
         self.to.call(found);
     }
 
+    /// A verdict a proxy logged: `verdict`, `tool`, `id`, `unknown_keys`
+    /// and `unknown_paths` read as the proxy wrote them, other members
+    /// (the attribution) left aside.
+    fn logged_verdict(&self, object: &Object<'_>) -> Option<Judged> {
+        let plan = self.plan;
+        let paths = &plan.logged;
+        let mut text = String::from("{");
+        for (name, path) in [
+            ("verdict", &paths.verdict),
+            ("tool", &paths.tool),
+            ("id", &paths.id),
+            ("unknown_keys", &paths.unknown_keys),
+            ("unknown_paths", &paths.unknown_paths),
+        ] {
+            if let Some(raw) = plan.raw(object, path) {
+                if text.len() > 1 {
+                    text.push(',');
+                }
+                text.push_str(&format!("\"{name}\":{}", raw.get()));
+            }
+        }
+        text.push('}');
+        serde_json::from_str(&text).ok()
+    }
+
+    /// A note a proxy logged.
+    fn logged_note(&self, object: &Object<'_>) -> Option<LoggedNote> {
+        let raw = self.plan.raw(object, &self.plan.logged.note)?;
+        serde_json::from_str(raw.get()).ok()
+    }
+
     /// A warning a proxy logged: its fields read leniently (fields added
     /// later are ignored; a diagnosis that does not read is left out).
     fn logged_warning(&self, object: &Object<'_>) -> Option<Warning> {
@@ -351,6 +395,15 @@ impl<H: Handler> Walk<'_, H> {
             .with_unknown_paths(unknown_paths);
         Some(warning)
     }
+}
+
+/// A note as a proxy logs it: `{"note":{"tool":…,"at":…,"problem":…,…,"text":…}}`
+/// (`text` is the note said in words, made again from the rest).
+#[derive(serde::Deserialize)]
+struct LoggedNote {
+    tool: String,
+    #[serde(flatten)]
+    note: Note,
 }
 
 /// The first of `paths` at which `read` finds something.

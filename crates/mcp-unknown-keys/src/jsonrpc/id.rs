@@ -1,5 +1,6 @@
 //! JSON-RPC ids, compared as a peer's JSON parser compares them.
 
+use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::string;
@@ -43,6 +44,26 @@ impl Id {
         match text.as_bytes().first()? {
             b'"' => string(raw).map(|text| Id::Text(text.into_owned())),
             b'-' | b'0'..=b'9' => Decimal::parse(text).map(Id::Number),
+            _ => None,
+        }
+    }
+
+    /// The id a parsed value holds, as [`Id::read`] reads its JSON text: a
+    /// call's `id` as [`Message::Call`](super::Message::Call) gives it, to
+    /// match the response that answers it.
+    ///
+    /// ```
+    /// use mcp_unknown_keys::jsonrpc::Id;
+    /// use serde_json::json;
+    ///
+    /// assert_eq!(Id::of(&json!(2.0)), Id::of(&json!(2)));
+    /// assert_eq!(Id::of(&json!("a")), Some(Id::Text("a".into())));
+    /// assert_eq!(Id::of(&json!(null)), None);
+    /// ```
+    pub fn of(value: &Value) -> Option<Id> {
+        match value {
+            Value::String(text) => Some(Id::Text(text.clone())),
+            Value::Number(number) => Decimal::parse(&number.to_string()).map(Id::Number),
             _ => None,
         }
     }

@@ -186,7 +186,7 @@ fn unanswered_listings_are_forgotten_beyond_a_bound() {
     tap.settle(None);
     assert_eq!(
         tap.shared.gates.window.load(Ordering::SeqCst),
-        worker::MAX_PENDING_LISTINGS
+        mcp_unknown_keys::jsonrpc::MAX_AWAITED_LISTINGS
     );
 }
 
@@ -194,7 +194,7 @@ fn unanswered_listings_are_forgotten_beyond_a_bound() {
 fn a_listing_left_unanswered_while_the_server_answers_much_else_is_forgotten() {
     let (tap, _) = tap();
     from_client(&tap, r#"{"jsonrpc":"2.0","id":"never","method":"tools/list"}"#);
-    for id in 0..worker::MAX_RESPONSES_AWAITING {
+    for id in 0..mcp_unknown_keys::jsonrpc::MAX_RESPONSES_AWAITING {
         from_server(&tap, &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#));
     }
     tap.settle(None);

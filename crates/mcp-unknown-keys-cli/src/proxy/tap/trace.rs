@@ -38,8 +38,7 @@ impl TraceContext {
     pub fn of_call(line: &[u8], id: Option<&Value>) -> Option<TraceContext> {
         let text = std::str::from_utf8(line).ok()?;
         if text.trim_start().starts_with('[') {
-            let wanted = id.and_then(|id| serde_json::value::to_raw_value(id).ok());
-            let wanted = wanted.as_deref().and_then(Id::read);
+            let wanted = id.and_then(Id::of);
             let elements: Vec<&RawValue> = serde_json::from_str(text).ok()?;
             return elements.into_iter().find_map(|element| {
                 let [id] = members(element.get(), ["id"])?;

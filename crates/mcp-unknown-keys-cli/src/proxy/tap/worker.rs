@@ -2,34 +2,38 @@
 //! audits calls through the core's `Auditor`, pairs the calls that carried
 //! undeclared keys with the server's answers, and counts what it found.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use mcp_unknown_keys::audit::{
-    Answer, Arguments, Auditor, Call, Coverage, Findings, Judged, ListedTools, Listing, Outcome, Printable,
-    Skip, Verdicts, Warning,
+    Answer, Arguments, Auditor, Call, Coverage, Findings, Judged, Listing, Outcome, Printable, Skip,
+    Verdicts, Warning,
 };
-use mcp_unknown_keys::jsonrpc::{Id, Line, Message, absent, members, read_line};
+use mcp_unknown_keys::jsonrpc::{AwaitedListings, Id, Line, ListingPage, Message, read_line};
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use super::Report;
 use super::answers::AwaitedIds;
 use super::queue::{Entry, From};
 use super::trace::TraceContext;
 
-/// The most `tools/list` requests awaited at once; the oldest is forgotten
-/// beyond it (a server may never answer a request).
-pub const MAX_PENDING_LISTINGS: usize = 64;
-
-/// A `tools/list` request is forgotten once the server has sent this many
-/// other responses without answering it: while one is awaited every server
-/// line is read, so one never answered (or answered with an id it does not
-/// match) must not keep them all read.
-pub const MAX_RESPONSES_AWAITING: u64 = 256;
+/// Changes the awaited listings with `change`, and the window by as many
+/// requests as it added or dropped (a request forgotten past the bounds, or
+/// answered, closes its part of the window).
+fn awaiting<T>(state: &mut State, window: &AtomicUsize, change: impl FnOnce(&mut AwaitedListings) -> T) -> T {
+    let before = state.awaited.len();
+    let changed = change(&mut state.awaited);
+    let after = state.awaited.len();
+    if after > before {
+        window.fetch_add(after - before, Ordering::SeqCst);
+    } else {
+        window.fetch_sub(before - after, Ordering::SeqCst);
+    }
+    changed
+}
 
 /// Where notices go.
 type Notices = Box<dyn Fn(&str) + Send + Sync>;
@@ -56,21 +60,12 @@ pub struct Worker {
     report: Mutex<Option<Arc<dyn Report>>>,
 }
 
-/// A `tools/list` request awaiting its response.
-struct Pending {
-    id: Id,
-    /// It has no cursor: its response opens a listing.
-    first: bool,
-    /// The server's responses read before it was sent.
-    since: u64,
-}
-
 #[derive(Default)]
 struct State {
-    /// `tools/list` requests awaiting their response, oldest first.
-    pending: VecDeque<Pending>,
-    /// The server's responses read so far.
-    responses: u64,
+    /// The `tools/list` requests awaiting their response, matched as the
+    /// `audit` command matches them: each one counted in the window
+    /// (`Gates::window`) while it is awaited.
+    awaited: AwaitedListings,
     /// The listing being assembled.
     listing: Listing,
     findings: Findings,
@@ -163,7 +158,7 @@ impl Worker {
             }
             (From::Server, Message::ListChanged) => self.list_changed(),
             (From::Server | From::Proxy, Message::Response { id, result }) => {
-                self.answered(&id, result.map(|raw| raw.0), window);
+                self.answered(&id, result.map(|raw| raw.get()), window);
                 let answer = match entry.from {
                     // The proxy answered in the server's place: the server
                     // never did.
@@ -179,55 +174,31 @@ impl Worker {
         }
     }
 
-    /// A client asks for a listing: remember its id until the response.
+    /// A client asks for a listing: await its id until the response.
     fn expect_listing(&self, id: Id, first: bool, window: &AtomicUsize) {
-        let mut state = self.state();
-        self.forget_in(&mut state, &id, window);
-        if state.pending.len() == MAX_PENDING_LISTINGS {
-            state.pending.pop_front();
-            window.fetch_sub(1, Ordering::SeqCst);
-        }
-        window.fetch_add(1, Ordering::SeqCst);
-        let since = state.responses;
-        state.pending.push_back(Pending { id, first, since });
+        awaiting(&mut self.state(), window, |awaited| awaited.request(id, first));
     }
 
     /// A client cancelled a request: a listing it was may never be answered.
     fn forget(&self, id: &Id, window: &AtomicUsize) {
-        self.forget_in(&mut self.state(), id, window);
+        awaiting(&mut self.state(), window, |awaited| awaited.cancel(id));
     }
 
-    fn forget_in(&self, state: &mut State, id: &Id, window: &AtomicUsize) -> Option<bool> {
-        let at = state.pending.iter().position(|pending| pending.id == *id)?;
-        window.fetch_sub(1, Ordering::SeqCst);
-        state.pending.remove(at).map(|pending| pending.first)
-    }
-
-    /// A server answered: if it answers a pending listing, learn from it.
-    fn answered(&self, id: &Id, result: Option<&RawValue>, window: &AtomicUsize) {
+    /// A server answered: if it answers an awaited listing, learn from it.
+    fn answered(&self, id: &Id, result: Option<&str>, window: &AtomicUsize) {
         let mut state = self.state();
-        state.responses += 1;
-        let answered = self.forget_in(&mut state, id, window);
-        while let Some(oldest) = state.pending.front()
-            && state.responses - oldest.since > MAX_RESPONSES_AWAITING
-        {
-            state.pending.pop_front();
-            window.fetch_sub(1, Ordering::SeqCst);
-        }
-        let Some(first) = answered else {
+        let Some(first) = awaiting(&mut state, window, |awaited| awaited.answer(id)) else {
             return;
         };
-        let page = result
-            .and_then(|result| members(result.get(), ["tools", "nextCursor"]))
-            .and_then(|[tools, next]| Some((ListedTools::read(tools?.get())?, !absent(next))));
-        let Some((listed, more)) = page else {
+        let Some(page) = result.and_then(ListingPage::read) else {
             // An error, or a result that is not a listing: the catalogue in
             // use stays, and a listing being assembled is abandoned.
             state.listing.abandon();
             return;
         };
-        let catalog = state.listing.page(&listed.tools, first, more);
-        let unsaid: Vec<String> = listed
+        let catalog = state.listing.page(&page.tools.tools, first, page.more);
+        let unsaid: Vec<String> = page
+            .tools
             .unreadable
             .into_iter()
             .filter(|name| state.said.insert(format!("tool {name}")))
@@ -266,8 +237,7 @@ impl Worker {
         let flagged = matches!(&outcome, Outcome::Audited { undeclared, undeclared_paths, .. }
             if !undeclared.is_empty() || !undeclared_paths.is_empty());
         let trace = flagged.then(|| TraceContext::of_call(line, id)).flatten();
-        let key = id.and_then(|id| serde_json::value::to_raw_value(id).ok());
-        let key = key.as_deref().and_then(Id::read);
+        let key = id.and_then(Id::of);
         let judged = {
             let mut state = self.state();
             state.coverage.record(&call, &outcome);

@@ -6,9 +6,12 @@
 //!   references (`reference`), into shapes;
 //! - `shape`: the shapes (an object's declared keys, an array's items)
 //!   that nested values are audited against, a graph for recursive schemas;
+//! - `pattern`: `patternProperties` patterns, matched in linear time
+//!   wherever ECMA-262 allows;
 //! - `note`: what could not be read.
 
 mod note;
+mod pattern;
 mod reference;
 mod schema;
 mod shape;
@@ -46,7 +49,9 @@ use crate::wire::ToolDeclaration;
 ///   `$dynamicRef` and `$recursiveRef` to `#`, a JSON pointer such as
 ///   `#/$defs/paging` with its `~0`, `~1` and `%XX` escapes, or an anchor);
 /// - a key matching a `patternProperties` pattern (an ECMA-262 regular
-///   expression, not anchored unless it says `^`) is declared too;
+///   expression, not anchored unless it says `^`, matched in time linear
+///   in the key unless it uses lookaround, a backreference or a Unicode
+///   property class) is declared too;
 /// - whatever `additionalProperties` says, a key outside that set is
 ///   reported; but a schema that declares no property and no pattern is
 ///   audited only when it is closed (`additionalProperties: false` or

@@ -3,12 +3,14 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::audit::Printable;
 
 /// Something in one tool's schema that could not be read, and what that
-/// leaves unaudited. The core does no I/O: a catalogue keeps its notes
+/// leaves unaudited. Serialised as `{"at":…,"problem":…}` with the
+/// problem's own members (`reference`, `pattern`), as a proxy's `--log`
+/// writes it; read back the same way. The core does no I/O: a catalogue keeps its notes
 /// ([`Catalog::notes`](super::Catalog::notes)) and an
 /// [`Auditor`](crate::audit::Auditor) hands each one, once, to its sink's
 /// [`Sink::note`](crate::audit::Sink::note).
@@ -29,7 +31,7 @@ use crate::audit::Printable;
 ///     r#"the $ref "https://example.com/fetch.json" is not local and is not fetched: the tool's arguments are not audited"#
 /// );
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Note {
     /// Where in the arguments the problem lies, as a path
@@ -42,7 +44,7 @@ pub struct Note {
 }
 
 /// What could not be read in a schema.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "problem", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Problem {
@@ -64,6 +66,7 @@ pub enum Problem {
         /// The pattern as the schema wrote it.
         pattern: String,
     },
+
     /// The schema is too large or too deeply composed to be read whole
     /// within the catalogue's bounds (subschemas visited, reference chains,
     /// object shapes): the tool is not audited when this happens reading the
@@ -132,7 +135,34 @@ impl fmt::Display for Note {
                 }
                 Ok(())
             }
+
             Problem::TooLarge => write!(f, "the schema is too large to read whole: {}", self.effect()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_reads_back_as_a_log_writes_it_whatever_else_the_line_holds() {
+        for problem in [
+            Problem::RemoteRef {
+                reference: "https://example.com/a.json".into(),
+            },
+            Problem::UnresolvedRef {
+                reference: "#/$defs/x".into(),
+            },
+            Problem::BadPattern { pattern: "([".into() },
+            Problem::TooLarge,
+        ] {
+            let note = Note::new("entities[]", problem);
+            let mut logged = serde_json::to_value(&note).unwrap();
+            // A proxy's log line adds the tool and the note in words.
+            logged["tool"] = "fetch".into();
+            logged["text"] = note.to_string().into();
+            assert_eq!(serde_json::from_value::<Note>(logged).unwrap(), note);
         }
     }
 }

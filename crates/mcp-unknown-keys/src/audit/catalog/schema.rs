@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::note::{Note, Problem};
+use super::pattern;
 use super::reference::References;
 use super::shape::{Object, Pattern, Shape, ShapeId, prune};
 use super::table::KeyTable;
@@ -294,7 +295,7 @@ impl<'s> Reader<'s> {
         let mut patterns = Vec::new();
         for group in facts.patterns.chunk_by(|a, b| a.0 == b.0) {
             let source = group[0].0;
-            let Some(regex) = compile(source) else {
+            let Some(regex) = pattern::compile(source) else {
                 let pattern = source.to_owned();
                 self.note(at, Problem::BadPattern { pattern });
                 continue;
@@ -441,19 +442,6 @@ impl Seen {
         }
         self.many.insert(address)
     }
-}
-
-/// Compiles a pattern as ECMA-262 with Unicode, as JSON Schema says; a
-/// pattern only valid without the `u` flag (`\_`, which many schemas write)
-/// is read without it rather than dropped.
-fn compile(source: &str) -> Option<regress::Regex> {
-    let unicode = regress::Flags {
-        unicode: true,
-        ..regress::Flags::default()
-    };
-    regress::Regex::with_flags(source, unicode)
-        .or_else(|_| regress::Regex::new(source))
-        .ok()
 }
 
 #[cfg(test)]

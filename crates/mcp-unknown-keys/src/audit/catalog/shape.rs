@@ -6,6 +6,7 @@
 //! tool's list of shapes, and a recursive schema is a cycle of indices, read
 //! once however deep the arguments go.
 
+use super::pattern::Matcher;
 use super::table::KeyTable;
 
 /// The index of a shape in its tool's list.
@@ -39,7 +40,7 @@ pub(crate) struct Object {
 #[derive(Clone, Debug)]
 pub(crate) struct Pattern {
     pub source: Box<str>,
-    pub regex: regress::Regex,
+    pub regex: Matcher,
     /// The shape of the value of a key it matches.
     pub child: Option<ShapeId>,
 }
@@ -86,9 +87,7 @@ impl Object {
     /// JSON Schema: `^x-` must say so to match only at the start.
     #[cold]
     fn pattern_of(&self, key: &str) -> Option<&Pattern> {
-        self.patterns
-            .iter()
-            .find(|pattern| pattern.regex.find(key).is_some())
+        self.patterns.iter().find(|pattern| pattern.regex.is_match(key))
     }
 
     /// Whether some key's value has a shape of its own.

@@ -1,0 +1,182 @@
+//! The proxy tap's line reader, on any bytes, in both directions: each line
+//! of the input (split at newlines) through `jsonrpc::read_line`, and what
+//! it reads acted on as the tap acts on it: `tools/list` requests awaited
+//! (`AwaitedListings`), a response answering one read as a listing page
+//! (`ListingPage::read`) into a catalogue (`Listing`), calls audited against
+//! it and paired with their answers (`Verdicts`). Nothing may panic or
+//! hang; and a line that parses as JSON (as the peer's parser reads it) is
+//! read as the message that JSON is: its method, tool name, arguments, ids
+//! and result as `serde_json::Value` holds them, the last of repeated
+//! members.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mcp_unknown_keys::audit::{Answer, Arguments, Auditor, Call, Catalog, Listing, Verdicts};
+use mcp_unknown_keys::jsonrpc::{AwaitedListings, Id, Line, ListingPage, Message, read_line};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+#[derive(Default)]
+struct Tap {
+    awaited: AwaitedListings,
+    listing: Listing,
+    catalog: Catalog,
+    verdicts: Verdicts<Id>,
+}
+
+fuzz_target!(|data: &[u8]| {
+    let auditor = Auditor::new().with_sink(());
+    let mut tap = Tap::default();
+    for line in data.split(|&b| b == b'\n') {
+        let read = read_line(line);
+        check(line, &read);
+        let messages = match read {
+            Line::Message(message) => vec![message],
+            Line::Batch(messages) => messages,
+            Line::Unreadable => Vec::new(),
+        };
+        for message in messages {
+            tap.act(&auditor, message);
+        }
+    }
+    tap.verdicts.finish();
+    let _ = tap.verdicts.counts().count();
+});
+
+impl Tap {
+    fn act(&mut self, auditor: &Auditor, message: Message<'_>) {
+        match message {
+            Message::ListTools { id, first } => self.awaited.request(id, first),
+            Message::Cancelled { request } => {
+                self.awaited.cancel(&request);
+                self.verdicts.cancel(&request);
+            }
+            Message::ListChanged => {
+                self.listing.abandon();
+                self.catalog = Catalog::none();
+            }
+            Message::Response { id, result } => {
+                let result = result.map(|raw| raw.get());
+                if let Some(first) = self.awaited.answer(&id) {
+                    match result.and_then(ListingPage::read) {
+                        Some(page) => {
+                            if let Some(catalog) = self.listing.page(&page.tools.tools, first, page.more) {
+                                self.catalog = catalog;
+                            }
+                        }
+                        None => self.listing.abandon(),
+                    }
+                }
+                self.verdicts.answer(&id, Answer::read(result));
+            }
+            Message::Call { id, name, arguments } => {
+                let call = Call {
+                    tool: &name,
+                    arguments: arguments.as_deref().map(Arguments::Json),
+                    id: id.as_ref(),
+                };
+                let outcome = auditor.audit(&self.catalog, call);
+                let key = id
+                    .as_ref()
+                    .and_then(|id| serde_json::value::to_raw_value(id).ok());
+                if let Some(key) = key.as_deref().and_then(Id::read) {
+                    self.verdicts.call(key, &call, &outcome);
+                }
+            }
+            Message::Other => {}
+        }
+    }
+}
+
+/// A line that parses as JSON reads as the message its `Value` is.
+fn check(line: &[u8], read: &Line<'_>) {
+    let Ok(value) = serde_json::from_slice::<Value>(line) else {
+        return;
+    };
+    match (&value, read) {
+        (Value::Object(_), Line::Message(message)) => agrees(&value, message),
+        (Value::Array(elements), Line::Batch(messages)) => {
+            assert_eq!(elements.len(), messages.len(), "a batch read element by element");
+            for (element, message) in elements.iter().zip(messages) {
+                if element.is_object() {
+                    agrees(element, message);
+                } else {
+                    assert_eq!(message, &Message::Other);
+                }
+            }
+        }
+        (Value::Object(_) | Value::Array(_), other) => panic!("JSON read as {other:?}"),
+        (_, other) => assert_eq!(other, &Line::Unreadable),
+    }
+}
+
+fn agrees(value: &Value, message: &Message<'_>) {
+    let params = value.get("params").filter(|params| params.is_object());
+    let param = |name: &str| params.and_then(|params| params.get(name));
+    let method = value.get("method");
+    match message {
+        Message::Call { id, name, arguments } => {
+            assert_eq!(method.and_then(Value::as_str), Some("tools/call"));
+            assert_eq!(param("name").and_then(Value::as_str), Some(&**name));
+            assert_eq!(id.as_ref(), value.get("id"));
+            match (param("arguments"), arguments) {
+                (None, None) => {}
+                (Some(Value::String(text)), Some(read)) => assert_eq!(text, read),
+                (Some(other), Some(read)) => {
+                    let reread: Value = serde_json::from_str(read).expect("arguments' own text");
+                    assert_eq!(&reread, other);
+                }
+                (expected, read) => panic!("arguments {expected:?} read as {read:?}"),
+            }
+        }
+        Message::ListTools { id, first } => {
+            assert_eq!(method.and_then(Value::as_str), Some("tools/list"));
+            same_id(value.get("id"), id);
+            assert_eq!(*first, param("cursor").is_none_or(Value::is_null));
+        }
+        Message::Cancelled { request } => {
+            assert_eq!(method.and_then(Value::as_str), Some("notifications/cancelled"));
+            same_id(param("requestId"), request);
+        }
+        Message::ListChanged => {
+            assert_eq!(
+                method.and_then(Value::as_str),
+                Some("notifications/tools/list_changed")
+            );
+        }
+        Message::Response { id, result } => {
+            assert!(method.is_none(), "a response names no method");
+            same_id(value.get("id"), id);
+            assert_eq!(result.is_some(), value.get("result").is_some());
+            if let Some(result) = result {
+                let page = ListingPage::read(result.get());
+                let tools = value["result"].get("tools").filter(|tools| tools.is_array());
+                assert_eq!(page.is_some(), tools.is_some(), "a listing page");
+            }
+        }
+        Message::Other => {
+            let name = param("name").and_then(Value::as_str);
+            assert!(
+                !(method.and_then(Value::as_str) == Some("tools/call") && name.is_some()),
+                "a call read as no message"
+            );
+            // With no method, an id that can be answered makes a response.
+            assert!(method.is_some() || value.get("id").is_none_or(|id| !id_like(id)));
+        }
+    }
+}
+
+/// Whether `id` reads as the id `value` holds, for the ids a `Value`
+/// holds exactly: strings and integers.
+fn same_id(value: Option<&Value>, id: &Id) {
+    let value = value.expect("an id");
+    if matches!(value, Value::String(_)) || value.is_i64() || value.is_u64() {
+        let raw = RawValue::from_string(value.to_string()).expect("JSON");
+        assert_eq!(Id::read(&raw).as_ref(), Some(id));
+    }
+}
+
+fn id_like(id: &Value) -> bool {
+    id.is_string() || id.is_number()
+}
