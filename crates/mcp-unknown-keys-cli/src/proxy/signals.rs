@@ -12,13 +12,19 @@ use std::thread;
 
 use super::session::{Event, Group};
 
+/// The signals a host or a user sends to stop a process: the stdio proxy
+/// forwards them to the server, and the remote doors end gracefully on them
+/// (the session deleted, the summary written).
+pub const STOPPING: [libc::c_int; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
+
 /// The signals forwarded to the server: those a host or a user may send to
-/// stop or poke a process, whose default action would end the proxy.
+/// stop ([`STOPPING`]) or poke a process, whose default action would end
+/// the proxy.
 pub const FORWARDED: [libc::c_int; 7] = [
-    libc::SIGHUP,
-    libc::SIGINT,
-    libc::SIGQUIT,
-    libc::SIGTERM,
+    STOPPING[0],
+    STOPPING[1],
+    STOPPING[2],
+    STOPPING[3],
     libc::SIGUSR1,
     libc::SIGUSR2,
     libc::SIGALRM,

@@ -5,9 +5,9 @@
 
 use std::borrow::Cow;
 
+use mcp_unknown_keys::jsonrpc::{Id, Line, Message, read_line};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 /// A message from the host, as far as routing it needs.
@@ -134,50 +134,20 @@ impl<'a> Outgoing<'a> {
     }
 }
 
-/// A message from the server, as far as the bridge needs it.
-#[derive(Debug, Default, Deserialize)]
-pub struct Incoming<'a> {
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(default)]
-    method: Option<IgnoredAny>,
-    #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
-    #[serde(default)]
-    error: Option<IgnoredAny>,
-}
-
-impl<'a> Incoming<'a> {
-    /// Reads a server message; anything else reads as nothing.
-    pub fn read(bytes: &'a [u8]) -> Incoming<'a> {
-        serde_json::from_slice(bytes).unwrap_or_default()
-    }
-
-    /// Whether this answers the request whose id is `id`.
-    pub fn answers(&self, id: &RequestId) -> bool {
-        self.method.is_none()
-            && (self.result.is_some() || self.error.is_some())
-            && self.id.and_then(RequestId::read).as_ref() == Some(id)
-    }
-
-    /// The result, raw.
-    pub fn result(&self) -> Option<&'a RawValue> {
-        self.result
-    }
-}
-
-/// A JSON-RPC id as a value: `1` and `1` match however either was written.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct RequestId(String);
-
-impl RequestId {
-    /// Reads an id: a string or a number; `None` for anything else.
-    pub fn read(raw: &RawValue) -> Option<RequestId> {
-        match serde_json::from_str::<Value>(raw.get()).ok()? {
-            Value::String(text) => Some(RequestId(format!("s{text}"))),
-            Value::Number(number) => Some(RequestId(format!("n{number}"))),
-            _ => None,
-        }
+/// What a server message is to the request awaiting `id`, read with the
+/// core's JSON-RPC reader (as the stdio tap reads it): `Some` when it
+/// answers the request — with the result, when it succeeded — and `None`
+/// for any other message, or for bytes that are no message. A batch answers
+/// when one of its elements does. What is not read here is still passed on.
+pub fn answer_to<'a>(message: &'a [u8], id: &Id) -> Option<Option<&'a RawValue>> {
+    let answers = |message: &Message<'a>| match message {
+        Message::Response { id: answered, result } if answered == id => Some(result.map(|raw| raw.0)),
+        _ => None,
+    };
+    match read_line(message) {
+        Line::Message(message) => answers(&message),
+        Line::Batch(messages) => messages.iter().find_map(|message| answers(message).map(|_| None)),
+        Line::Unreadable => None,
     }
 }
 
@@ -258,14 +228,21 @@ mod tests {
 
     #[test]
     fn an_answer_is_matched_to_its_request_by_value() {
-        let id = RequestId::read(&RawValue::from_string("1".into()).unwrap()).unwrap();
-        let text = RequestId::read(&RawValue::from_string(r#""1""#.into()).unwrap()).unwrap();
-        assert!(Incoming::read(br#"{"id":1,"result":{}}"#).answers(&id));
-        assert!(Incoming::read(br#"{"error":{},"id":1}"#).answers(&id));
-        assert!(!Incoming::read(br#"{"id":1,"result":{}}"#).answers(&text));
-        assert!(Incoming::read(br#"{"id":"\u0031","result":{}}"#).answers(&text));
-        assert!(!Incoming::read(br#"{"id":1,"method":"ping"}"#).answers(&id));
-        assert!(!Incoming::read(br#"{"method":"notifications/progress"}"#).answers(&id));
+        let id = |text: &str| Id::read(&RawValue::from_string(text.into()).unwrap()).unwrap();
+        let (one, text) = (id("1"), id(r#""1""#));
+        let answers = |message: &[u8], id: &Id| answer_to(message, id).is_some();
+        assert!(answers(br#"{"id":1,"result":{}}"#, &one));
+        assert!(answers(br#"{"id":1.0,"result":{}}"#, &one));
+        assert!(answers(br#"{"id":1,"result":{},"id":1,"extra":[]}"#, &one));
+        assert!(answers(br#"{"error":{},"id":1}"#, &one));
+        assert!(!answers(br#"{"id":1,"result":{}}"#, &text));
+        assert!(answers(br#"{"id":"\u0031","result":{}}"#, &text));
+        assert!(answers(br#"[{"method":"x"},{"id":1,"result":{}}]"#, &one));
+        assert!(!answers(br#"{"id":1,"method":"ping"}"#, &one));
+        assert!(!answers(br#"{"method":"notifications/progress"}"#, &one));
+        assert!(!answers(b"not json", &one));
+        let result = answer_to(br#"{"id":1,"result":{"a":1}}"#, &one).flatten();
+        assert_eq!(result.map(RawValue::get), Some(r#"{"a":1}"#));
     }
 
     #[test]

@@ -138,16 +138,12 @@ fn note(text: &str) {
     eprintln!("mcp-unknown-keys remote: {text}");
 }
 
-/// The signals a host or a user sends to stop a remote door, which then
-/// ends gracefully: the session deleted, the summary written.
-const STOPPING: [libc::c_int; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
-
-/// The [`STOPPING`] signals, listened for from now on (in `runtime`): their
+/// The [`STOPPING`](super::signals::STOPPING) signals, listened for from now on (in `runtime`): their
 /// default action no longer ends the process at once.
 fn stop_signals(runtime: &tokio::runtime::Runtime) -> Vec<(libc::c_int, tokio::signal::unix::Signal)> {
     use tokio::signal::unix::{SignalKind, signal};
     let _entered = runtime.enter();
-    STOPPING
+    super::signals::STOPPING
         .iter()
         .filter_map(|number| Some((*number, signal(SignalKind::from_raw(*number)).ok()?)))
         .collect()

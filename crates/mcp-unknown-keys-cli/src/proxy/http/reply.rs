@@ -31,6 +31,8 @@ pub enum Failure {
     Unresumable(StatusCode),
     /// The server closed a `subscriptions/listen` stream.
     SubscriptionEnded,
+    /// The answer was longer than this many bytes: not passed on.
+    TooLong(usize),
 }
 
 impl Failure {
@@ -54,6 +56,10 @@ impl Failure {
                 "{server} dropped the stream answering {what} and refused to resume it (HTTP {status})"
             ),
             Failure::SubscriptionEnded => format!("{server} closed the stream of {what}"),
+            Failure::TooLong(limit) => format!(
+                "{server} answered {what} with a message longer than {} MiB, which is not passed on",
+                limit >> 20
+            ),
         }
     }
 }

@@ -7,16 +7,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
 use hyper::StatusCode;
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
+use mcp_unknown_keys::jsonrpc::Id;
 use serde_json::value::RawValue;
 
 use super::Bridge;
 use super::session::{Era, Routing, SESSION_ID};
 use crate::proxy::http::client::{Response, describe};
-use crate::proxy::http::message::{Incoming as ServerMessage, Outgoing, RequestId};
+use crate::proxy::http::message::{Outgoing, answer_to};
 use crate::proxy::http::note;
 use crate::proxy::http::reply::{self, Failure};
 use crate::proxy::http::sse::{Event, Parser};
@@ -24,18 +25,24 @@ use crate::proxy::relay::LineTap;
 
 /// How many times a dropped stream is resumed in a row without a message
 /// coming through, before the request is answered with an error.
-const MAX_RESUMPTIONS: u32 = 5;
+pub(super) const MAX_RESUMPTIONS: u32 = 5;
 
 /// How long to wait before resuming, when the server named no `retry`.
-const DEFAULT_RETRY: Duration = Duration::from_millis(500);
+pub(super) const DEFAULT_RETRY: Duration = Duration::from_millis(500);
 
-/// The longest `retry` the bridge honours.
-const MAX_RETRY: Duration = Duration::from_secs(30);
+/// The longest `retry` the bridge honours, and the longest wait between
+/// two attempts to open the stream of the server's own messages.
+pub(super) const MAX_RETRY: Duration = Duration::from_secs(30);
+
+/// The longest message the bridge reads from the server (a body, or an
+/// event's data): the stdio proxy's limit of a line it taps. A longer one
+/// is not passed on, and stderr says so; it never grows memory past this.
+pub const MAX_MESSAGE: usize = crate::proxy::tap::MAX_TAPPED_LINE;
 
 /// A request, read and ready to send.
 pub struct Exchange {
     line: Bytes,
-    id: Option<RequestId>,
+    id: Option<Id>,
     raw_id: Option<Box<RawValue>>,
     method: Option<String>,
     declared: Option<String>,
@@ -44,7 +51,7 @@ pub struct Exchange {
 }
 
 /// How a stream of events ended.
-enum Ended {
+pub(super) enum Ended {
     /// The answer to the request came through.
     Answered,
     /// The stream ended, cleanly or not, without it.
@@ -57,7 +64,7 @@ impl Exchange {
     pub fn plan(bridge: &Bridge, message: &Outgoing<'_>, line: Bytes) -> Exchange {
         let routing = bridge.session.route(message);
         Exchange {
-            id: message.id().and_then(RequestId::read),
+            id: message.id().and_then(Id::read),
             raw_id: message.id().map(ToOwned::to_owned),
             method: message.method().map(str::to_owned),
             declared: message.protocol_version().map(str::to_owned),
@@ -67,7 +74,7 @@ impl Exchange {
         }
     }
 
-    pub fn id(&self) -> Option<&RequestId> {
+    pub fn id(&self) -> Option<&Id> {
         self.id.as_ref()
     }
 
@@ -121,21 +128,16 @@ impl Exchange {
         if status.is_success() && is_event_stream(&response) {
             return self.follow(bridge, response.into_body()).await;
         }
-        let body = read_body(response.into_body())
-            .await
-            .map_err(Failure::Unreachable)?;
-        if self
-            .id
-            .as_ref()
-            .is_some_and(|id| ServerMessage::read(&body).answers(id))
-        {
-            self.deliver(bridge, &body).await;
+        let body = read_body(response.into_body()).await?;
+        if let Some(result) = self.id.as_ref().and_then(|id| answer_to(&body, id)) {
+            self.learn(bridge, result);
+            bridge.out.write(&body).await;
             return Ok(());
         }
         if status.is_success() && !body.trim_ascii().is_empty() {
             // Some other message: the host gets it, and the error too, as
             // nothing else will answer its request.
-            self.deliver(bridge, &body).await;
+            bridge.out.write(&body).await;
             return Err(Failure::Unanswered(None));
         }
         Err(Failure::Status {
@@ -148,7 +150,7 @@ impl Exchange {
     /// drops before the answer came; a resumption that brings events
     /// starts the count of attempts afresh.
     async fn follow(&self, bridge: &Bridge, body: Incoming) -> Result<(), Failure> {
-        let mut parser = Parser::new(usize::MAX);
+        let mut parser = Parser::new(MAX_MESSAGE);
         let mut ended = self.pump(bridge, body, &mut parser).await;
         let mut attempts = 0;
         loop {
@@ -173,7 +175,7 @@ impl Exchange {
     /// Forwards the events of one stream until it brings the answer to the
     /// request (the stream is then let go: a resumed stream may stay open),
     /// or ends.
-    async fn pump(&self, bridge: &Bridge, mut body: Incoming, parser: &mut Parser) -> Ended {
+    pub(super) async fn pump(&self, bridge: &Bridge, mut body: Incoming, parser: &mut Parser) -> Ended {
         loop {
             let frame = match body.frame().await {
                 None => return Ended::Early(None),
@@ -184,12 +186,12 @@ impl Exchange {
             let mut events = Vec::new();
             parser.feed(chunk, |event| events.push(event));
             let mut answered = false;
-            for data in events.into_iter().filter_map(message_data) {
-                answered |= self
-                    .id
-                    .as_ref()
-                    .is_some_and(|id| ServerMessage::read(&data).answers(id));
-                self.deliver(bridge, &data).await;
+            for data in events.into_iter().filter_map(|event| message_data(event, bridge)) {
+                if let Some(result) = self.id.as_ref().and_then(|id| answer_to(&data, id)) {
+                    self.learn(bridge, result);
+                    answered = true;
+                }
+                bridge.out.write(&data).await;
             }
             if answered {
                 return Ended::Answered;
@@ -219,18 +221,6 @@ impl Exchange {
             return Err(Failure::Unresumable(status));
         }
         Ok(self.pump(bridge, response.into_body(), parser).await)
-    }
-
-    /// Writes a server message to the host, learning what the bridge needs
-    /// from the answers it carries.
-    async fn deliver(&self, bridge: &Bridge, message: &[u8]) {
-        if let Some(id) = &self.id {
-            let read = ServerMessage::read(message);
-            if read.answers(id) {
-                self.learn(bridge, read.result());
-            }
-        }
-        bridge.out.write(message).await;
     }
 
     /// What an answer teaches: the negotiated version, tools' headers.
@@ -284,117 +274,10 @@ impl Exchange {
     }
 }
 
-impl Bridge {
-    /// Sends a notification or a response (or a line nothing can be read
-    /// from) and waits for the server to take it. Nothing is answered to the
-    /// host: there is no request to answer.
-    pub async fn deliver_one_way(self: Arc<Self>, message: &Outgoing<'_>, line: Bytes) {
-        let routing = self.session.route(message);
-        let (request, sent) = self
-            .session
-            .post(&self.upstream, line, &routing, message.protocol_version());
-        let what = message.method().unwrap_or("response").to_owned();
-        let failure = match self.upstream.request(request).await {
-            Err(error) => Some(Failure::Unreachable(describe(&error))),
-            Ok(response)
-                if response.status() == StatusCode::NOT_FOUND && self.session.expire(sent.as_ref()) =>
-            {
-                Some(Failure::Expired)
-            }
-            Ok(response) if response.status().is_success() => {
-                // A body on a notification's answer carries nothing the host
-                // waits for; it is read so the connection can be reused.
-                let _ = read_body(response.into_body()).await;
-                None
-            }
-            Ok(response) => {
-                let status = response.status();
-                let body = read_body(response.into_body()).await.unwrap_or_default();
-                Some(Failure::Status {
-                    status,
-                    said: reply::said(&body),
-                })
-            }
-        };
-        match failure {
-            Some(failure) => note(&failure.explain(self.upstream.shown(), &what)),
-            None if what == "notifications/initialized" => self.clone().listen(),
-            None => {}
-        }
-    }
-
-    /// Opens the GET stream of the server's own messages (2025 era), once
-    /// per session, where the server offers it.
-    fn listen(self: Arc<Self>) {
-        let bridge = self.clone();
-        let task = tokio::spawn(async move { bridge.listen_until_closed().await });
-        if let Some(previous) = self.listening().replace(task.abort_handle()) {
-            previous.abort();
-        }
-    }
-
-    async fn listen_until_closed(&self) {
-        let mut parser = Parser::new(usize::MAX);
-        let mut failures = 0;
-        while failures < MAX_RESUMPTIONS {
-            let (request, sent) = self.session.get(&self.upstream, parser.last_event_id());
-            let response = match self.upstream.request(request).await {
-                Ok(response) => response,
-                Err(error) => {
-                    note(&format!(
-                        "the stream of {}'s own messages failed: {}",
-                        self.upstream.shown(),
-                        describe(&error)
-                    ));
-                    failures += 1;
-                    continue;
-                }
-            };
-            let status = response.status();
-            if status == StatusCode::METHOD_NOT_ALLOWED {
-                return; // not offered
-            }
-            if status == StatusCode::NOT_FOUND && self.session.expire(sent.as_ref()) {
-                note(&Failure::Expired.explain(self.upstream.shown(), "its stream"));
-                return;
-            }
-            if !status.is_success() || !is_event_stream(&response) {
-                note(&format!(
-                    "{} did not open the stream of its own messages (HTTP {status})",
-                    self.upstream.shown()
-                ));
-                return;
-            }
-            let forwarding = Exchange::listener();
-            let before = parser.last_event_id().map(str::to_owned);
-            forwarding.pump(self, response.into_body(), &mut parser).await;
-            failures = if parser.last_event_id().map(str::to_owned) == before {
-                failures + 1
-            } else {
-                0
-            };
-            let retry = parser
-                .retry()
-                .map_or(DEFAULT_RETRY, Duration::from_millis)
-                .min(MAX_RETRY);
-            tokio::time::sleep(retry).await;
-        }
-    }
-
-    /// Ends the session with DELETE (legacy era), if one is open.
-    pub async fn end_session(&self) {
-        if self.session.open_session().is_none() {
-            return;
-        }
-        let request = self.session.delete(&self.upstream);
-        let _ = tokio::time::timeout(Duration::from_secs(2), self.upstream.request(request)).await;
-    }
-}
-
 impl Exchange {
-    /// The exchange the GET stream's messages are forwarded through: it
-    /// answers no request.
-    fn listener() -> Exchange {
+    /// The exchange the messages of the GET stream, or of the answer to a
+    /// notification, are forwarded through: it answers no request.
+    pub(super) fn listener() -> Exchange {
         Exchange {
             line: Bytes::new(),
             id: None,
@@ -407,15 +290,24 @@ impl Exchange {
     }
 }
 
-/// The data of an event that carries a message.
-fn message_data(event: Event) -> Option<Vec<u8>> {
+/// The data of an event that carries a message; an event too long to keep
+/// is said on stderr, as it is not passed on.
+fn message_data(event: Event, bridge: &Bridge) -> Option<Vec<u8>> {
     if !event.is_message() {
         return None;
     }
-    event.data.filter(|data| !data.trim_ascii().is_empty())
+    let Some(data) = event.data else {
+        note(&format!(
+            "{} sent an event longer than {} MiB: it was not passed on to the host",
+            bridge.upstream.shown(),
+            MAX_MESSAGE >> 20
+        ));
+        return None;
+    };
+    (!data.trim_ascii().is_empty()).then_some(data)
 }
 
-fn is_event_stream(response: &Response) -> bool {
+pub(super) fn is_event_stream(response: &Response) -> bool {
     response
         .headers()
         .get(CONTENT_TYPE)
@@ -423,10 +315,11 @@ fn is_event_stream(response: &Response) -> bool {
         .is_some_and(|value| value.trim_start().starts_with("text/event-stream"))
 }
 
-/// A whole body.
-async fn read_body(body: Incoming) -> Result<Bytes, String> {
-    body.collect()
-        .await
-        .map(|collected| collected.to_bytes())
-        .map_err(|e| describe(&e))
+/// A whole body, no longer than [`MAX_MESSAGE`].
+pub(super) async fn read_body(body: Incoming) -> Result<Bytes, Failure> {
+    match Limited::new(body, MAX_MESSAGE).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(error) if error.is::<LengthLimitError>() => Err(Failure::TooLong(MAX_MESSAGE)),
+        Err(error) => Err(Failure::Unreachable(describe(&*error))),
+    }
 }

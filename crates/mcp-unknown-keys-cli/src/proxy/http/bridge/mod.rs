@@ -14,29 +14,40 @@
 //! - [`reply`](super::reply) writes the only bytes the bridge ever authors.
 
 mod exchange;
+mod one_way;
 mod session;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hyper::header::HeaderMap;
+use mcp_unknown_keys::jsonrpc::Id;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::AbortHandle;
 
+use self::exchange::MAX_MESSAGE;
+use self::one_way::OneWay;
 use self::session::Session;
 use super::client::Upstream;
-use super::message::{Kind, Outgoing, RequestId};
+use super::message::{Kind, Outgoing};
 use super::note;
 use crate::proxy::relay::LineTap;
 use crate::proxy::tap::Tap;
 
 /// How long a notification or a response may take to be accepted before
-/// the next message is sent anyway.
+/// the next message is sent anyway (the first still goes on: only the
+/// waiting stops).
 const ACCEPT_PATIENCE: Duration = Duration::from_secs(10);
+
+/// On a signal: how long the server gets to take the session's DELETE, and
+/// the host to read what is still to be written, before the bridge exits
+/// anyway.
+const STOP_PATIENCE: Duration = Duration::from_secs(2);
 
 /// The bridge's shared state.
 struct Bridge {
@@ -47,8 +58,11 @@ struct Bridge {
     /// Requests awaiting their answer, by id: to close a 2026-07-28
     /// request's stream on `notifications/cancelled`, and to know when the
     /// host has nothing left to wait for.
-    in_flight: Mutex<HashMap<RequestId, InFlight>>,
-    /// Wakes the end of the session when a request is answered.
+    in_flight: Mutex<HashMap<Id, InFlight>>,
+    /// One-way messages still on their way to the server.
+    one_way: AtomicUsize,
+    /// Wakes the end of the session when a request is answered, or a
+    /// one-way message delivered.
     answered: Notify,
     /// The stream of the server's own messages (2025 era), once opened.
     listening: Mutex<Option<AbortHandle>>,
@@ -88,19 +102,30 @@ pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), 
         },
         tap,
         in_flight: Mutex::default(),
+        one_way: AtomicUsize::new(0),
         answered: Notify::new(),
         listening: Mutex::new(None),
     });
-    runtime.block_on(async {
-        tokio::select! {
-            () = bridge.clone().serve(from_host) => {}
-            _ = super::signalled(&mut signals) => {}
-        }
+    let signalled = runtime.block_on(async {
+        let signalled = tokio::select! {
+            () = bridge.clone().serve(from_host) => false,
+            _ = super::signalled(&mut signals) => true,
+        };
         bridge.close().await;
+        signalled
     });
     drop(bridge);
     drop(runtime);
-    let _ = writer.join();
+    if signalled {
+        // A host that stopped reading holds the writer in a write for
+        // ever: it gets a moment, then the bridge exits without it.
+        let until = Instant::now() + STOP_PATIENCE;
+        while !writer.is_finished() && Instant::now() < until {
+            thread::sleep(Duration::from_millis(10));
+        }
+    } else {
+        let _ = writer.join();
+    }
     Ok(())
 }
 
@@ -134,23 +159,39 @@ impl Bridge {
                 if let Some(cancelled) = self.session.cancels_by_closing(&message) {
                     self.close_stream(cancelled);
                 } else {
-                    let sent = tokio::time::timeout(
-                        ACCEPT_PATIENCE,
-                        self.clone().deliver_one_way(&message, line.clone()),
-                    );
-                    if sent.await.is_err() {
-                        note(&format!(
-                            "{} has not accepted a {} within {} s; sending the next message anyway",
-                            self.upstream.shown(),
-                            message.method().unwrap_or("message"),
-                            ACCEPT_PATIENCE.as_secs()
-                        ));
-                    }
+                    self.send_one_way(&message, line.clone()).await;
                 }
                 if let Some(line) = tapped {
                     self.tap.client().after_forward(&line);
                 }
             }
+        }
+    }
+
+    /// Sends a one-way message on a task of its own, and waits up to
+    /// [`ACCEPT_PATIENCE`] for the server to take it before the next
+    /// message goes: past that, only the waiting stops, never the sending.
+    async fn send_one_way(self: &Arc<Self>, message: &Outgoing<'_>, line: Bytes) {
+        let what = message.method().unwrap_or("response").to_owned();
+        let one_way = OneWay {
+            routing: self.session.route(message),
+            declared: message.protocol_version().map(str::to_owned),
+            what: what.clone(),
+            line,
+        };
+        self.one_way.fetch_add(1, Ordering::SeqCst);
+        let bridge = self.clone();
+        let delivery = tokio::spawn(async move {
+            bridge.clone().deliver_one_way(one_way).await;
+            bridge.one_way.fetch_sub(1, Ordering::SeqCst);
+            bridge.answered.notify_waiters();
+        });
+        if tokio::time::timeout(ACCEPT_PATIENCE, delivery).await.is_err() {
+            note(&format!(
+                "{} has not accepted a {what} within {} s; sending the next message anyway",
+                self.upstream.shown(),
+                ACCEPT_PATIENCE.as_secs()
+            ));
         }
     }
 
@@ -180,24 +221,26 @@ impl Bridge {
     }
 
     /// A request is answered (or will never be): forget it.
-    fn done(&self, id: &RequestId) {
+    fn done(&self, id: &Id) {
         self.in_flight().remove(id);
         self.answered.notify_waiters();
     }
 
     /// `notifications/cancelled` in the 2026-07-28 era: closing the
     /// request's stream is the cancellation.
-    fn close_stream(&self, id: RequestId) {
+    fn close_stream(&self, id: Id) {
         if let Some(request) = self.in_flight().remove(&id) {
             request.task.abort();
         }
     }
 
-    /// Waits until no request the host awaits is left unanswered.
+    /// Waits until no request the host awaits is left unanswered, and
+    /// every one-way message is delivered.
     async fn all_answered(&self) {
         loop {
             let answered = self.answered.notified();
-            if !self.in_flight().values().any(|request| !request.endless) {
+            let awaited = self.in_flight().values().any(|request| !request.endless);
+            if !awaited && self.one_way.load(Ordering::SeqCst) == 0 {
                 return;
             }
             answered.await;
@@ -212,10 +255,10 @@ impl Bridge {
         if let Some(listening) = self.listening().take() {
             listening.abort();
         }
-        self.end_session().await;
+        self.end_session(STOP_PATIENCE).await;
     }
 
-    fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, InFlight>> {
+    fn in_flight(&self) -> std::sync::MutexGuard<'_, HashMap<Id, InFlight>> {
         self.in_flight.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -254,24 +297,48 @@ impl Out {
     }
 }
 
-/// Reads the host's lines, newline and CR dropped, until stdin ends.
+/// Reads the host's lines, newline and CR dropped, until stdin ends. A
+/// line longer than [`MAX_MESSAGE`] is not sent (nor held): stderr says so.
 fn read_host(lines: &mpsc::Sender<Vec<u8>>) {
     let mut stdin = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
+    let mut line = Vec::new();
+    let mut too_long = false;
     loop {
-        let mut line = Vec::new();
-        match stdin.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {
-                if line.last() == Some(&b'\n') {
-                    line.pop();
-                }
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                if lines.blocking_send(line).is_err() {
-                    return;
-                }
-            }
+        let buffer = match stdin.fill_buf() {
+            Ok([]) => return,
+            Ok(buffer) => buffer,
+            Err(error) if error.kind() == ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        };
+        let (piece, ends) = match memchr::memchr(b'\n', buffer) {
+            Some(at) => (&buffer[..at], true),
+            None => (buffer, false),
+        };
+        if !too_long && line.len() + piece.len() > MAX_MESSAGE {
+            too_long = true;
+            line = Vec::new();
+            note(&format!(
+                "a line from the host longer than {} MiB was not sent to the server (a request in it gets no answer)",
+                MAX_MESSAGE >> 20
+            ));
+        }
+        if !too_long {
+            line.extend_from_slice(piece);
+        }
+        let used = piece.len() + usize::from(ends);
+        stdin.consume(used);
+        if !ends {
+            continue;
+        }
+        if std::mem::take(&mut too_long) {
+            continue;
+        }
+        let mut whole = std::mem::take(&mut line);
+        if whole.last() == Some(&b'\r') {
+            whole.pop();
+        }
+        if lines.blocking_send(whole).is_err() {
+            return;
         }
     }
 }

@@ -19,7 +19,9 @@ use hyper::{Method, Request};
 
 use super::super::client::{Body, Upstream};
 use super::super::mcp_param::{ParamHeaders, header_text};
-use super::super::message::{Outgoing, RequestId};
+use mcp_unknown_keys::jsonrpc::Id;
+
+use super::super::message::Outgoing;
 
 pub const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -133,11 +135,11 @@ impl Session {
     /// The request a 2026-07-28 `notifications/cancelled` gives up: on HTTP,
     /// that request's stream is closed instead of the notification being
     /// sent.
-    pub fn cancels_by_closing(&self, message: &Outgoing<'_>) -> Option<RequestId> {
+    pub fn cancels_by_closing(&self, message: &Outgoing<'_>) -> Option<Id> {
         if self.era() != Era::Modern {
             return None;
         }
-        message.cancelled_request().and_then(RequestId::read)
+        message.cancelled_request().and_then(Id::read)
     }
 
     /// Keeps the session the `initialize` answer assigned.

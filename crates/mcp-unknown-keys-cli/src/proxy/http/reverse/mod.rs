@@ -20,7 +20,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::header::{CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue};
+use hyper::header::{
+    ACCEPT_ENCODING, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue,
+};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
@@ -33,6 +35,7 @@ use super::note;
 use super::reply::{self, Failure};
 use super::sse::Parser;
 use crate::proxy::relay::LineTap;
+use crate::proxy::tap::Tap;
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 
@@ -117,12 +120,13 @@ impl Proxy {
     async fn forward(self: Arc<Self>, request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
         let (parts, incoming) = request.into_parts();
         let key = self.sessions.key(&parts.headers);
-        let tap = self.sessions.tap(&key);
+        let (tap, evicted) = self.sessions.tap(&key);
+        self.summarise(evicted);
         let client = tap.client();
         let (body, tapped, id) = match body::read_request(incoming, client.keep_limit()).await {
             Ok(body::Request::Whole(bytes)) => {
                 let tapped = client.before_forward(&bytes);
-                let id = Outgoing::read(&bytes).id().map(|id| id.get().to_owned());
+                let id = Outgoing::read(&bytes).id().map(ToOwned::to_owned);
                 (full(bytes.clone()), tapped.then_some(bytes), id)
             }
             Ok(body::Request::Streamed(body)) => {
@@ -131,13 +135,26 @@ impl Proxy {
             }
             Err(error) => return Ok(plain(StatusCode::BAD_REQUEST, &describe(&*error))),
         };
+        let target = self.target(&parts.uri);
+        let to_endpoint = target.path() == self.upstream.url().path();
         let mut upstream = Request::new(body);
         *upstream.method_mut() = parts.method.clone();
-        *upstream.uri_mut() = self.target(&parts.uri);
+        *upstream.uri_mut() = target;
         *upstream.headers_mut() = end_to_end(parts.headers);
-        upstream.headers_mut().remove(HOST);
+        let headers = upstream.headers_mut();
+        headers.remove(HOST);
+        if to_endpoint {
+            // The tap reads the messages of the endpoint's answers: they
+            // must come as they are. Other paths keep the client's choice.
+            headers.insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
+        }
+        // The user's headers stand for the client's of the same name; a
+        // name given twice is sent twice.
+        for name in self.headers.keys() {
+            headers.remove(name);
+        }
         for (name, value) in &self.headers {
-            upstream.headers_mut().insert(name, value.clone());
+            headers.append(name, value.clone());
         }
         let answer = self.upstream.request(upstream).await;
         if let Some(bytes) = &tapped {
@@ -147,17 +164,41 @@ impl Proxy {
             Ok(response) => response,
             Err(error) => {
                 let failure = Failure::Unreachable(describe(&error));
-                return Ok(self.unreachable(&failure, id.as_deref()));
+                return Ok(self.unreachable(&failure, id.as_deref(), &tap));
             }
         };
-        if parts.method == Method::DELETE && response.status().is_success() {
-            self.sessions.end(&key);
+        let status = response.status();
+        let ended = (parts.method == Method::DELETE && status.is_success())
+            || (status == StatusCode::NOT_FOUND && matches!(key, sessions::Key::Session(_)));
+        if ended {
+            // The session is over (deleted, or unknown to the server): its
+            // summary now. The 404 goes to the client as it is.
+            self.summarise(self.sessions.end(&key));
         }
         let (mut head, incoming) = response.into_parts();
         let carries = carries(&head.headers);
+        if matches!(carries, Carries::Nothing) && head.headers.contains_key(CONTENT_ENCODING) && to_endpoint {
+            note(&format!(
+                "{} answered with a {} body although the proxy asked for none: passed on as it is, unread",
+                self.upstream.shown(),
+                head.headers
+                    .get(CONTENT_ENCODING)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("compressed")
+            ));
+        }
         head.headers = end_to_end(head.headers);
         let body = Tapped::new(incoming, tap, carries).boxed();
         Ok(Response::from_parts(head, body))
+    }
+
+    /// Writes the summary of a session that ended, on a thread where
+    /// blocking is allowed (it settles the audit and writes the log).
+    fn summarise(self: &Arc<Self>, ended: Option<Arc<Tap>>) {
+        if let Some(tap) = ended {
+            let proxy = self.clone();
+            tokio::task::spawn_blocking(move || proxy.sessions.summary(&tap));
+        }
     }
 
     /// Where a request goes: the upstream URL for `/` and for the
@@ -181,15 +222,23 @@ impl Proxy {
         Uri::from_parts(parts).unwrap_or_else(|_| url.clone())
     }
 
-    /// 502, with a JSON-RPC error answering the request when it had an id.
-    fn unreachable(&self, failure: &Failure, id: Option<&str>) -> Response<Body> {
+    /// 502, with a JSON-RPC error answering the request when it had an id
+    /// (shown to the tap as the proxy's own reply: the server did not
+    /// answer), and said on stderr.
+    fn unreachable(
+        &self,
+        failure: &Failure,
+        id: Option<&serde_json::value::RawValue>,
+        tap: &Tap,
+    ) -> Response<Body> {
         let text = failure.explain(self.upstream.shown(), "");
         note(&text);
-        let id = id.and_then(|id| serde_json::value::RawValue::from_string(id.to_owned()).ok());
         let Some(id) = id else {
             return plain(StatusCode::BAD_GATEWAY, &text);
         };
-        let mut response = Response::new(full(Bytes::from(reply::error(&id, &text))));
+        let error = reply::error(id, &text);
+        tap.own_reply(error.as_bytes());
+        let mut response = Response::new(full(Bytes::from(error)));
         *response.status_mut() = StatusCode::BAD_GATEWAY;
         response
             .headers_mut()

@@ -6,13 +6,15 @@
 //! server that assigns none) belongs to its credentials: the tool set may
 //! vary by authorisation, so each distinct `Authorization` value gets its
 //! own catalogue (kept as a keyed hash, never as the secret). A session
-//! ends when the server accepts its DELETE, when it is the oldest of too
-//! many, or when the proxy stops; its summary is written then. Each tap's
+//! ends when the server accepts its DELETE or answers 404 to it, when it is
+//! the least recently used of too many, or when the proxy stops; its
+//! summary is written then, off the async runtime (the caller runs
+//! [`Sessions::summary`] where blocking is allowed). Each tap's
 //! log lines carry `upstream_session`: the keyed hash of its key, which
 //! tells sessions apart without writing their ids or credentials.
 
 use std::collections::hash_map::RandomState;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -20,7 +22,8 @@ use hyper::header::{AUTHORIZATION, HeaderMap};
 
 use crate::proxy::tap::Tap;
 
-/// The most sessions tapped at once; the oldest ends beyond it.
+/// The most sessions tapped at once; the least recently used ends beyond
+/// it.
 const MAX_SESSIONS: usize = 1024;
 
 /// Which catalogue a request belongs to.
@@ -42,9 +45,31 @@ pub struct Sessions {
 
 #[derive(Default)]
 struct Open {
-    taps: HashMap<Key, Arc<Tap>>,
-    /// Oldest first.
-    order: VecDeque<Key>,
+    /// Each session's tap, and when it was last used.
+    taps: HashMap<Key, (Arc<Tap>, u64)>,
+    /// The sessions by when they were last used, least recent first.
+    order: BTreeMap<u64, Key>,
+    /// The count of uses: the clock of `order`.
+    uses: u64,
+}
+
+impl Open {
+    /// Marks `key` used now.
+    fn touch(&mut self, key: &Key) -> Option<Arc<Tap>> {
+        self.uses += 1;
+        let now = self.uses;
+        let (tap, used) = self.taps.get_mut(key)?;
+        self.order.remove(used);
+        *used = now;
+        self.order.insert(now, key.clone());
+        Some(tap.clone())
+    }
+
+    fn remove(&mut self, key: &Key) -> Option<Arc<Tap>> {
+        let (tap, used) = self.taps.remove(key)?;
+        self.order.remove(&used);
+        Some(tap)
+    }
 }
 
 impl Sessions {
@@ -74,52 +99,53 @@ impl Sessions {
         }
     }
 
-    /// The tap of a session, opened on its first request.
-    pub fn tap(&self, key: &Key) -> Arc<Tap> {
-        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(tap) = open.taps.get(key) {
-            return tap.clone();
+    /// The tap of a session, opened on its first request; and the tap of
+    /// the least recently used session, when opening this one ends it (its
+    /// summary is the caller's to write, with [`Sessions::summary`]).
+    pub fn tap(&self, key: &Key) -> (Arc<Tap>, Option<Arc<Tap>>) {
+        let mut open = self.open();
+        if let Some(tap) = open.touch(key) {
+            return (tap, None);
         }
         let hash = match key {
             Key::Session(id) => self.hasher.hash_one(id),
             Key::Credentials(hash) => *hash,
         };
         let tap = Arc::new((self.new_tap)(format!("{hash:016x}")));
-        open.taps.insert(key.clone(), tap.clone());
-        open.order.push_back(key.clone());
-        let evicted = if open.order.len() > MAX_SESSIONS {
-            open.order.pop_front().and_then(|old| open.taps.remove(&old))
+        open.taps.insert(key.clone(), (tap.clone(), 0));
+        open.touch(key);
+        let evicted = if open.taps.len() > MAX_SESSIONS {
+            let oldest = open.order.first_key_value().map(|(_, key)| key.clone());
+            oldest.and_then(|oldest| open.remove(&oldest))
         } else {
             None
         };
-        drop(open);
-        if let Some(old) = evicted {
-            self.summary(&old);
-        }
-        tap
+        (tap, evicted)
     }
 
-    /// A session is over: its summary is written.
-    pub fn end(&self, key: &Key) {
-        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(tap) = open.taps.remove(key) else { return };
-        open.order.retain(|k| k != key);
-        drop(open);
-        self.summary(&tap);
+    /// A session is over: its tap, whose summary is the caller's to write.
+    pub fn end(&self, key: &Key) -> Option<Arc<Tap>> {
+        self.open().remove(key)
     }
 
-    /// The proxy stops: every session's summary is written, oldest first.
+    /// The proxy stops: every session's summary is written, least recently
+    /// used first.
     pub fn end_all(&self) {
-        let open = std::mem::take(&mut *self.open.lock().unwrap_or_else(PoisonError::into_inner));
-        let Open { mut taps, order } = open;
-        let taps: Vec<Arc<Tap>> = order.iter().filter_map(|key| taps.remove(key)).collect();
-        for tap in taps {
-            self.summary(&tap);
+        let Open { mut taps, order, .. } = std::mem::take(&mut *self.open());
+        for key in order.values() {
+            if let Some((tap, _)) = taps.remove(key) {
+                self.summary(&tap);
+            }
         }
     }
 
-    /// A session's summary, when it saw any call.
-    fn summary(&self, tap: &Tap) {
+    fn open(&self) -> std::sync::MutexGuard<'_, Open> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A session's summary, when it saw any call. Blocks (the audit is
+    /// settled, the log written): call it off the async runtime.
+    pub fn summary(&self, tap: &Tap) {
         tap.settle(Some(crate::proxy::SETTLE_AT_EXIT));
         if tap.coverage().calls > 0 || !tap.findings().is_empty() {
             (self.summarise)(tap);
@@ -151,18 +177,26 @@ mod tests {
         assert!(anonymous != alice && alice != bob);
         headers.insert(super::super::SESSION_ID, HeaderValue::from_static("s1"));
         assert_eq!(sessions.key(&headers), Key::Session(b"s1".to_vec()));
-        assert!(Arc::ptr_eq(&sessions.tap(&alice), &sessions.tap(&alice)));
-        assert!(!Arc::ptr_eq(&sessions.tap(&alice), &sessions.tap(&bob)));
+        assert!(Arc::ptr_eq(&sessions.tap(&alice).0, &sessions.tap(&alice).0));
+        assert!(!Arc::ptr_eq(&sessions.tap(&alice).0, &sessions.tap(&bob).0));
     }
 
     #[test]
-    fn the_oldest_session_ends_beyond_the_bound() {
+    fn the_least_recently_used_session_ends_beyond_the_bound() {
         let sessions = sessions();
-        let first = sessions.tap(&Key::Credentials(0));
-        for n in 1..=MAX_SESSIONS as u64 {
-            sessions.tap(&Key::Credentials(n));
+        let (first, _) = sessions.tap(&Key::Credentials(0));
+        let (second, _) = sessions.tap(&Key::Credentials(1));
+        let mut ended = Vec::new();
+        for n in 2..=MAX_SESSIONS as u64 {
+            // The first session stays in use; the second does not.
+            assert!(Arc::ptr_eq(&first, &sessions.tap(&Key::Credentials(0)).0));
+            ended.extend(sessions.tap(&Key::Credentials(n)).1);
         }
-        assert!(!Arc::ptr_eq(&first, &sessions.tap(&Key::Credentials(0))));
-        assert!(sessions.open.lock().unwrap().taps.len() <= MAX_SESSIONS);
+        assert_eq!(ended.len(), 1);
+        assert!(Arc::ptr_eq(&ended[0], &second));
+        assert!(Arc::ptr_eq(&first, &sessions.tap(&Key::Credentials(0)).0));
+        assert_eq!(sessions.open().taps.len(), MAX_SESSIONS);
+        assert!(Arc::ptr_eq(&sessions.end(&Key::Credentials(0)).unwrap(), &first));
+        assert!(sessions.end(&Key::Credentials(0)).is_none());
     }
 }

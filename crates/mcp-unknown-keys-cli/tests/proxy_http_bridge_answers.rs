@@ -1,0 +1,258 @@
+//! `proxy --url URL` against a scripted server: every message the server
+//! sends reaches the host as it came, whatever its shape; answers pair with
+//! their requests by the value of their ids; a one-way message's answer is
+//! passed on, and never cancelled by the wait for it; each message is held
+//! to a bound; the stream of the server's own messages is resumed, and its
+//! end said; a signal ends the bridge even when the host stopped reading.
+
+#![cfg(feature = "remote")]
+
+mod support;
+
+use std::io::Write;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use support::remote::{INITIALIZE, INITIALIZED, bridge};
+use support::scripted::{Reply, Scripted, Seen};
+use support::{PATIENCE, wait_with_patience};
+
+const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}"#;
+
+const INITIALIZED_ANSWER: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}"#;
+
+/// A 2025 server: `initialize` opens session `s1`; notifications are
+/// accepted; GET is not offered; DELETE ends the session; a call is answered
+/// by `call`.
+fn legacy(call: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> Scripted {
+    Scripted::start(move |seen| match seen.method.as_str() {
+        "GET" => Reply::status(405),
+        "DELETE" => Reply::status(200),
+        _ if seen.text().contains("\"initialize\"") => {
+            Reply::json(INITIALIZED_ANSWER).header("mcp-session-id", "s1")
+        }
+        _ if !seen.text().contains("\"id\"") => Reply::status(202),
+        _ => call(seen),
+    })
+}
+
+fn lines(stdout: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn an_answer_the_bridge_cannot_type_still_reaches_the_host_once() {
+    // A repeated member and a member of no schema: a typed reader refuses
+    // the first; the answer must pass as it came, and nothing be added.
+    let answer = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]},"id":1,"x-extra":{"a":[1]}}"#;
+    let server = legacy(move |_| Reply::json(answer));
+    let mut s = bridge(&server.url(), &[]);
+    s.send(INITIALIZE);
+    s.recv();
+    s.send(INITIALIZED);
+    s.send(CALL);
+    assert_eq!(String::from_utf8_lossy(&s.recv()).trim_end(), answer);
+    let finished = s.finish();
+    assert!(
+        lines(&finished.stdout).is_empty(),
+        "{:?}",
+        lines(&finished.stdout)
+    );
+}
+
+#[test]
+fn an_answer_pairs_with_its_request_by_the_value_of_the_id() {
+    // `1.0` answers `1`, on a JSON body and on an event stream.
+    let answer = r#"{"jsonrpc":"2.0","id":1.0,"result":{"content":[]}}"#;
+    for stream in [false, true] {
+        let server = legacy(move |_| {
+            if stream {
+                Reply::events(&[answer])
+            } else {
+                Reply::json(answer)
+            }
+        });
+        let mut s = bridge(&server.url(), &[]);
+        s.send(INITIALIZE);
+        s.recv();
+        s.send(INITIALIZED);
+        s.send(CALL);
+        assert_eq!(String::from_utf8_lossy(&s.recv()).trim_end(), answer);
+        let finished = s.finish();
+        assert!(
+            lines(&finished.stdout).is_empty(),
+            "stream {stream}: {:?}",
+            lines(&finished.stdout)
+        );
+        assert!(
+            !finished.stderr.contains("before answering"),
+            "{}",
+            finished.stderr
+        );
+    }
+}
+
+#[test]
+fn a_body_on_the_answer_to_a_notification_reaches_the_host() {
+    let message =
+        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
+    let server = Scripted::start(move |seen| {
+        if seen.text().contains("notifications/initialized") {
+            Reply::json(message)
+        } else {
+            Reply::status(405)
+        }
+    });
+    let mut s = bridge(&server.url(), &[]);
+    s.send(INITIALIZED);
+    assert_eq!(String::from_utf8_lossy(&s.recv()).trim_end(), message);
+    assert!(s.finish().status.success());
+}
+
+#[test]
+fn a_notification_slower_than_the_wait_is_still_delivered_and_its_answer_passed_on() {
+    // The server takes longer than the bridge waits before sending the next
+    // message (10 s): the notification must not be cancelled.
+    let message =
+        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"late"}}"#;
+    let server = Scripted::start(move |seen| {
+        if seen.text().contains("notifications/initialized") {
+            Reply::status(200)
+                .header("content-type", "application/json")
+                .piece(Duration::from_secs(12), message.as_bytes())
+        } else {
+            Reply::status(405)
+        }
+    });
+    let mut s = bridge(&server.url(), &[]);
+    s.send(INITIALIZED);
+    assert_eq!(String::from_utf8_lossy(&s.recv()).trim_end(), message);
+    let finished = s.finish();
+    assert!(
+        finished.stderr.contains("sending the next message anyway"),
+        "{}",
+        finished.stderr
+    );
+}
+
+#[test]
+fn an_answer_longer_than_the_bound_is_failed_with_a_clear_error() {
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"text":"{}"}}}}"#,
+        "x".repeat(65 << 20)
+    );
+    let server = legacy(move |_| Reply::json(&long));
+    let mut s = bridge(&server.url(), &[]);
+    s.send(INITIALIZE);
+    s.recv();
+    s.send(INITIALIZED);
+    s.send(CALL);
+    let answer: Value = serde_json::from_slice(&s.recv()).unwrap();
+    assert_eq!(answer["id"], 1);
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("longer than 64 MiB"), "{message}");
+    let finished = s.finish();
+    assert!(
+        finished.stderr.contains("longer than 64 MiB"),
+        "{}",
+        finished.stderr
+    );
+}
+
+#[test]
+fn a_host_line_longer_than_the_bound_is_not_sent_and_said() {
+    let server = legacy(|_| Reply::json(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+    let mut s = bridge(&server.url(), &[]);
+    let long = format!(
+        r#"{{"jsonrpc":"2.0","method":"x","params":"{}"}}"#,
+        "y".repeat(65 << 20)
+    );
+    s.send(&long);
+    s.send(CALL);
+    assert_eq!(
+        String::from_utf8_lossy(&s.recv()).trim_end(),
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#
+    );
+    let finished = s.finish();
+    assert!(
+        finished.stderr.contains("line from the host longer than 64 MiB"),
+        "{}",
+        finished.stderr
+    );
+    let sent: Vec<usize> = server.drain().iter().map(|seen| seen.body.len()).collect();
+    assert!(sent.iter().all(|&len| len < 1 << 20), "{sent:?}");
+}
+
+#[test]
+fn the_stream_of_the_servers_own_messages_is_resumed_and_its_end_said() {
+    // Each GET brings only a priming event (an id, a short retry) and ends.
+    let server = Scripted::start(|seen| match seen.method.as_str() {
+        "GET" => Reply::sse("id: e1\nretry: 20\ndata:\n\n"),
+        "DELETE" => Reply::status(200),
+        _ if seen.text().contains("\"initialize\"") => {
+            Reply::json(INITIALIZED_ANSWER).header("mcp-session-id", "s1")
+        }
+        _ => Reply::status(202),
+    });
+    let mut s = bridge(&server.url(), &[]);
+    s.send(INITIALIZE);
+    s.recv();
+    s.send(INITIALIZED);
+    let mut gets = Vec::new();
+    while gets.len() < 7 {
+        let seen = server.next(PATIENCE).expect("the bridge opens the stream again");
+        if seen.method == "GET" {
+            gets.push(seen);
+        }
+    }
+    assert_eq!(gets[0].header("last-event-id"), None);
+    assert!(
+        gets[1..]
+            .iter()
+            .all(|get| get.header("last-event-id") == Some("e1"))
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    let finished = s.finish();
+    assert!(
+        finished.stderr.contains("gave up the stream of"),
+        "{}",
+        finished.stderr
+    );
+}
+
+#[test]
+fn a_signal_ends_the_bridge_even_when_the_host_stopped_reading() {
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"text":"{}"}}}}"#,
+        "z".repeat(1 << 20)
+    );
+    let server = legacy(move |_| Reply::json(&big));
+    let mut child = support::proxy_command(&["--url", &server.url()], &[])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in [INITIALIZE, INITIALIZED, CALL, CALL, CALL] {
+        writeln!(stdin, "{line}").unwrap();
+    }
+    // Nobody reads stdout: the answers fill the pipe and the writer blocks.
+    let mut calls = 0;
+    while calls < 3 {
+        let seen = server.next(PATIENCE).expect("the calls reach the server");
+        calls += usize::from(seen.text().contains("tools/call"));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    wait_with_patience(&mut child);
+    let deleted =
+        std::iter::from_fn(|| server.next(Duration::from_millis(100))).any(|seen| seen.method == "DELETE");
+    assert!(deleted, "the session is deleted");
+    drop(stdin);
+}
