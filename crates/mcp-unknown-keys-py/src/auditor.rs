@@ -61,9 +61,11 @@ impl PyAuditor {
     /// (`ListToolsResult`, a JSON-RPC response's `result`), or the JSON
     /// text of any of these. Pairs already said stay said.
     fn replace_catalog(&self, tools: &Bound<'_, PyAny>) -> PyResult<()> {
+        let tools = listed_tools(tools)?;
         let mut catalog = Catalog::new();
-        read_tools(tools, |tools| catalog.extend_tools(tools))?;
+        catalog.extend_tools(&tools);
         self.listing().abandon();
+        // Says the catalogue's notes through `on_note`: no lock is held.
         self.auditor.replace_catalog(catalog);
         Ok(())
     }
@@ -74,9 +76,13 @@ impl PyAuditor {
     /// `nextCursor`. Calls are audited against the pages so far.
     #[pyo3(signature = (tools, *, first, more))]
     fn list_page(&self, tools: &Bound<'_, PyAny>, first: bool, more: bool) -> PyResult<()> {
-        let mut listing = self.listing();
-        let mut catalog = None;
-        read_tools(tools, |tools| catalog = listing.page(tools, first, more))?;
+        // The page is read (Python code may run: `model_dump`) before the
+        // listing is locked, and the catalogue installed (`on_note` may run)
+        // after it is unlocked: a lock held across Python would deadlock
+        // with a thread waiting for it with the GIL, or with a callback
+        // calling this auditor back.
+        let tools = listed_tools(tools)?;
+        let catalog = self.listing().page(&tools, first, more);
         if let Some(catalog) = catalog {
             self.auditor.replace_catalog(catalog);
         }
@@ -167,6 +173,9 @@ impl PyAuditor {
     }
 }
 
+/// Both locks guard pure Rust only: none is ever held across a call into
+/// Python, which may let another thread take the GIL and wait for the lock
+/// with it, or call this auditor back on the same thread.
 impl PyAuditor {
     fn counted(&self) -> std::sync::MutexGuard<'_, Coverage> {
         self.coverage.lock().unwrap_or_else(PoisonError::into_inner)
@@ -175,13 +184,6 @@ impl PyAuditor {
     fn listing(&self) -> std::sync::MutexGuard<'_, Listing> {
         self.listing.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-/// Reads a listing in any form the host gives it and hands its tools array
-/// to `read`.
-fn read_tools(tools: &Bound<'_, PyAny>, read: impl FnOnce(&[Value])) -> PyResult<()> {
-    read(&listed_tools(tools)?);
-    Ok(())
 }
 
 /// The tools of a listing in any form the host gives it: a list of tools,
