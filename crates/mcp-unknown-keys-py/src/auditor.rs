@@ -60,32 +60,41 @@ impl PyAuditor {
     /// such as the MCP SDK's `Tool`), a listing holding one under `tools`
     /// (`ListToolsResult`, a JSON-RPC response's `result`), or the JSON
     /// text of any of these. Pairs already said stay said.
-    fn replace_catalog(&self, tools: &Bound<'_, PyAny>) -> PyResult<()> {
+    ///
+    /// The catalogue is built with the GIL released: other threads run
+    /// meanwhile.
+    fn replace_catalog(&self, py: Python<'_>, tools: &Bound<'_, PyAny>) -> PyResult<()> {
         let tools = listed_tools(tools)?;
-        let mut catalog = Catalog::new();
-        catalog.extend_tools(&tools);
-        self.listing().abandon();
-        // Says the catalogue's notes through `on_note`: no lock is held.
-        self.auditor.replace_catalog(catalog);
+        py.detach(move || {
+            let mut catalog = Catalog::new();
+            catalog.extend_tools(&tools);
+            self.listing().abandon();
+            // Says the catalogue's notes through `on_note` (taking the GIL
+            // back for it): no lock is held.
+            self.auditor.replace_catalog(catalog);
+        });
         Ok(())
     }
 
     /// Takes one page of a paginated MCP listing, as the core's `Listing`
     /// assembles one: `first` for a page answering a request without a
     /// cursor (it opens a new listing), `more` when it carries a
-    /// `nextCursor`. Calls are audited against the pages so far.
+    /// `nextCursor`. Calls are audited against the pages so far. The
+    /// catalogue is built with the GIL released.
     #[pyo3(signature = (tools, *, first, more))]
-    fn list_page(&self, tools: &Bound<'_, PyAny>, first: bool, more: bool) -> PyResult<()> {
+    fn list_page(&self, py: Python<'_>, tools: &Bound<'_, PyAny>, first: bool, more: bool) -> PyResult<()> {
         // The page is read (Python code may run: `model_dump`) before the
         // listing is locked, and the catalogue installed (`on_note` may run)
         // after it is unlocked: a lock held across Python would deadlock
         // with a thread waiting for it with the GIL, or with a callback
         // calling this auditor back.
         let tools = listed_tools(tools)?;
-        let catalog = self.listing().page(&tools, first, more);
-        if let Some(catalog) = catalog {
-            self.auditor.replace_catalog(catalog);
-        }
+        py.detach(move || {
+            let catalog = self.listing().page(&tools, first, more);
+            if let Some(catalog) = catalog {
+                self.auditor.replace_catalog(catalog);
+            }
+        });
         Ok(())
     }
 

@@ -123,20 +123,23 @@ fn sequence<'py>(value: &Bound<'py, PyAny>) -> Option<Box<dyn Iterator<Item = Bo
 /// pydantic model (the MCP SDK's `Tool`, `ListToolsResult`) as its JSON dump
 /// by alias (`inputSchema`). Anything else is a `TypeError` naming it.
 pub fn host_value(value: &Bound<'_, PyAny>) -> PyResult<Value> {
+    let py = value.py();
     if let Ok(text) = value.cast::<PyString>() {
-        return parse(text.to_str()?.as_bytes());
+        return parse(py, text.to_str()?.as_bytes());
     }
     if let Ok(bytes) = value.cast::<PyBytes>() {
-        return parse(bytes.as_bytes());
+        return parse(py, bytes.as_bytes());
     }
     if let Ok(bytes) = value.cast::<PyByteArray>() {
-        return parse(&bytes.to_vec());
+        return parse(py, &bytes.to_vec());
     }
     structure(value, 0)
 }
 
-fn parse(text: &[u8]) -> PyResult<Value> {
-    serde_json::from_slice(text).map_err(|error| PyValueError::new_err(format!("not JSON: {error}")))
+/// JSON text parsed with the GIL released: a listing's text can be large.
+fn parse(py: Python<'_>, text: &[u8]) -> PyResult<Value> {
+    py.detach(|| serde_json::from_slice(text))
+        .map_err(|error| PyValueError::new_err(format!("not JSON: {error}")))
 }
 
 fn structure(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
