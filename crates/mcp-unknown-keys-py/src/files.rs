@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use mcp_unknown_keys_logs::{Error, Options, Tools, audit_files};
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyValueError,
+    PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::auditor::{allowed_keys, listed_tools};
 use crate::report::{PyCoverage, PyWarning};
@@ -20,8 +20,9 @@ use crate::report::{PyCoverage, PyWarning};
 /// documents, plain, gzip or Zstandard, in every shape the command reads
 /// (transcripts, model API bodies and streams, spans, MCP traffic, a
 /// proxy's `--log`). `tools`: the catalogue when the logs hold none: a path
-/// to a file of tools, or the tools themselves in any form
-/// `Auditor.replace_catalog` takes.
+/// to a file of tools (`str` or `os.PathLike`; a `str` is always a path),
+/// or the declarations themselves as a list of tools, a dict listing them
+/// or a pydantic model (`ListToolsResult`); anything else is a `TypeError`.
 #[pyfunction]
 #[pyo3(signature = (path, tools=None, *, allow=None, top_level_only=false))]
 pub fn audit_file(
@@ -55,10 +56,38 @@ fn paths_of(path: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
     Ok(vec![path.extract::<PathBuf>()?])
 }
 
-/// A path to a catalogue file, or the tools themselves.
+/// A path to a catalogue file (`str`, `os.PathLike`), or the declarations
+/// themselves (a list or tuple of tools, a dict listing them or declaring
+/// one, a pydantic model such as `ListToolsResult`). Anything else is a
+/// `TypeError`: JSON text in `bytes` would read as a listing while the same
+/// text in a `str` reads as a path, and a set or a generator of tools has
+/// no order to say notes in.
 fn catalogue_of(tools: &Bound<'_, PyAny>) -> PyResult<Tools> {
-    if let Ok(path) = tools.extract::<PathBuf>() {
+    if let Ok(text) = tools.cast::<PyString>() {
+        let path = PathBuf::from(text.to_str()?);
+        let looks_like_json = text.to_str()?.trim_start().starts_with(['[', '{']);
+        if looks_like_json && !path.exists() {
+            return Err(PyTypeError::new_err(
+                "tools: a str is a path to a catalogue file, and this one is no file but looks \
+                 like JSON text: pass the declarations themselves (json.loads(text))",
+            ));
+        }
         return Ok(Tools::file(path));
+    }
+    if tools.hasattr("__fspath__")? {
+        return Ok(Tools::file(tools.extract::<PathBuf>()?));
+    }
+    let declarations = tools.is_instance_of::<PyList>()
+        || tools.is_instance_of::<PyTuple>()
+        || tools.is_instance_of::<PyDict>()
+        || tools.hasattr("model_dump")?;
+    if !declarations {
+        return Err(PyTypeError::new_err(format!(
+            "tools must be a path to a catalogue file (str or os.PathLike) or the declarations \
+             (a list of tools, a dict listing them, a pydantic model such as ListToolsResult), \
+             not {}",
+            tools.get_type().name()?
+        )));
     }
     Ok(Tools::declarations("tools", listed_tools(tools)?))
 }

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import Recorded
+from conftest import Recorded, framework
 
 from mcp_unknown_keys import Auditor, audit_file
 
@@ -41,7 +41,9 @@ def test_a_transcript_is_audited_against_the_tools_given(tmp_path):
     session = write(tmp_path / "session.jsonl", [claude_code_line("toolu_1", {"path": "notes.txt", "ffset": 12})])
     catalogue = tmp_path / "fs-tools.json"
     catalogue.write_text(json.dumps(FS_TOOLS))
-    for tools in (FS_TOOLS, json.dumps(FS_TOOLS).encode(), {"tools": FS_TOOLS}, catalogue, str(catalogue)):
+    mcp_types = framework("mcp.types", "mcp")
+    listing = mcp_types.ListToolsResult(tools=[mcp_types.Tool(**tool) for tool in FS_TOOLS])
+    for tools in (FS_TOOLS, tuple(FS_TOOLS), {"tools": FS_TOOLS}, listing, catalogue, str(catalogue)):
         warnings, coverage = audit_file(session, tools)
         [warning] = warnings
         assert (warning.tool, warning.unknown_keys, warning.id) == ("mcp__fs__read_file", ["ffset"], "toolu_1")
@@ -100,3 +102,16 @@ def test_what_cannot_be_read_is_an_error_naming_it(tmp_path):
         audit_file(session, empty)
     with pytest.raises(TypeError):
         audit_file(session, 12)
+
+
+def test_tools_is_a_path_or_the_declarations_and_nothing_else(tmp_path):
+    session = write(tmp_path / "session.jsonl", [claude_code_line("toolu_1", {"path": "a", "ffset": 1})])
+    # A str is a path, never JSON text: text that is no file is refused, saying what to pass.
+    with pytest.raises(TypeError, match=r"looks like JSON text: pass the declarations themselves"):
+        audit_file(session, json.dumps(FS_TOOLS))
+    with pytest.raises(FileNotFoundError, match="fs-tools.json"):
+        audit_file(session, str(tmp_path / "fs-tools.json"))
+    not_tools = (json.dumps(FS_TOOLS).encode(), bytearray(b"[]"), 12, set(), (tool for tool in FS_TOOLS))
+    for tools in not_tools:
+        with pytest.raises(TypeError, match=r"tools must be a path .* or the declarations .*, not \w+"):
+            audit_file(session, tools)

@@ -1,7 +1,7 @@
 """Type stubs of the Rust extension: Auditor, Warning, Coverage."""
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, final
 
 from typing_extensions import NotRequired
@@ -95,7 +95,7 @@ class Auditor:
 
 def audit_file(
     path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-    tools: str | os.PathLike[str] | object | None = None,
+    tools: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any] | None = None,
     *,
     allow: Iterable[str] | None = (),
     top_level_only: bool = False,
