@@ -1,8 +1,10 @@
 //! `audit_file`: the `audit` command's reader of recorded logs, for Python.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use mcp_unknown_keys_logs::{Error, Options, Tools, audit_files};
+use mcp_unknown_keys::audit::Coverage;
+use mcp_unknown_keys_logs::{Error, Lines, Options, Report, Tools, audit_files};
 use pyo3::exceptions::{
     PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyTypeError, PyValueError,
 };
@@ -12,9 +14,10 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use crate::auditor::{allowed_keys, listed_tools};
 use crate::report::{PyCoverage, PyWarning};
 
-/// Audits recorded logs as `mcp-unknown-keys audit` does and returns the
-/// warnings (each undeclared pair said once) and the coverage of every call
-/// found.
+/// Audits recorded logs as `mcp-unknown-keys audit` does and returns a
+/// `Report`: the warnings (each undeclared pair said once), the coverage
+/// of every call found, and the lines read, those that could not be read
+/// counted and named in its notices.
 ///
 /// `path`: a file, or a list of files read in order; JSON Lines or JSON
 /// documents, plain, gzip or Zstandard, in every shape the command reads
@@ -31,7 +34,7 @@ pub fn audit_file(
     tools: Option<&Bound<'_, PyAny>>,
     allow: Option<Bound<'_, PyAny>>,
     top_level_only: bool,
-) -> PyResult<(Vec<PyWarning>, PyCoverage)> {
+) -> PyResult<PyReport> {
     let paths = paths_of(path)?;
     let mut options = allowed_keys(allow)?
         .into_iter()
@@ -44,8 +47,96 @@ pub fn audit_file(
     let report = py
         .detach(|| audit_files(&paths, &options))
         .map_err(python_error)?;
-    let warnings = report.warnings.into_iter().map(PyWarning::from).collect();
-    Ok((warnings, PyCoverage::from(report.coverage)))
+    Ok(PyReport::from(report))
+}
+
+/// What `audit_file` found: the warnings, the coverage of every call, and
+/// every line read, those that could not be read counted (`lines`,
+/// `unreadable_lines`) and named (`notices`).
+#[pyclass(name = "Report", module = "mcp_unknown_keys", frozen)]
+pub struct PyReport {
+    warnings: Vec<PyWarning>,
+    coverage: Coverage,
+    lines: Lines,
+    notices: Vec<String>,
+}
+
+impl From<Report> for PyReport {
+    fn from(report: Report) -> PyReport {
+        PyReport {
+            warnings: report.warnings.into_iter().map(PyWarning::from).collect(),
+            coverage: report.coverage,
+            lines: report.lines,
+            notices: report.notices.iter().map(ToString::to_string).collect(),
+        }
+    }
+}
+
+#[pymethods]
+impl PyReport {
+    /// Every warning raised, in order: each undeclared pair said once.
+    #[getter]
+    fn warnings(&self) -> Vec<PyWarning> {
+        self.warnings.clone()
+    }
+
+    /// Every call found: audited, or unaudited for a named reason.
+    #[getter]
+    fn coverage(&self) -> PyCoverage {
+        PyCoverage::from(self.coverage.clone())
+    }
+
+    /// The lines read (blank ones aside; the JSON values of an input that is
+    /// not JSON Lines) and what became of them: a dict of `read`,
+    /// `not_json`, `not_utf8` and `idle` (JSON holding nothing an audit
+    /// uses).
+    #[getter]
+    fn lines(&self) -> BTreeMap<&'static str, u64> {
+        let Lines {
+            read,
+            not_json,
+            not_utf8,
+            idle,
+            ..
+        } = self.lines;
+        BTreeMap::from([
+            ("read", read),
+            ("not_json", not_json),
+            ("not_utf8", not_utf8),
+            ("idle", idle),
+        ])
+    }
+
+    /// The lines that could not be read: not JSON, or not UTF-8.
+    #[getter]
+    fn unreadable_lines(&self) -> u64 {
+        self.lines.not_json + self.lines.not_utf8
+    }
+
+    /// Everything said beside the warnings, as the `audit` command says it
+    /// on stderr: each unreadable line (`session.jsonl:4: not JSON, counted
+    /// as unreadable`, the first few of each file named), a tool that could
+    /// not be read, a catalogue's notes, a file read as one JSON document.
+    #[getter]
+    fn notices(&self) -> Vec<String> {
+        self.notices.clone()
+    }
+
+    /// Whether nothing was passed over: every call audited and every line
+    /// read.
+    #[getter]
+    fn is_complete(&self) -> bool {
+        self.coverage.is_complete() && self.unreadable_lines() == 0
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Report(warnings={}, coverage={}, unreadable_lines={})",
+            self.warnings.len(),
+            self.coverage,
+            self.unreadable_lines()
+        )
+    }
 }
 
 /// One path or a list of them: `str`, `bytes` or `os.PathLike` each.
