@@ -9,10 +9,10 @@ use mcp_unknown_keys::audit::{
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyString};
+use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 use serde_json::Value;
 
-use crate::convert::{DictArguments, host_value};
+use crate::convert::{DictArguments, host_value, json_text};
 use crate::report::{PyCoverage, PyWarning};
 use crate::sink::PythonSink;
 
@@ -154,7 +154,9 @@ impl PyAuditor {
         let warning = if let Ok(dict) = arguments.cast::<PyDict>() {
             audit(Some(Arguments::Host(&DictArguments(dict))))
         } else {
-            match json_text(arguments) {
+            // Text that is not UTF-8, and any other type, leave the call
+            // unreadable.
+            match json_text(arguments).and_then(Result::ok) {
                 Some(text) if text.len() >= DETACH_FROM_BYTES => {
                     py.detach(|| audit(Some(Arguments::Json(&text))))
                 }
@@ -286,20 +288,4 @@ fn id_value(id: &Bound<'_, PyAny>) -> Option<Value> {
     id.str()
         .ok()
         .map(|text| Value::String(text.to_string_lossy().into_owned()))
-}
-
-/// Arguments given as JSON text (`str`, `bytes`, `bytearray`), borrowed
-/// where Python lets it be; `None` for text that is not UTF-8 and for any
-/// other type, which leave the call unreadable.
-fn json_text<'a>(arguments: &'a Bound<'_, PyAny>) -> Option<Cow<'a, str>> {
-    if let Ok(text) = arguments.cast::<PyString>() {
-        return text.to_str().ok().map(Cow::Borrowed);
-    }
-    if let Ok(bytes) = arguments.cast::<PyBytes>() {
-        return std::str::from_utf8(bytes.as_bytes()).ok().map(Cow::Borrowed);
-    }
-    if let Ok(bytes) = arguments.cast::<PyByteArray>() {
-        return String::from_utf8(bytes.to_vec()).ok().map(Cow::Owned);
-    }
-    None
 }
