@@ -9,10 +9,10 @@ use mcp_unknown_keys::audit::{
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyString};
+use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 use serde_json::Value;
 
-use crate::convert::{DictArguments, host_value};
+use crate::convert::{DictArguments, host_value, json_text};
 use crate::report::{PyCoverage, PyWarning};
 use crate::sink::PythonSink;
 
@@ -60,26 +60,41 @@ impl PyAuditor {
     /// such as the MCP SDK's `Tool`), a listing holding one under `tools`
     /// (`ListToolsResult`, a JSON-RPC response's `result`), or the JSON
     /// text of any of these. Pairs already said stay said.
-    fn replace_catalog(&self, tools: &Bound<'_, PyAny>) -> PyResult<()> {
-        let mut catalog = Catalog::new();
-        read_tools(tools, |tools| catalog.extend_tools(tools))?;
-        self.listing().abandon();
-        self.auditor.replace_catalog(catalog);
+    ///
+    /// The catalogue is built with the GIL released: other threads run
+    /// meanwhile.
+    fn replace_catalog(&self, py: Python<'_>, tools: &Bound<'_, PyAny>) -> PyResult<()> {
+        let tools = listed_tools(tools)?;
+        py.detach(move || {
+            let mut catalog = Catalog::new();
+            catalog.extend_tools(&tools);
+            self.listing().abandon();
+            // Says the catalogue's notes through `on_note` (taking the GIL
+            // back for it): no lock is held.
+            self.auditor.replace_catalog(catalog);
+        });
         Ok(())
     }
 
     /// Takes one page of a paginated MCP listing, as the core's `Listing`
     /// assembles one: `first` for a page answering a request without a
     /// cursor (it opens a new listing), `more` when it carries a
-    /// `nextCursor`. Calls are audited against the pages so far.
+    /// `nextCursor`. Calls are audited against the pages so far. The
+    /// catalogue is built with the GIL released.
     #[pyo3(signature = (tools, *, first, more))]
-    fn list_page(&self, tools: &Bound<'_, PyAny>, first: bool, more: bool) -> PyResult<()> {
-        let mut listing = self.listing();
-        let mut catalog = None;
-        read_tools(tools, |tools| catalog = listing.page(tools, first, more))?;
-        if let Some(catalog) = catalog {
-            self.auditor.replace_catalog(catalog);
-        }
+    fn list_page(&self, py: Python<'_>, tools: &Bound<'_, PyAny>, first: bool, more: bool) -> PyResult<()> {
+        // The page is read (Python code may run: `model_dump`) before the
+        // listing is locked, and the catalogue installed (`on_note` may run)
+        // after it is unlocked: a lock held across Python would deadlock
+        // with a thread waiting for it with the GIL, or with a callback
+        // calling this auditor back.
+        let tools = listed_tools(tools)?;
+        py.detach(move || {
+            let catalog = self.listing().page(&tools, first, more);
+            if let Some(catalog) = catalog {
+                self.auditor.replace_catalog(catalog);
+            }
+        });
         Ok(())
     }
 
@@ -139,7 +154,9 @@ impl PyAuditor {
         let warning = if let Ok(dict) = arguments.cast::<PyDict>() {
             audit(Some(Arguments::Host(&DictArguments(dict))))
         } else {
-            match json_text(arguments) {
+            // Text that is not UTF-8, and any other type, leave the call
+            // unreadable.
+            match json_text(arguments).and_then(Result::ok) {
                 Some(text) if text.len() >= DETACH_FROM_BYTES => {
                     py.detach(|| audit(Some(Arguments::Json(&text))))
                 }
@@ -167,6 +184,9 @@ impl PyAuditor {
     }
 }
 
+/// Both locks guard pure Rust only: none is ever held across a call into
+/// Python, which may let another thread take the GIL and wait for the lock
+/// with it, or call this auditor back on the same thread.
 impl PyAuditor {
     fn counted(&self) -> std::sync::MutexGuard<'_, Coverage> {
         self.coverage.lock().unwrap_or_else(PoisonError::into_inner)
@@ -175,13 +195,6 @@ impl PyAuditor {
     fn listing(&self) -> std::sync::MutexGuard<'_, Listing> {
         self.listing.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-/// Reads a listing in any form the host gives it and hands its tools array
-/// to `read`.
-fn read_tools(tools: &Bound<'_, PyAny>, read: impl FnOnce(&[Value])) -> PyResult<()> {
-    read(&listed_tools(tools)?);
-    Ok(())
 }
 
 /// The tools of a listing in any form the host gives it: a list of tools,
@@ -275,20 +288,4 @@ fn id_value(id: &Bound<'_, PyAny>) -> Option<Value> {
     id.str()
         .ok()
         .map(|text| Value::String(text.to_string_lossy().into_owned()))
-}
-
-/// Arguments given as JSON text (`str`, `bytes`, `bytearray`), borrowed
-/// where Python lets it be; `None` for text that is not UTF-8 and for any
-/// other type, which leave the call unreadable.
-fn json_text<'a>(arguments: &'a Bound<'_, PyAny>) -> Option<Cow<'a, str>> {
-    if let Ok(text) = arguments.cast::<PyString>() {
-        return text.to_str().ok().map(Cow::Borrowed);
-    }
-    if let Ok(bytes) = arguments.cast::<PyBytes>() {
-        return std::str::from_utf8(bytes.as_bytes()).ok().map(Cow::Borrowed);
-    }
-    if let Ok(bytes) = arguments.cast::<PyByteArray>() {
-        return String::from_utf8(bytes.to_vec()).ok().map(Cow::Owned);
-    }
-    None
 }

@@ -56,9 +56,12 @@ impl HostObject for DictArguments<'_, '_> {
 }
 
 /// A dict key as `json.dumps` writes it: a string as it is (an unpaired
-/// surrogate replaced), an integer in decimal, `true`, `false`, `null`, a
-/// float as Python writes it; `None` for a key of any other type, which
-/// `json.dumps` refuses.
+/// surrogate replaced), `true`, `false`, `null`, an integer in decimal and a
+/// float as `float.__repr__` writes it (`Infinity`, `-Infinity`, `NaN` when
+/// not finite), whatever the subclass's own `repr` (an `IntEnum` member is
+/// its number); `None` for a key of any other type, which `json.dumps`
+/// refuses. Arguments a host hands over as a dict and as `json.dumps` text
+/// are thus read alike.
 pub fn key_text<'a>(key: &'a Bound<'_, PyAny>) -> Option<Cow<'a, str>> {
     if let Ok(text) = key.cast::<PyString>() {
         return Some(match text.to_str() {
@@ -66,46 +69,142 @@ pub fn key_text<'a>(key: &'a Bound<'_, PyAny>) -> Option<Cow<'a, str>> {
             Err(_) => Cow::Owned(text.to_string_lossy().into_owned()),
         });
     }
+    if let Ok(float) = key.cast::<PyFloat>() {
+        return Some(float_key(key.py(), float.value()));
+    }
     if let Ok(flag) = key.cast::<PyBool>() {
         return Some(Cow::Borrowed(if flag.is_true() { "true" } else { "false" }));
     }
     if key.is_none() {
         return Some(Cow::Borrowed("null"));
     }
-    if key.is_instance_of::<PyInt>() || key.is_instance_of::<PyFloat>() {
-        return key
-            .repr()
-            .ok()
-            .map(|repr| Cow::Owned(repr.to_string_lossy().into_owned()));
+    if key.is_instance_of::<PyInt>() {
+        if let Ok(int) = key.extract::<i128>() {
+            return Some(Cow::Owned(int.to_string()));
+        }
+        // Beyond 128 bits: `int.__repr__`, as `json.dumps` calls it.
+        let repr = key
+            .py()
+            .get_type::<PyInt>()
+            .getattr("__repr__")
+            .ok()?
+            .call1((key,))
+            .ok()?;
+        return Some(Cow::Owned(
+            repr.cast::<PyString>().ok()?.to_string_lossy().into_owned(),
+        ));
     }
     None
 }
 
-/// A string, a boolean, a number or `None` as JSON; `None` for anything
-/// else. An integer beyond 64 bits, or a float that is not finite, has no
-/// exact JSON number here and reads as `null`.
-fn scalar(value: &Bound<'_, PyAny>) -> Option<Value> {
+/// A float key as `json.dumps` writes it.
+fn float_key(py: Python<'_>, float: f64) -> Cow<'static, str> {
+    if float.is_nan() {
+        return Cow::Borrowed("NaN");
+    }
+    if float.is_infinite() {
+        return Cow::Borrowed(if float > 0.0 { "Infinity" } else { "-Infinity" });
+    }
+    // Python's shortest repr (`1e+16`, `0.1`), which Rust's formatting does
+    // not write alike; of a plain float, so a subclass's `repr` is not used.
+    let repr = PyFloat::new(py, float).repr();
+    Cow::Owned(repr.map_or_else(|_| float.to_string(), |repr| repr.to_string_lossy().into_owned()))
+}
+
+/// A string, a boolean, a number or `None`, as JSON reads it: the one rule
+/// for a call's values (walked in place by `walk`) and a catalogue's.
+pub enum Scalar<'a> {
+    /// A string, borrowed where it is UTF-8 (an unpaired surrogate is
+    /// replaced).
+    Str(Cow<'a, str>),
+    /// `True` or `False`.
+    Bool(bool),
+    /// An integer that fits 64 bits, signed.
+    Int(i64),
+    /// An integer that fits 64 bits, unsigned only.
+    UInt(u64),
+    /// A finite float.
+    Float(f64),
+    /// `None`, an integer beyond 64 bits, a float that is not finite: no
+    /// exact JSON number here.
+    Null,
+}
+
+impl<'a> Scalar<'a> {
+    /// `value` as a scalar; `None` for any other type.
+    pub fn of(value: &'a Bound<'_, PyAny>) -> Option<Scalar<'a>> {
+        if let Ok(text) = value.cast::<PyString>() {
+            return Some(Scalar::Str(match text.to_str() {
+                Ok(text) => Cow::Borrowed(text),
+                Err(_) => Cow::Owned(text.to_string_lossy().into_owned()),
+            }));
+        }
+        if let Ok(flag) = value.cast::<PyBool>() {
+            return Some(Scalar::Bool(flag.is_true()));
+        }
+        if value.is_none() {
+            return Some(Scalar::Null);
+        }
+        if value.is_instance_of::<PyInt>() {
+            let int = value.extract::<i64>().map(Scalar::Int);
+            return Some(
+                int.or_else(|_| value.extract::<u64>().map(Scalar::UInt))
+                    .unwrap_or(Scalar::Null),
+            );
+        }
+        if let Ok(float) = value.cast::<PyFloat>() {
+            let float = float.value();
+            return Some(if float.is_finite() {
+                Scalar::Float(float)
+            } else {
+                Scalar::Null
+            });
+        }
+        None
+    }
+}
+
+impl From<Scalar<'_>> for Value {
+    fn from(scalar: Scalar<'_>) -> Value {
+        match scalar {
+            Scalar::Str(text) => Value::String(text.into_owned()),
+            Scalar::Bool(flag) => Value::Bool(flag),
+            Scalar::Int(int) => Value::from(int),
+            Scalar::UInt(int) => Value::from(int),
+            Scalar::Float(float) => Number::from_f64(float).map_or(Value::Null, Value::Number),
+            Scalar::Null => Value::Null,
+        }
+    }
+}
+
+/// Text given as JSON (`str`, `bytes`, `bytearray`), borrowed where Python
+/// lets it be: the one rule for a call's arguments and a catalogue given as
+/// text. `None` for any other type; `Some(Err)` for text that is not UTF-8
+/// (a `str` with an unpaired surrogate).
+pub fn json_text<'a>(value: &'a Bound<'_, PyAny>) -> Option<Result<Cow<'a, str>, NotUtf8>> {
     if let Ok(text) = value.cast::<PyString>() {
-        return Some(Value::String(text.to_string_lossy().into_owned()));
+        return Some(text.to_str().map(Cow::Borrowed).map_err(|_| NotUtf8));
     }
-    if let Ok(flag) = value.cast::<PyBool>() {
-        return Some(Value::Bool(flag.is_true()));
+    if let Ok(bytes) = value.cast::<PyBytes>() {
+        return Some(
+            std::str::from_utf8(bytes.as_bytes())
+                .map(Cow::Borrowed)
+                .map_err(|_| NotUtf8),
+        );
     }
-    if value.is_none() {
-        return Some(Value::Null);
-    }
-    if value.is_instance_of::<PyInt>() {
-        let number = value
-            .extract::<i64>()
-            .map(Number::from)
-            .or_else(|_| value.extract::<u64>().map(Number::from));
-        return Some(number.map(Value::Number).unwrap_or(Value::Null));
-    }
-    if let Ok(float) = value.cast::<PyFloat>() {
-        return Some(Number::from_f64(float.value()).map_or(Value::Null, Value::Number));
+    if let Ok(bytes) = value.cast::<PyByteArray>() {
+        return Some(
+            String::from_utf8(bytes.to_vec())
+                .map(Cow::Owned)
+                .map_err(|_| NotUtf8),
+        );
     }
     None
 }
+
+/// JSON text that is not UTF-8.
+#[derive(Debug)]
+pub struct NotUtf8;
 
 /// The items of a list or a tuple.
 fn sequence<'py>(value: &Bound<'py, PyAny>) -> Option<Box<dyn Iterator<Item = Bound<'py, PyAny>> + 'py>> {
@@ -123,20 +222,17 @@ fn sequence<'py>(value: &Bound<'py, PyAny>) -> Option<Box<dyn Iterator<Item = Bo
 /// pydantic model (the MCP SDK's `Tool`, `ListToolsResult`) as its JSON dump
 /// by alias (`inputSchema`). Anything else is a `TypeError` naming it.
 pub fn host_value(value: &Bound<'_, PyAny>) -> PyResult<Value> {
-    if let Ok(text) = value.cast::<PyString>() {
-        return parse(text.to_str()?.as_bytes());
+    match json_text(value) {
+        Some(Ok(text)) => parse(value.py(), &text),
+        Some(Err(NotUtf8)) => Err(PyValueError::new_err("not JSON: the text is not UTF-8")),
+        None => structure(value, 0),
     }
-    if let Ok(bytes) = value.cast::<PyBytes>() {
-        return parse(bytes.as_bytes());
-    }
-    if let Ok(bytes) = value.cast::<PyByteArray>() {
-        return parse(&bytes.to_vec());
-    }
-    structure(value, 0)
 }
 
-fn parse(text: &[u8]) -> PyResult<Value> {
-    serde_json::from_slice(text).map_err(|error| PyValueError::new_err(format!("not JSON: {error}")))
+/// JSON text parsed with the GIL released: a listing's text can be large.
+fn parse(py: Python<'_>, text: &str) -> PyResult<Value> {
+    py.detach(|| serde_json::from_str(text))
+        .map_err(|error| PyValueError::new_err(format!("not JSON: {error}")))
 }
 
 fn structure(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
@@ -145,8 +241,8 @@ fn structure(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             "nested more than {MAX_CATALOGUE_DEPTH} levels deep"
         )));
     }
-    if let Some(scalar) = scalar(value) {
-        return Ok(scalar);
+    if let Some(scalar) = Scalar::of(value) {
+        return Ok(Value::from(scalar));
     }
     if let Ok(dict) = value.cast::<PyDict>() {
         let mut object = Map::new();

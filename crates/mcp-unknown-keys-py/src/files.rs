@@ -1,27 +1,31 @@
 //! `audit_file`: the `audit` command's reader of recorded logs, for Python.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use mcp_unknown_keys_logs::{Error, Options, Tools, audit_files};
+use mcp_unknown_keys::audit::Coverage;
+use mcp_unknown_keys_logs::{Error, Lines, Options, Report, Tools, audit_files};
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyValueError,
+    PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyTypeError, PyValueError,
 };
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::auditor::{allowed_keys, listed_tools};
 use crate::report::{PyCoverage, PyWarning};
 
-/// Audits recorded logs as `mcp-unknown-keys audit` does and returns the
-/// warnings (each undeclared pair said once) and the coverage of every call
-/// found.
+/// Audits recorded logs as `mcp-unknown-keys audit` does and returns a
+/// `Report`: the warnings (each undeclared pair said once), the coverage
+/// of every call found, and the lines read, those that could not be read
+/// counted and named in its notices.
 ///
 /// `path`: a file, or a list of files read in order; JSON Lines or JSON
 /// documents, plain, gzip or Zstandard, in every shape the command reads
 /// (transcripts, model API bodies and streams, spans, MCP traffic, a
 /// proxy's `--log`). `tools`: the catalogue when the logs hold none: a path
-/// to a file of tools, or the tools themselves in any form
-/// `Auditor.replace_catalog` takes.
+/// to a file of tools (`str` or `os.PathLike`; a `str` is always a path),
+/// or the declarations themselves as a list of tools, a dict listing them
+/// or a pydantic model (`ListToolsResult`); anything else is a `TypeError`.
 #[pyfunction]
 #[pyo3(signature = (path, tools=None, *, allow=None, top_level_only=false))]
 pub fn audit_file(
@@ -30,7 +34,7 @@ pub fn audit_file(
     tools: Option<&Bound<'_, PyAny>>,
     allow: Option<Bound<'_, PyAny>>,
     top_level_only: bool,
-) -> PyResult<(Vec<PyWarning>, PyCoverage)> {
+) -> PyResult<PyReport> {
     let paths = paths_of(path)?;
     let mut options = allowed_keys(allow)?
         .into_iter()
@@ -43,8 +47,96 @@ pub fn audit_file(
     let report = py
         .detach(|| audit_files(&paths, &options))
         .map_err(python_error)?;
-    let warnings = report.warnings.into_iter().map(PyWarning::from).collect();
-    Ok((warnings, PyCoverage::from(report.coverage)))
+    Ok(PyReport::from(report))
+}
+
+/// What `audit_file` found: the warnings, the coverage of every call, and
+/// every line read, those that could not be read counted (`lines`,
+/// `unreadable_lines`) and named (`notices`).
+#[pyclass(name = "Report", module = "mcp_unknown_keys", frozen)]
+pub struct PyReport {
+    warnings: Vec<PyWarning>,
+    coverage: Coverage,
+    lines: Lines,
+    notices: Vec<String>,
+}
+
+impl From<Report> for PyReport {
+    fn from(report: Report) -> PyReport {
+        PyReport {
+            warnings: report.warnings.into_iter().map(PyWarning::from).collect(),
+            coverage: report.coverage,
+            lines: report.lines,
+            notices: report.notices.iter().map(ToString::to_string).collect(),
+        }
+    }
+}
+
+#[pymethods]
+impl PyReport {
+    /// Every warning raised, in order: each undeclared pair said once.
+    #[getter]
+    fn warnings(&self) -> Vec<PyWarning> {
+        self.warnings.clone()
+    }
+
+    /// Every call found: audited, or unaudited for a named reason.
+    #[getter]
+    fn coverage(&self) -> PyCoverage {
+        PyCoverage::from(self.coverage.clone())
+    }
+
+    /// The lines read (blank ones aside; the JSON values of an input that is
+    /// not JSON Lines) and what became of them: a dict of `read`,
+    /// `not_json`, `not_utf8` and `idle` (JSON holding nothing an audit
+    /// uses).
+    #[getter]
+    fn lines(&self) -> BTreeMap<&'static str, u64> {
+        let Lines {
+            read,
+            not_json,
+            not_utf8,
+            idle,
+            ..
+        } = self.lines;
+        BTreeMap::from([
+            ("read", read),
+            ("not_json", not_json),
+            ("not_utf8", not_utf8),
+            ("idle", idle),
+        ])
+    }
+
+    /// The lines that could not be read: not JSON, or not UTF-8.
+    #[getter]
+    fn unreadable_lines(&self) -> u64 {
+        self.lines.not_json + self.lines.not_utf8
+    }
+
+    /// Everything said beside the warnings, as the `audit` command says it
+    /// on stderr: each unreadable line (`session.jsonl:4: not JSON, counted
+    /// as unreadable`, the first few of each file named), a tool that could
+    /// not be read, a catalogue's notes, a file read as one JSON document.
+    #[getter]
+    fn notices(&self) -> Vec<String> {
+        self.notices.clone()
+    }
+
+    /// Whether nothing was passed over: every call audited and every line
+    /// read.
+    #[getter]
+    fn is_complete(&self) -> bool {
+        self.coverage.is_complete() && self.unreadable_lines() == 0
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Report(warnings={}, coverage={}, unreadable_lines={})",
+            self.warnings.len(),
+            self.coverage,
+            self.unreadable_lines()
+        )
+    }
 }
 
 /// One path or a list of them: `str`, `bytes` or `os.PathLike` each.
@@ -55,10 +147,38 @@ fn paths_of(path: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
     Ok(vec![path.extract::<PathBuf>()?])
 }
 
-/// A path to a catalogue file, or the tools themselves.
+/// A path to a catalogue file (`str`, `os.PathLike`), or the declarations
+/// themselves (a list or tuple of tools, a dict listing them or declaring
+/// one, a pydantic model such as `ListToolsResult`). Anything else is a
+/// `TypeError`: JSON text in `bytes` would read as a listing while the same
+/// text in a `str` reads as a path, and a set or a generator of tools has
+/// no order to say notes in.
 fn catalogue_of(tools: &Bound<'_, PyAny>) -> PyResult<Tools> {
-    if let Ok(path) = tools.extract::<PathBuf>() {
+    if let Ok(text) = tools.cast::<PyString>() {
+        let path = PathBuf::from(text.to_str()?);
+        let looks_like_json = text.to_str()?.trim_start().starts_with(['[', '{']);
+        if looks_like_json && !path.exists() {
+            return Err(PyTypeError::new_err(
+                "tools: a str is a path to a catalogue file, and this one is no file but looks \
+                 like JSON text: pass the declarations themselves (json.loads(text))",
+            ));
+        }
         return Ok(Tools::file(path));
+    }
+    if tools.hasattr("__fspath__")? {
+        return Ok(Tools::file(tools.extract::<PathBuf>()?));
+    }
+    let declarations = tools.is_instance_of::<PyList>()
+        || tools.is_instance_of::<PyTuple>()
+        || tools.is_instance_of::<PyDict>()
+        || tools.hasattr("model_dump")?;
+    if !declarations {
+        return Err(PyTypeError::new_err(format!(
+            "tools must be a path to a catalogue file (str or os.PathLike) or the declarations \
+             (a list of tools, a dict listing them, a pydantic model such as ListToolsResult), \
+             not {}",
+            tools.get_type().name()?
+        )));
     }
     Ok(Tools::declarations("tools", listed_tools(tools)?))
 }

@@ -9,7 +9,8 @@
 //! - `auditor`: `Auditor`, over the core's [`Auditor`](mcp_unknown_keys::audit::Auditor);
 //! - `convert`: a call's dict read in place (the core's `HostObject`), and
 //!   catalogues as JSON;
-//! - `files`: `audit_file`, the `audit` command's reader of recorded logs;
+//! - `files`: `audit_file`, the `audit` command's reader of recorded logs,
+//!   and its `Report`;
 //! - `report`: `Warning` and `Coverage`;
 //! - `sink`: warnings to the host's callable or to `sys.stderr`;
 //! - `walk`: a serde `Deserializer` over a call's Python values, which the
@@ -30,6 +31,7 @@ fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<auditor::PyAuditor>()?;
     module.add_class::<report::PyWarning>()?;
     module.add_class::<report::PyCoverage>()?;
+    module.add_class::<files::PyReport>()?;
     module.add_function(wrap_pyfunction!(files::audit_file, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

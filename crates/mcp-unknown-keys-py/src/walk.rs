@@ -2,14 +2,15 @@
 //! nested keys walks dicts and lists in place, borrowing each key from its
 //! string and skipping every value it has no shape for without reading it.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use mcp_unknown_keys::audit::MAX_NESTED_DEPTH;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyTuple};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::convert::key_text;
+use crate::convert::{Scalar, key_text};
 
 /// How deep values are read: below the depth the core reads nested keys
 /// to, a value reads as `null`, which also ends a dict that contains itself.
@@ -76,29 +77,15 @@ impl<'de> Deserializer<'de> for PyValue<'_, '_> {
                 depth,
             });
         }
-        if let Ok(text) = value.cast::<PyString>() {
-            return match text.to_str() {
-                Ok(text) => visitor.visit_str(text),
-                Err(_) => visitor.visit_string(text.to_string_lossy().into_owned()),
-            };
+        match Scalar::of(value) {
+            Some(Scalar::Str(Cow::Borrowed(text))) => visitor.visit_str(text),
+            Some(Scalar::Str(Cow::Owned(text))) => visitor.visit_string(text),
+            Some(Scalar::Bool(flag)) => visitor.visit_bool(flag),
+            Some(Scalar::Int(int)) => visitor.visit_i64(int),
+            Some(Scalar::UInt(int)) => visitor.visit_u64(int),
+            Some(Scalar::Float(float)) => visitor.visit_f64(float),
+            Some(Scalar::Null) | None => visitor.visit_unit(),
         }
-        if let Ok(flag) = value.cast::<PyBool>() {
-            return visitor.visit_bool(flag.is_true());
-        }
-        if value.is_instance_of::<PyInt>() {
-            if let Ok(int) = value.extract::<i64>() {
-                return visitor.visit_i64(int);
-            }
-            if let Ok(int) = value.extract::<u64>() {
-                return visitor.visit_u64(int);
-            }
-        }
-        if let Ok(float) = value.cast::<PyFloat>()
-            && float.value().is_finite()
-        {
-            return visitor.visit_f64(float.value());
-        }
-        visitor.visit_unit()
     }
 
     /// A value the scan skips is not read at all.

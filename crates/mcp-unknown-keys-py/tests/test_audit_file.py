@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import Recorded
+from conftest import Recorded, framework
 
 from mcp_unknown_keys import Auditor, audit_file
 
@@ -41,25 +41,29 @@ def test_a_transcript_is_audited_against_the_tools_given(tmp_path):
     session = write(tmp_path / "session.jsonl", [claude_code_line("toolu_1", {"path": "notes.txt", "ffset": 12})])
     catalogue = tmp_path / "fs-tools.json"
     catalogue.write_text(json.dumps(FS_TOOLS))
-    for tools in (FS_TOOLS, json.dumps(FS_TOOLS).encode(), {"tools": FS_TOOLS}, catalogue, str(catalogue)):
-        warnings, coverage = audit_file(session, tools)
-        [warning] = warnings
+    mcp_types = framework("mcp.types", "mcp")
+    listing = mcp_types.ListToolsResult(tools=[mcp_types.Tool(**tool) for tool in FS_TOOLS])
+    for tools in (FS_TOOLS, tuple(FS_TOOLS), {"tools": FS_TOOLS}, listing, catalogue, str(catalogue)):
+        report = audit_file(session, tools)
+        [warning] = report.warnings
         assert (warning.tool, warning.unknown_keys, warning.id) == ("mcp__fs__read_file", ["ffset"], "toolu_1")
         assert warning.hints[0]["suggestion"] == "offset"
-        assert (coverage.calls, coverage.audited) == (1, 1)
+        assert (report.coverage.calls, report.coverage.audited) == (1, 1)
+        assert report.is_complete
 
 
 def test_a_recording_brings_its_own_listing_and_every_call_is_counted(tmp_path):
-    warnings, coverage = audit_file(write(tmp_path / "traffic.jsonl", recording()))
-    [warning] = warnings
+    report = audit_file(write(tmp_path / "traffic.jsonl", recording()))
+    [warning] = report.warnings
     assert (warning.tool, warning.unknown_keys, warning.id) == ("search", ["limit"], "2")
+    coverage = report.coverage
     assert (coverage.calls, coverage.audited) == (2, 1)
     assert coverage.unaudited == {"unlisted_tool": 1}
     assert coverage.unlisted_tools == {"fetch": 1}
 
 
 def test_the_file_and_the_auditor_say_the_same_warning(tmp_path):
-    [from_file], _ = audit_file(write(tmp_path / "traffic.jsonl", recording()))
+    [from_file] = audit_file(write(tmp_path / "traffic.jsonl", recording())).warnings
     auditor = Auditor(on_warn=Recorded())
     auditor.replace_catalog([SEARCH])
     assert auditor.audit("search", {"q": "x", "limit": 5}, id=2) == from_file
@@ -69,28 +73,46 @@ def test_files_are_read_in_order_each_pair_said_once_compressed_or_not(tmp_path)
     plain = write(tmp_path / "a.jsonl", recording())
     packed = tmp_path / "b.jsonl.gz"
     packed.write_bytes(gzip.compress(("\n".join(recording()) + "\n").encode()))
-    warnings, coverage = audit_file([plain, str(packed)])
-    assert [w.unknown_keys for w in warnings] == [["limit"]]
-    assert (coverage.calls, coverage.audited) == (4, 2)
+    report = audit_file([plain, str(packed)])
+    assert [w.unknown_keys for w in report.warnings] == [["limit"]]
+    assert (report.coverage.calls, report.coverage.audited) == (4, 2)
+    assert report.unreadable_lines == 2
 
 
 def test_allow_and_top_level_only_are_the_commands_options(tmp_path):
     traffic = write(tmp_path / "traffic.jsonl", recording())
-    warnings, coverage = audit_file(traffic, allow=["limit"])
-    assert warnings == [] and coverage.audited == 1
+    report = audit_file(traffic, allow=["limit"])
+    assert report.warnings == [] and report.coverage.audited == 1
     nested = {"name": "search", "inputSchema": {"properties": {"q": {"properties": {"text": {}}}}}}
     call = {"q": {"text": "x", "lang": "en"}}
     session = write(tmp_path / "nested.jsonl", [
         json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": [nested]}}),
         json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search", "arguments": call}}),
     ])
-    assert [w.unknown_paths for w in audit_file(session)[0]] == [["q.lang"]]
-    assert audit_file(session, top_level_only=True)[0] == []
+    assert [w.unknown_paths for w in audit_file(session).warnings] == [["q.lang"]]
+    assert audit_file(session, top_level_only=True).warnings == []
+
+
+def test_lines_that_cannot_be_read_are_counted_and_named(tmp_path):
+    traffic = tmp_path / "traffic.jsonl"
+    lines = [line.encode() for line in recording()] + [b'{"jsonrpc": "2.0", "id": 9, "method": "\xc3\x28"}']
+    traffic.write_bytes(b"\n".join(lines) + b"\n")
+    report = audit_file(traffic)
+    assert report.lines == {"read": 6, "not_json": 1, "not_utf8": 1, "idle": 0}
+    assert report.unreadable_lines == 2
+    assert [n for n in report.notices if "unreadable" in n] == [
+        f"{traffic}:5: not JSON, counted as unreadable",
+        f"{traffic}:6: not UTF-8, counted as unreadable",
+    ]
+    assert not report.is_complete
+    assert "unreadable_lines=2" in repr(report)
 
 
 def test_what_cannot_be_read_is_an_error_naming_it(tmp_path):
     with pytest.raises(FileNotFoundError, match="missing.jsonl"):
         audit_file(tmp_path / "missing.jsonl")
+    with pytest.raises(FileNotFoundError, match="missing.jsonl"):
+        audit_file([write(tmp_path / "present.jsonl", recording()), str(tmp_path / "missing.jsonl")])
     with pytest.raises(IsADirectoryError):
         audit_file(tmp_path)
     session = write(tmp_path / "session.jsonl", recording())
@@ -100,3 +122,16 @@ def test_what_cannot_be_read_is_an_error_naming_it(tmp_path):
         audit_file(session, empty)
     with pytest.raises(TypeError):
         audit_file(session, 12)
+
+
+def test_tools_is_a_path_or_the_declarations_and_nothing_else(tmp_path):
+    session = write(tmp_path / "session.jsonl", [claude_code_line("toolu_1", {"path": "a", "ffset": 1})])
+    # A str is a path, never JSON text: text that is no file is refused, saying what to pass.
+    with pytest.raises(TypeError, match=r"looks like JSON text: pass the declarations themselves"):
+        audit_file(session, json.dumps(FS_TOOLS))
+    with pytest.raises(FileNotFoundError, match="fs-tools.json"):
+        audit_file(session, str(tmp_path / "fs-tools.json"))
+    not_tools = (json.dumps(FS_TOOLS).encode(), bytearray(b"[]"), 12, set(), (tool for tool in FS_TOOLS))
+    for tools in not_tools:
+        with pytest.raises(TypeError, match=r"tools must be a path .* or the declarations .*, not \w+"):
+            audit_file(session, tools)

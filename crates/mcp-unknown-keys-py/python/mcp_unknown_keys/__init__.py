@@ -13,13 +13,13 @@ once, without ever changing, rejecting or delaying the call.
 ['ffset']
 
 :func:`audit_file` audits what logs already recorded, as the
-``mcp-unknown-keys audit`` command does. Adapters for agent frameworks live
+``mcp-unknown-keys audit`` command does, and returns a :class:`Report`. Adapters for agent frameworks live
 in submodules, each importing its
 framework only when imported: :mod:`mcp_unknown_keys.mcp` (the MCP SDK's
 ``ClientSession``), :mod:`mcp_unknown_keys.pydantic_ai`,
 :mod:`mcp_unknown_keys.openai_agents` and :mod:`mcp_unknown_keys.langchain`.
 """
 
-from ._native import Auditor, Coverage, Warning, __version__, audit_file
+from ._native import Auditor, Coverage, Report, Warning, __version__, audit_file
 
-__all__ = ["Auditor", "Coverage", "Warning", "__version__", "audit_file"]
+__all__ = ["Auditor", "Coverage", "Report", "Warning", "__version__", "audit_file"]

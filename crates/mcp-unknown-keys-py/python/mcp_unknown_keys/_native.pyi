@@ -1,7 +1,7 @@
-"""Type stubs of the Rust extension: Auditor, Warning, Coverage."""
+"""Type stubs of the Rust extension: Auditor, Warning, Coverage, Report, audit_file."""
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypedDict, final
 
 from typing_extensions import NotRequired
@@ -93,11 +93,36 @@ class Auditor:
     @property
     def coverage(self) -> Coverage: ...
 
+class Lines(TypedDict):
+    """The lines read, blank ones aside, and what became of them."""
+
+    read: int
+    not_json: int
+    not_utf8: int
+    idle: int
+
+@final
+class Report:
+    """What `audit_file` found: warnings, coverage, and the lines that could not be read."""
+
+    @property
+    def warnings(self) -> list[Warning]: ...
+    @property
+    def coverage(self) -> Coverage: ...
+    @property
+    def lines(self) -> Lines: ...
+    @property
+    def unreadable_lines(self) -> int: ...
+    @property
+    def notices(self) -> list[str]: ...
+    @property
+    def is_complete(self) -> bool: ...
+
 def audit_file(
     path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
-    tools: str | os.PathLike[str] | object | None = None,
+    tools: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any] | None = None,
     *,
     allow: Iterable[str] | None = (),
     top_level_only: bool = False,
-) -> tuple[list[Warning], Coverage]:
-    """Audits recorded logs as `mcp-unknown-keys audit` does: the warnings and the coverage."""
+) -> Report:
+    """Audits recorded logs as `mcp-unknown-keys audit` does: warnings, coverage, lines read."""
