@@ -290,8 +290,10 @@ fn an_upstream_that_refuses_connections_gets_a_502_that_answers_the_request() {
         r#"{"jsonrpc":"2.0","id":"x","method":"tools/list"}"#,
     ));
     assert_eq!(answer.status, 502);
+    assert_eq!(answer.headers["content-type"], "application/json");
     let error: Value = serde_json::from_slice(&answer.messages[0]).unwrap();
-    assert_eq!(error["id"], "x");
+    assert_eq!((&error["jsonrpc"], &error["id"]), (&json!("2.0"), &json!("x")));
+    assert!(error["error"]["code"].is_i64(), "{error}");
     assert!(
         error["error"]["message"].as_str().unwrap().contains("refused"),
         "{error}"
