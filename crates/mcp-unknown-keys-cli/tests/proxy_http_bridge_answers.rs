@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::remote::{INITIALIZE, INITIALIZED, bridge};
-use support::scripted::{Reply, Scripted, Seen};
-use support::{PATIENCE, wait_with_patience};
+use support::scripted::{Gate, Reply, Scripted, Seen};
+use support::{PATIENCE, list_request, list_response, wait_with_patience};
 
 const CALL: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}"#;
 
@@ -255,4 +255,41 @@ fn a_signal_ends_the_bridge_even_when_the_host_stopped_reading() {
         std::iter::from_fn(|| server.next(Duration::from_millis(100))).any(|seen| seen.method == "DELETE");
     assert!(deleted, "the session is deleted");
     drop(stdin);
+}
+
+#[test]
+fn a_call_with_an_undeclared_key_is_warned_of_before_the_server_answers() {
+    // The server holds its answer to the call (status and headers too)
+    // until the test has seen the warning, or gives up after a while.
+    let gate = Gate::new();
+    let held = gate.clone();
+    let released = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let kept = released.clone();
+    let server = legacy(move |seen| {
+        if seen.text().contains("tools/list") {
+            return Reply::json(&list_response("1", &[("t", &["path"])], None));
+        }
+        *kept.lock().unwrap() = Some(held.wait(Duration::from_secs(5)));
+        Reply::json(r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#)
+    });
+    let mut s = bridge(&server.url(), &[]);
+    s.send(INITIALIZE);
+    s.recv();
+    s.send(INITIALIZED);
+    s.send(&list_request("1", None));
+    s.recv();
+    // Let the audit finish reading the listing and wait for more: the call
+    // must wake it, not find it still awake.
+    std::thread::sleep(Duration::from_millis(300));
+    s.send(&support::call("2", "t", r#"{"path":"a","extra":1}"#));
+    let warnings = s.wait_for_warnings(1);
+    gate.open();
+    assert_eq!(warnings[0]["unknown_keys"], serde_json::json!(["extra"]));
+    s.recv();
+    assert_eq!(
+        *released.lock().unwrap(),
+        Some(true),
+        "the warning came only after the server answered"
+    );
+    s.finish();
 }

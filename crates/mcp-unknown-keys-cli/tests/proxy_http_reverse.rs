@@ -7,8 +7,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::mpsc;
 use std::thread;
 
@@ -19,112 +18,8 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{Value, json};
 use support::remote::{self, Certificates, INITIALIZE, INITIALIZED, MODERN, Server, modern_meta, post};
-use support::{PATIENCE, binary, block_on, wait_with_patience};
-
-/// A running reverse proxy, stopped with SIGTERM on drop.
-struct Reverse {
-    child: Child,
-    pub address: String,
-    stderr: Option<thread::JoinHandle<String>>,
-    log: std::path::PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Reverse {
-    fn start(upstream: &str, options: &[&str]) -> Reverse {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("warnings.jsonl");
-        let mut child = Command::new(binary())
-            .args([
-                "proxy",
-                "--log",
-                log.to_str().unwrap(),
-                "--listen",
-                "127.0.0.1:0",
-                "--upstream",
-                upstream,
-            ])
-            .args(options)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (first, listening) = mpsc::channel();
-        let stderr = child.stderr.take().unwrap();
-        let stderr = thread::spawn(move || {
-            let mut lines = BufReader::new(stderr);
-            let mut line = String::new();
-            let _ = lines.read_line(&mut line);
-            let _ = first.send(line.clone());
-            let mut rest = String::new();
-            let _ = lines.read_to_string(&mut rest);
-            line + &rest
-        });
-        let line = listening
-            .recv_timeout(PATIENCE)
-            .expect("the proxy says where it listens");
-        let address = line
-            .split("http://")
-            .nth(1)
-            .and_then(|rest| rest.split('/').next())
-            .unwrap_or_else(|| panic!("the proxy said {line:?}"))
-            .to_owned();
-        Reverse {
-            child,
-            address,
-            stderr: Some(stderr),
-            log,
-            _dir: dir,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}/mcp", self.address)
-    }
-
-    /// Stops the proxy; returns its stderr and the warnings it logged (the
-    /// summary of each session left out).
-    fn stop(self) -> (String, Vec<Value>) {
-        let (stderr, lines) = self.stop_with_log();
-        let warnings = lines
-            .into_iter()
-            .filter(|line| {
-                ["summary", "verdict", "note"]
-                    .iter()
-                    .all(|kind| line.get(kind).is_none())
-            })
-            .collect();
-        (stderr, warnings)
-    }
-
-    /// Stops the proxy: its stderr, and every line of its log.
-    fn stop_with_log(mut self) -> (String, Vec<Value>) {
-        terminate(&self.child);
-        assert!(wait_with_patience(&mut self.child).success());
-        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines = log
-            .lines()
-            .map(|line| serde_json::from_str::<Value>(line).expect("each log line is JSON"))
-            .collect();
-        (self.stderr.take().unwrap().join().unwrap(), lines)
-    }
-}
-
-impl Drop for Reverse {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            terminate(&self.child);
-            let _ = self.child.wait();
-        }
-    }
-}
-
-fn terminate(child: &Child) {
-    let _ = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status();
-}
+use support::reverse::Reverse;
+use support::{PATIENCE, binary, block_on};
 
 fn sdk(url: &str, mode: &str, calls: Value) -> Value {
     remote::sdk_client(&json!({"url": url, "mode": mode, "calls": calls}))
@@ -395,8 +290,10 @@ fn an_upstream_that_refuses_connections_gets_a_502_that_answers_the_request() {
         r#"{"jsonrpc":"2.0","id":"x","method":"tools/list"}"#,
     ));
     assert_eq!(answer.status, 502);
+    assert_eq!(answer.headers["content-type"], "application/json");
     let error: Value = serde_json::from_slice(&answer.messages[0]).unwrap();
-    assert_eq!(error["id"], "x");
+    assert_eq!((&error["jsonrpc"], &error["id"]), (&json!("2.0"), &json!("x")));
+    assert!(error["error"]["code"].is_i64(), "{error}");
     assert!(
         error["error"]["message"].as_str().unwrap().contains("refused"),
         "{error}"

@@ -21,7 +21,11 @@ use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue};
-use support::{Session, call, list_request, list_response};
+use serde_json::Value;
+use support::remote::post;
+use support::reverse::Reverse;
+use support::scripted::{Reply, Scripted};
+use support::{PATIENCE, Session, block_on, call, list_request, list_response};
 
 /// One request the collector received.
 struct Received {
@@ -39,6 +43,12 @@ struct Collector {
 
 impl Collector {
     fn start() -> Collector {
+        Collector::slow_at_first(Duration::ZERO)
+    }
+
+    /// A collector that holds its answer to the first request for `delay`
+    /// (a slow collector), and answers the rest at once.
+    fn slow_at_first(delay: Duration) -> Collector {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let port = listener.local_addr().unwrap().port();
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -46,10 +56,15 @@ impl Collector {
         thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let keep = keep.clone();
-                thread::spawn(move || serve(stream, &keep));
+                thread::spawn(move || serve(stream, &keep, delay));
             }
         });
         Collector { port, received }
+    }
+
+    /// How many requests have arrived.
+    fn requests(&self) -> usize {
+        self.received.lock().unwrap().len()
     }
 
     fn url(&self) -> String {
@@ -107,8 +122,9 @@ impl Collector {
     }
 }
 
-/// Reads HTTP/1.1 requests with a Content-Length body from one connection.
-fn serve(stream: TcpStream, keep: &Mutex<Vec<Received>>) {
+/// Reads HTTP/1.1 requests with a Content-Length body from one connection;
+/// the answer to the collector's first request waits for `delay`.
+fn serve(stream: TcpStream, keep: &Mutex<Vec<Received>>, delay: Duration) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut stream = stream;
     loop {
@@ -135,11 +151,18 @@ fn serve(stream: TcpStream, keep: &Mutex<Vec<Received>>) {
             .unwrap_or(0);
         let mut body = vec![0; length];
         reader.read_exact(&mut body).unwrap();
-        keep.lock().unwrap().push(Received {
-            path,
-            content_type: headers.get("content-type").cloned().unwrap_or_default(),
-            body,
-        });
+        let first = {
+            let mut kept = keep.lock().unwrap();
+            kept.push(Received {
+                path,
+                content_type: headers.get("content-type").cloned().unwrap_or_default(),
+                body,
+            });
+            kept.len() == 1
+        };
+        if first {
+            thread::sleep(delay);
+        }
         let answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
         if stream.write_all(answer.as_bytes()).is_err() {
             return;
@@ -340,4 +363,86 @@ fn a_collector_that_never_answers_delays_no_message() {
     assert_eq!(otlp["sent"], 0, "{otlp}");
     assert!(otlp["dropped"].as_u64().unwrap() >= 298, "{otlp}");
     drop(stuck);
+}
+
+/// The reverse proxy's sessions share one exporter: a session that ends
+/// while the collector is slow leaves the records other sessions queued to
+/// be sent, never drops them.
+#[test]
+fn records_of_two_sessions_both_arrive_when_one_ends_while_the_other_s_are_queued() {
+    // Longer than a flush waits (3 s), shorter than a send may take (5 s).
+    let collector = Collector::slow_at_first(Duration::from_secs(4));
+    let upstream = Scripted::start(|seen| {
+        if seen.method == "DELETE" {
+            return Reply::status(200);
+        }
+        let request: Value = serde_json::from_slice(&seen.body).unwrap();
+        let id = request["id"].to_string();
+        if request["method"] == "tools/list" {
+            Reply::json(&list_response(&id, &[("fs_read", &["path"])], None))
+        } else {
+            Reply::json(&format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[]}}}}"#
+            ))
+        }
+    });
+    let proxy = Reverse::start(&upstream.url(), &["--otlp", &collector.url()]);
+    let session = |name: &str, key: &str| {
+        let headers = [("mcp-session-id", name)];
+        block_on(async {
+            post(&proxy.url(), &headers, &list_request("1", None)).await;
+            let sent = call("2", "fs_read", &format!(r#"{{"path":"a","{key}":1}}"#));
+            assert_eq!(post(&proxy.url(), &headers, &sent).await.status, 200);
+        });
+    };
+    session("a", "from_a");
+    // Session a's records are on their way to the collector, which holds
+    // them; session b's wait in the queue behind them.
+    let deadline = Instant::now() + PATIENCE;
+    while collector.requests() == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the collector is sent a first batch: {}",
+            proxy.stderr()
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    session("b", "from_b");
+    proxy.wait_for_stderr(|line| line.contains("undeclared argument(s) from_b"));
+    block_on(delete(&proxy.url(), "a"));
+    proxy.wait_for_stderr(|line| line.contains("summary:"));
+
+    let keys = || -> Vec<Attribute> {
+        let mut keys: Vec<Attribute> = collector
+            .logs()
+            .into_iter()
+            .filter(|record| record.event == "mcp_unknown_keys.warning")
+            .filter_map(|mut record| record.attributes.remove("mcp_unknown_keys.unknown_keys"))
+            .collect();
+        keys.sort_by_key(|keys| format!("{keys:?}"));
+        keys
+    };
+    let deadline = Instant::now() + PATIENCE;
+    while keys().len() < 2 && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(50));
+    }
+    let (stderr, _) = proxy.stop();
+    assert_eq!(keys(), [l(&["from_a"]), l(&["from_b"])], "{stderr}");
+    assert!(!stderr.contains("dropped"), "{stderr}");
+}
+
+/// DELETE with an `Mcp-Session-Id`: the end of a session.
+async fn delete(url: &str, session: &str) {
+    use http_body_util::{BodyExt, Empty};
+    use hyper_util::client::legacy::Client;
+    use hyper_util::client::legacy::connect::HttpConnector;
+    use hyper_util::rt::TokioExecutor;
+    let client = Client::builder(TokioExecutor::new()).build(HttpConnector::new());
+    let request = hyper::Request::delete(url)
+        .header("mcp-session-id", session)
+        .body(Empty::<bytes::Bytes>::new())
+        .unwrap();
+    let response = client.request(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let _ = response.into_body().collect().await;
 }

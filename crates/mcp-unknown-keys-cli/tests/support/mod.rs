@@ -6,6 +6,8 @@
 #[cfg(feature = "remote")]
 pub mod remote;
 #[cfg(feature = "remote")]
+pub mod reverse;
+#[cfg(feature = "remote")]
 pub mod scripted;
 pub mod servers;
 pub mod transcript;

@@ -224,3 +224,35 @@ impl HttpBody for Piecewise {
             .map(|piece| piece.map(|piece| Ok(Frame::data(piece))))
     }
 }
+
+/// A gate the test opens: lets a script hold an answer (its status and
+/// headers, blocking the script's server meanwhile) until the test has seen
+/// what must come first.
+#[derive(Default)]
+pub struct Gate {
+    open: Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    pub fn new() -> Arc<Gate> {
+        Arc::default()
+    }
+
+    /// Lets the held answer go.
+    pub fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+
+    /// Waits until the gate is open, at most `patience`; returns whether it
+    /// was opened (rather than given up on).
+    pub fn wait(&self, patience: Duration) -> bool {
+        let open = self.open.lock().unwrap();
+        let (open, _) = self
+            .opened
+            .wait_timeout_while(open, patience, |open| !*open)
+            .unwrap();
+        *open
+    }
+}

@@ -3,15 +3,20 @@
 //! webpki-roots carries, and any `--ca-cert FILE` (PEM) for a private CA.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+#[cfg(test)]
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, LazyLock};
 
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use rustls::{ClientConfig, RootCertStore};
 
-/// Builds the client configuration every HTTPS connection uses. Speaks
-/// HTTP/1.1 only (announced by ALPN).
-pub fn client_config(ca_certs: &[PathBuf]) -> Result<Arc<ClientConfig>, String> {
+/// The bundled and the system's roots, read once per run: every client
+/// (the server's, and `--otlp`'s collector's) starts from them. Reading
+/// the system's store parses every certificate in it, which takes a while.
+static SHARED_ROOTS: LazyLock<RootCertStore> = LazyLock::new(|| {
+    #[cfg(test)]
+    ROOTS_LOADED.fetch_add(1, Ordering::Relaxed);
     let mut roots = RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     // The system's store may be absent or partly unreadable: the bundled
@@ -19,6 +24,17 @@ pub fn client_config(ca_certs: &[PathBuf]) -> Result<Arc<ClientConfig>, String> 
     for cert in rustls_native_certs::load_native_certs().certs {
         let _ = roots.add(cert);
     }
+    roots
+});
+
+/// How many times the shared roots were read: once at most.
+#[cfg(test)]
+static ROOTS_LOADED: AtomicUsize = AtomicUsize::new(0);
+
+/// Builds the client configuration every HTTPS connection uses: the
+/// shared roots and `ca_certs`. Speaks HTTP/1.1 only (announced by ALPN).
+pub fn client_config(ca_certs: &[PathBuf]) -> Result<Arc<ClientConfig>, String> {
+    let mut roots = SHARED_ROOTS.clone();
     for path in ca_certs {
         for cert in read_pem(path)? {
             roots
@@ -62,6 +78,14 @@ mod tests {
         assert!(error.ends_with("holds no CERTIFICATE block"), "{error}");
         let missing = client_config(&[dir.path().join("missing.pem")]).unwrap_err();
         assert!(missing.contains("cannot read it"), "{missing}");
+    }
+
+    #[test]
+    fn the_system_roots_are_read_once_for_every_client() {
+        for _ in 0..3 {
+            client_config(&[]).unwrap();
+        }
+        assert_eq!(ROOTS_LOADED.load(Ordering::Relaxed), 1);
     }
 
     #[test]

@@ -155,7 +155,14 @@ impl Report for SessionReport {
     }
 
     fn summary(&self, summary: &Summary<'_>) {
-        let counts = self.reports.otlp.as_ref().map(otlp::Exporter::flush);
+        // The stdio proxy's and the bridge's session (no upstream session)
+        // is the run's only one: its summary is the run's last word, so
+        // `--otlp` is flushed first. A reverse-proxy session's end leaves
+        // the queue, which other sessions share, to the exporter.
+        let counts = self.reports.otlp.as_ref().map(|otlp| match self.upstream {
+            None => otlp.flush(),
+            Some(_) => otlp.counts(),
+        });
         let summary = Summary {
             otlp: counts.as_ref(),
             ..summary.clone()

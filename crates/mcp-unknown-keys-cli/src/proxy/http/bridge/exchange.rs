@@ -21,7 +21,6 @@ use crate::proxy::http::message::{Outgoing, answer_to};
 use crate::proxy::http::note;
 use crate::proxy::http::reply::{self, Failure};
 use crate::proxy::http::sse::{Event, Parser};
-use crate::proxy::relay::LineTap;
 
 /// How many times a dropped stream is resumed in a row without a message
 /// coming through, before the request is answered with an error.
@@ -82,9 +81,8 @@ impl Exchange {
         self.method.as_deref().unwrap_or("")
     }
 
-    /// Sends a request and writes what answers it; shows `tapped` to the
-    /// tap once the request has gone.
-    pub async fn run(self, bridge: Arc<Bridge>, tapped: Option<Bytes>) {
+    /// Sends a request and writes what answers it.
+    pub async fn run(self, bridge: Arc<Bridge>) {
         let failure = if bridge.session.expired() && self.method() != "initialize" {
             Some(Failure::Expired)
         } else {
@@ -95,9 +93,6 @@ impl Exchange {
                 self.declared.as_deref(),
             );
             let response = bridge.upstream.request(request).await;
-            if let Some(line) = &tapped {
-                bridge.tap.client().after_forward(line);
-            }
             match response {
                 Err(error) => Some(Failure::Unreachable(describe(&error))),
                 Ok(response) => self.answer(&bridge, response, sent.as_ref()).await.err(),

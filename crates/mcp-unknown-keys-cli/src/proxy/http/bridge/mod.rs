@@ -145,24 +145,16 @@ impl Bridge {
     /// One host line.
     async fn dispatch(self: Arc<Self>, line: Bytes) {
         let message = Outgoing::read(&line);
-        let client = self.tap.client();
-        let tapped = if line.len() > client.keep_limit() {
-            client.passed_over();
-            false
-        } else {
-            client.before_forward(&line)
-        };
-        let tapped = tapped.then(|| line.clone());
+        // Read (and a warning said) now, while the message goes on: not
+        // once the server's answer begins, which may be long.
+        self.tap.client().show(&line);
         match message.kind() {
-            Kind::Request => self.request(&message, line.clone(), tapped).await,
+            Kind::Request => self.request(&message, line.clone()).await,
             Kind::Notification | Kind::Response | Kind::Unreadable => {
                 if let Some(cancelled) = self.session.cancels_by_closing(&message) {
                     self.close_stream(cancelled);
                 } else {
                     self.send_one_way(&message, line.clone()).await;
-                }
-                if let Some(line) = tapped {
-                    self.tap.client().after_forward(&line);
                 }
             }
         }
@@ -197,17 +189,17 @@ impl Bridge {
 
     /// A request: sent on a task of its own, except `initialize`, whose
     /// session every later message needs.
-    async fn request(self: &Arc<Self>, message: &Outgoing<'_>, line: Bytes, tapped: Option<Bytes>) {
+    async fn request(self: &Arc<Self>, message: &Outgoing<'_>, line: Bytes) {
         let exchange = exchange::Exchange::plan(self, message, line);
         if message.method() == Some("initialize") {
-            exchange.run(self.clone(), tapped).await;
+            exchange.run(self.clone()).await;
             return;
         }
         let id = exchange.id().cloned();
         let endless = message.method() == Some("subscriptions/listen");
         let bridge = self.clone();
         let task = tokio::spawn(async move {
-            exchange.run(bridge, tapped).await;
+            exchange.run(bridge).await;
         });
         // An id that is neither a string nor a number cannot be matched to
         // an answer: such a request is sent, but not awaited.

@@ -123,15 +123,17 @@ impl Proxy {
         let (tap, evicted) = self.sessions.tap(&key);
         self.summarise(evicted);
         let client = tap.client();
-        let (body, tapped, id) = match body::read_request(incoming, client.keep_limit()).await {
+        let (body, id) = match body::read_request(incoming, client.keep_limit()).await {
             Ok(body::Request::Whole(bytes)) => {
-                let tapped = client.before_forward(&bytes);
+                // Read (and a warning said) now, while the request goes on:
+                // not once the server's answer begins, which may be long.
+                client.show(&bytes);
                 let id = Outgoing::read(&bytes).id().map(ToOwned::to_owned);
-                (full(bytes.clone()), tapped.then_some(bytes), id)
+                (full(bytes), id)
             }
             Ok(body::Request::Streamed(body)) => {
                 client.passed_over();
-                (body, None, None)
+                (body, None)
             }
             Err(error) => return Ok(plain(StatusCode::BAD_REQUEST, &describe(&*error))),
         };
@@ -157,9 +159,6 @@ impl Proxy {
             headers.append(name, value.clone());
         }
         let answer = self.upstream.request(upstream).await;
-        if let Some(bytes) = &tapped {
-            tap.client().after_forward(bytes);
-        }
         let response = match answer {
             Ok(response) => response,
             Err(error) => {

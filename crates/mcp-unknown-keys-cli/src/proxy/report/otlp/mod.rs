@@ -8,6 +8,12 @@
 //! dropped with a count when the queue is full or the collector does not
 //! take them. The count is said in the summary, and on stderr at exit.
 //!
+//! One exporter serves the whole run, every session of the reverse proxy
+//! included: a session that ends only reads the counts ([`Exporter::counts`]),
+//! so a slow collector never costs the records other sessions have queued.
+//! The queue is flushed (and what is left unsent counted as dropped) once,
+//! when the run ends ([`Exporter::flush`], [`Exporter::finish`]).
+//!
 //! Without the feature `remote` (whose HTTP client sends the records) there
 //! is no `--otlp`, and no exporter is ever made.
 
@@ -142,15 +148,28 @@ impl Exporter {
         }
         state.queue.push_back(encoded);
         state.pushed += 1;
-        let full = state.queue.len() >= MAX_BATCH;
+        // The first record of a batch starts its clock ([`BATCH_DELAY`]); a
+        // full batch goes at once. Without the first wake, records would
+        // wait for a flush.
+        let wake = state.queue.len() == 1 || state.queue.len() >= MAX_BATCH;
         drop(state);
-        if full {
+        if wake {
             self.shared.changed.notify_all();
         }
     }
 
-    /// Sends what is queued now, waiting up to [`FLUSH_WITHIN`]; returns the
-    /// counts, which the summary reports.
+    /// What was sent and dropped so far, for the summary of a session that
+    /// ends while the run goes on: never waits, and leaves the records
+    /// queued (its own and other sessions') to the exporter's schedule.
+    pub fn counts(&self) -> Counts {
+        let mut state = self.shared.state();
+        state.reported = state.counts.dropped;
+        state.counts.clone()
+    }
+
+    /// The run's last summary is due: sends what is queued now, waiting up
+    /// to [`FLUSH_WITHIN`], counts what is still unsent as dropped, and
+    /// returns the counts, which the summary reports.
     pub fn flush(&self) -> Counts {
         let mut state = self.shared.flush(FLUSH_WITHIN);
         state.reported = state.counts.dropped;

@@ -1,0 +1,141 @@
+//! `proxy --listen ADDR --upstream URL` in front of a scripted server, for
+//! what no real server does on cue: a session that expires (its 404 passed
+//! on as it came, its tap ended), what the proxy asks of the endpoint
+//! (`Accept-Encoding: identity`), and an answer held back (the warning is
+//! said while the call is on its way, not once the answer begins).
+
+#![cfg(feature = "remote")]
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::remote::post;
+use support::reverse::Reverse;
+use support::scripted::{Gate, Reply, Scripted, Seen};
+use support::{block_on, call, list_request, list_response};
+
+/// An answer to a `tools/list` (declaring `declared` for `fs_read`) or to
+/// a call, with the request's id.
+fn answer(seen: &Seen, declared: &[&str]) -> Reply {
+    let request: Value = serde_json::from_slice(&seen.body).unwrap();
+    let id = request["id"].to_string();
+    if request["method"] == "tools/list" {
+        Reply::json(&list_response(&id, &[("fs_read", declared)], None))
+    } else {
+        Reply::json(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[]}}}}"#
+        ))
+    }
+}
+
+#[test]
+fn a_404_for_an_expired_session_passes_as_it_is_and_ends_the_session_s_tap() {
+    let expired = Arc::new(AtomicBool::new(false));
+    let gone = expired.clone();
+    let server = Scripted::start(move |seen| match seen.header("mcp-session-id") {
+        Some("s1") if gone.load(Ordering::SeqCst) => Reply::status(404)
+            .header("content-type", "text/plain")
+            .piece(Duration::ZERO, b"no such session"),
+        Some("s1") => answer(seen, &["path"]),
+        // The new session's tool declares the key.
+        _ => answer(seen, &["path", "extra"]),
+    });
+    let proxy = Reverse::start(&server.url(), &[]);
+    let with = |session: &'static str, message: String| {
+        block_on(post(&proxy.url(), &[("mcp-session-id", session)], &message))
+    };
+    with("s1", list_request("1", None));
+    with("s1", call("2", "fs_read", r#"{"path":"a","extra":1}"#));
+    proxy.wait_for_stderr(|line| line.contains("undeclared argument(s) extra"));
+
+    expired.store(true, Ordering::SeqCst);
+    let answer = with("s1", call("3", "fs_read", r#"{"path":"b"}"#));
+    assert_eq!(answer.status, 404);
+    assert_eq!(answer.headers["content-type"], "text/plain");
+    assert_eq!(answer.messages, [b"no such session".to_vec()]);
+    // The session is over: its summary now, not when the proxy stops.
+    proxy.wait_for_stderr(|line| line.contains("summary: 2 call(s)"));
+
+    with("s2", list_request("1", None));
+    with("s2", call("2", "fs_read", r#"{"path":"a","extra":1}"#));
+    with("s2", call("3", "fs_read", r#"{"path":"a","other":1}"#));
+    let (stderr, warnings) = proxy.stop();
+    let said: Vec<&Value> = warnings.iter().map(|w| &w["unknown_keys"]).collect();
+    // `extra` is declared in the new session: only `other` is said.
+    assert_eq!(said, [&json!(["extra"]), &json!(["other"])], "{stderr}");
+    assert_ne!(warnings[0]["upstream_session"], warnings[1]["upstream_session"]);
+}
+
+#[test]
+fn the_endpoint_is_asked_for_identity_encoding_and_other_paths_keep_the_client_s() {
+    let server = Scripted::start(|seen| {
+        if seen.text().contains("jsonrpc") {
+            answer(seen, &["path"])
+        } else {
+            Reply::status(200)
+        }
+    });
+    let proxy = Reverse::start(&server.url(), &[]);
+    let gzip = [("accept-encoding", "gzip, br")];
+    block_on(async {
+        post(&proxy.url(), &gzip, &list_request("1", None)).await;
+        post(
+            &format!("http://{}/", proxy.address),
+            &gzip,
+            &list_request("2", None),
+        )
+        .await;
+        post(&format!("http://{}/other", proxy.address), &gzip, "plain").await;
+    });
+    let seen: Vec<(String, Option<String>)> = server
+        .drain()
+        .iter()
+        .map(|seen| (seen.text(), seen.header("accept-encoding").map(str::to_owned)))
+        .collect();
+    let encodings: Vec<Option<&str>> = seen.iter().map(|(_, encoding)| encoding.as_deref()).collect();
+    assert_eq!(
+        encodings,
+        [Some("identity"), Some("identity"), Some("gzip, br")],
+        "{seen:?}"
+    );
+}
+
+#[test]
+fn a_call_with_an_undeclared_key_is_warned_of_before_the_server_answers() {
+    // The server holds its answer to the call (status and headers too)
+    // until the test has seen the warning, or gives up after a while.
+    let gate = Gate::new();
+    let held = gate.clone();
+    let released = Arc::new(Mutex::new(None));
+    let kept = released.clone();
+    let server = Scripted::start(move |seen| {
+        if seen.text().contains("tools/call") {
+            *kept.lock().unwrap() = Some(held.wait(Duration::from_secs(5)));
+        }
+        answer(seen, &["path"])
+    });
+    let proxy = Reverse::start(&server.url(), &[]);
+    block_on(post(&proxy.url(), &[], &list_request("1", None)));
+    let url = proxy.url();
+    let calling = thread::spawn(move || {
+        block_on(post(
+            &url,
+            &[],
+            &call("2", "fs_read", r#"{"path":"a","extra":1}"#),
+        ))
+        .status
+    });
+    proxy.wait_for_stderr(|line| line.contains("undeclared argument(s) extra"));
+    gate.open();
+    assert_eq!(calling.join().unwrap(), 200);
+    assert_eq!(
+        *released.lock().unwrap(),
+        Some(true),
+        "the warning came only after the server answered"
+    );
+}
