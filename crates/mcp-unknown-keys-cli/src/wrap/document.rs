@@ -343,8 +343,7 @@ mod tests {
 
     #[test]
     fn the_newest_backup_that_wraps_into_the_entry_is_the_original() {
-        let older =
-            r#"{"mcpServers": {"r": {"type": "http", "url": "https://x/mcp", "headers": {"A": "1"}}}}"#;
+        let older = r#"{"mcpServers": {"r": {"type": "streamable-http", "url": "https://x/mcp", "headers": { "A": "1" }}}}"#;
         let newer =
             r#"{"mcpServers": {"r": {"type": "http", "url": "https://x/mcp", "headers": { "A": "1" }}}}"#;
         let (wrapped, _) = wrap(newer);
