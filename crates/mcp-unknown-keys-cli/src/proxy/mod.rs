@@ -178,6 +178,8 @@ fn proxy(args: Args) -> Result<ExitStatus, Failure> {
     drop(child);
 
     let status = session::wait_for_the_end(&event);
+    // Nothing the server started outlives the session.
+    group.end(session::GROUP_GRACE);
     reports.summarise(&tap);
     reports.finish();
     status.map_err(|e| Failure::new(format!("cannot wait for the server: {e}"), 1))
