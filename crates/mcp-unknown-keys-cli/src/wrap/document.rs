@@ -354,6 +354,28 @@ mod tests {
     }
 
     #[test]
+    fn a_comment_above_headers_survives_wrap_and_unwrap_gives_back_the_bytes() {
+        let servers = [
+            "{\n  \"mcpServers\": {\n    \"r\": {\n      \"url\": \"https://x/mcp\",\n      // the token, from VS Code's prompt\n      \"headers\": {\"A\": \"${input:t}\"}\n    }\n  }\n}\n",
+            // No host writes both env and headers; the comment stays all the same.
+            "{\n  \"mcpServers\": {\n    \"r\": {\n      \"url\": \"https://x/mcp\",\n      \"env\": {\"B\": \"1\"},\n      // the token, from VS Code's prompt\n      \"headers\": {\"A\": \"${input:t}\"}\n    }\n  }\n}\n",
+        ];
+        for original in servers {
+            let (wrapped, what) = wrap(original);
+            assert_eq!(what, [What::Wrapped]);
+            assert!(
+                wrapped.contains("// the token, from VS Code's prompt\n"),
+                "{wrapped}"
+            );
+            assert!(jsonc::parse(&wrapped).is_ok(), "{wrapped}");
+            assert_eq!(
+                unwrap(&wrapped, &[original.to_owned()]),
+                (original.to_owned(), vec![What::Restored])
+            );
+        }
+    }
+
+    #[test]
     fn a_proxy_that_names_no_server_is_left_alone() {
         let text = r#"{"mcpServers": {"p": {"command": "mcp-unknown-keys", "args": ["proxy", "--quiet"]}}}"#;
         let (unwrapped, what) = unwrap(text, &[]);

@@ -272,10 +272,10 @@ pub fn rebuild(text: &str, entry: &Value, wrapped: &Wrapped, dialect: Dialect) -
     match &wrapped.target {
         Target::Stdio(at) => {
             let mut edits = vec![Edit::replace(command.value.span, slice(text, elements[*at].span))];
-            edits.extend(match elements.get(at + 1) {
-                Some(rest) => Some(Edit::delete(span(elements[0].span.start, rest.span.start))),
-                None => remove_member(members, wrapped.args),
-            });
+            match elements.get(at + 1) {
+                Some(rest) => edits.push(Edit::delete(span(elements[0].span.start, rest.span.start))),
+                None => edits.extend(remove_member(text, members, wrapped.args)),
+            }
             Some(edits)
         }
         Target::Remote { url, headers } => {
@@ -285,17 +285,17 @@ pub fn rebuild(text: &str, entry: &Value, wrapped: &Wrapped, dialect: Dialect) -
             )];
             match headers::restore(text, members, headers, wrapped.env) {
                 Restore::Rename(renamed) => {
-                    edits.extend(remove_member(members, wrapped.args));
+                    edits.extend(remove_member(text, members, wrapped.args));
                     edits.extend(renamed);
                 }
                 Restore::Write { pairs, env } => {
-                    edits.extend(match pairs.is_empty() {
-                        true => remove_member(members, wrapped.args),
-                        false => Some(Edit::replace(
+                    match pairs.is_empty() {
+                        true => edits.extend(remove_member(text, members, wrapped.args)),
+                        false => edits.push(Edit::replace(
                             members[wrapped.args].span(),
                             format!("\"headers\": {{{}}}", pairs.join(", ")),
                         )),
-                    });
+                    }
                     edits.extend(env);
                 }
             }

@@ -58,7 +58,7 @@ pub fn wrap(text: &str, members: &[Member], headers: usize, env: Option<usize>) 
                 .map(|(pair, name)| format!("{}: {}", json_string(name), slice(text, pair.value.span)))
                 .collect();
             let mut edits = vec![append(env, &added.join(", "))];
-            edits.extend(remove_member(members, headers));
+            edits.extend(remove_member(text, members, headers));
             edits
         }
     };
@@ -134,7 +134,7 @@ pub fn restore(text: &str, members: &[Member], headers: &[String], env: Option<u
         .collect();
     Restore::Write {
         pairs,
-        env: env.map(|i| forget(members, i, &held)).unwrap_or_default(),
+        env: env.map(|i| forget(text, members, i, &held)).unwrap_or_default(),
     }
 }
 
@@ -142,7 +142,7 @@ pub fn restore(text: &str, members: &[Member], headers: &[String], env: Option<u
 /// `env`: all of them (the member goes), or a run at its end; otherwise
 /// they stay (harmless, and no edit can take them out without touching
 /// what is not wrap's).
-fn forget(members: &[Member], env: usize, held: &[usize]) -> Vec<Edit> {
+fn forget(text: &str, members: &[Member], env: usize, held: &[usize]) -> Vec<Edit> {
     let variables = members[env].value.as_object().unwrap_or_default();
     let mut sorted = held.to_vec();
     sorted.sort_unstable();
@@ -154,7 +154,7 @@ fn forget(members: &[Member], env: usize, held: &[usize]) -> Vec<Edit> {
         return Vec::new();
     }
     if first == 0 {
-        return remove_member(members, env).into_iter().collect();
+        return remove_member(text, members, env);
     }
     vec![Edit::delete(Span {
         start: variables[first - 1].value.span.end,
