@@ -163,16 +163,11 @@ fn file_name(path: &Path) -> Option<&str> {
 
 /// `YYYYMMDDTHHMMSSZ`: sorts as it reads.
 fn utc_stamp(time: SystemTime) -> String {
-    let Utc {
-        year,
-        month,
-        day,
-        hour,
-        minute,
-        second,
-        ..
-    } = Utc::of(time);
-    format!("{year:04}{month:02}{day:02}T{hour:02}{minute:02}{second:02}Z")
+    let at = Utc::of(time);
+    format!(
+        "{:04}{:02}{:02}T{:02}{:02}{:02}Z",
+        at.year, at.month, at.day, at.hour, at.minute, at.second
+    )
 }
 
 #[cfg(test)]

@@ -126,16 +126,11 @@ pub fn rfc3339_now() -> String {
 /// A time as RFC 3339 in UTC with milliseconds (times before 1970 read as
 /// 1970).
 pub fn rfc3339(time: SystemTime) -> String {
-    let Utc {
-        year,
-        month,
-        day,
-        hour,
-        minute,
-        second,
-        millis,
-    } = Utc::of(time);
-    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}.{millis:03}Z")
+    let at = Utc::of(time);
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        at.year, at.month, at.day, at.hour, at.minute, at.second, at.millis
+    )
 }
 
 #[cfg(test)]
