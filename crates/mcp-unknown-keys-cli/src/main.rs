@@ -9,6 +9,7 @@ mod audit_cmd;
 mod demo;
 mod example_server;
 mod proxy;
+mod utc;
 mod wrap;
 
 /// See the arguments a model's tool calls carry that the tools never declared.

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::Duration;
 
-use support::{Session, proxy_command, wait_with_patience};
+use support::{Session, alive, proxy_command, wait_with_patience};
 
 #[test]
 fn a_server_that_exits_mid_session_has_its_output_forwarded_and_its_status_returned() {
@@ -40,6 +40,31 @@ fn a_process_the_server_left_behind_does_not_keep_the_proxy_alive() {
     let leftover = String::from_utf8(s.recv()).unwrap().trim().to_owned();
     let status = wait_with_patience(&mut s.child);
     Command::new("kill").arg(&leftover).status().unwrap();
+    assert_eq!(status.code(), Some(4));
+}
+
+#[test]
+fn what_the_server_left_running_in_its_group_is_stopped_when_the_session_ends() {
+    // One helper stops at SIGTERM; the other shrugs it off and needs
+    // SIGKILL. Neither may outlive the session.
+    let stubborn = "trap '' TERM; while :; do sleep 0.05; done";
+    let script = format!("sleep 60 & echo $!; sh -c \"{stubborn}\" & echo $!; exit 4");
+    let mut s = Session::start(&[], &["sh", "-c", &script]);
+    let mut pids = String::new();
+    while pids.lines().count() < 2 {
+        pids.push_str(&String::from_utf8(s.recv()).unwrap());
+    }
+    let helpers: Vec<u32> = pids.lines().map(|pid| pid.trim().parse().unwrap()).collect();
+    let status = wait_with_patience(&mut s.child);
+    let still_running: Vec<u32> = helpers.iter().copied().filter(|&pid| alive(pid)).collect();
+    for pid in &still_running {
+        let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    }
+    assert_eq!(
+        still_running,
+        Vec::<u32>::new(),
+        "left running after the proxy exited"
+    );
     assert_eq!(status.code(), Some(4));
 }
 

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use support::{PATIENCE, Session, proxy_command, wait_with_patience};
+use support::{PATIENCE, Session, alive, proxy_command, wait_with_patience};
 
 /// Sends `signal` (a name such as `TERM`) to `pid`.
 fn kill(signal: &str, pid: u32) {
@@ -106,15 +106,4 @@ fn a_signal_after_the_server_exited_ends_a_proxy_whose_client_reads_no_more() {
     assert_eq!(wait_with_patience(&mut proxy).code(), Some(6));
     let log = std::fs::read_to_string(&log).unwrap();
     assert!(log.starts_with(r#"{"summary":"#), "{log:?}");
-}
-
-/// Whether a process exists and is not a zombie.
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
-            Some(state != 'Z' && state != 'X')
-        })
-        .unwrap_or(false)
 }

@@ -89,7 +89,7 @@ fn without_a_backup_unwrap_rebuilds_each_entry_from_the_proxys_arguments() {
 }
 
 #[test]
-fn a_url_entry_becomes_the_stdio_bridge_with_its_headers_as_written() {
+fn a_url_entry_becomes_the_stdio_bridge_with_its_headers_in_its_environment() {
     let (_dir, path) = scratch("claude-code-user.json");
     succeeded(&wrap("claude-code", &path));
     let wrapped: Value = serde_json::from_str(&text(&path)).unwrap();
@@ -101,9 +101,13 @@ fn a_url_entry_becomes_the_stdio_bridge_with_its_headers_as_written() {
             "args": [
                 "proxy", "--name", "github",
                 "--url", "https://api.githubcopilot.com/mcp/",
-                "--header", "Authorization: Bearer ${GITHUB_TOKEN}",
-                "--header", "X-MCP-Toolsets: repos,issues"
-            ]
+                "--header", "Authorization: ${MUK_HEADER_1}",
+                "--header", "X-MCP-Toolsets: ${MUK_HEADER_2}"
+            ],
+            "env": {
+                "MUK_HEADER_1": "Bearer ${GITHUB_TOKEN}",
+                "MUK_HEADER_2": "repos,issues"
+            }
         })
     );
 
@@ -111,20 +115,80 @@ fn a_url_entry_becomes_the_stdio_bridge_with_its_headers_as_written() {
     let (_dir, path) = scratch("windsurf.json");
     succeeded(&wrap("windsurf", &path));
     let wrapped: Value = serde_json::from_str(&text(&path)).unwrap();
-    let args = &wrapped["mcpServers"]["remote-docs"]["args"];
+    let entry = &wrapped["mcpServers"]["remote-docs"];
     assert_eq!(
-        args,
-        &json!([
+        entry["args"],
+        json!([
             "proxy",
             "--name",
             "remote-docs",
             "--url",
             "https://docs.example.com/mcp",
             "--header",
-            "API_KEY: ${env:DOCS_API_KEY}"
+            "API_KEY: ${MUK_HEADER_1}"
         ])
     );
-    assert!(wrapped["mcpServers"]["remote-docs"].get("serverUrl").is_none());
+    assert_eq!(entry["env"], json!({"MUK_HEADER_1": "${env:DOCS_API_KEY}"}));
+    assert!(entry.get("serverUrl").is_none());
+}
+
+#[test]
+fn a_header_secret_stays_off_the_command_line_and_unwrap_gives_it_back() {
+    let original = r#"{
+  "mcpServers": {
+    "api": {
+      "type": "http",
+      "url": "https://api.example.com/mcp",
+      "headers": {"Authorization": "Bearer sk-live-1234", "X-Team": "core"}
+    },
+    "mixed": {
+      "url": "https://mixed.example.com/mcp",
+      "env": {"MUK_HEADER_1": "taken", "OTHER": "1"},
+      "headers": {"Authorization": "Bearer sk-live-5678"}
+    }
+  }
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".mcp.json");
+    fs::write(&path, original).unwrap();
+    succeeded(&wrap("claude-code", &path));
+    let wrapped = text(&path);
+    let document: Value = serde_json::from_str(&wrapped).unwrap();
+    for (server, secret, variable) in [
+        ("api", "Bearer sk-live-1234", "MUK_HEADER_1"),
+        ("mixed", "Bearer sk-live-5678", "MUK_HEADER_2"),
+    ] {
+        let entry = &document["mcpServers"][server];
+        let args = entry["args"].to_string();
+        assert!(
+            !args.contains("sk-live"),
+            "{server}: a secret on the command line: {args}"
+        );
+        assert!(
+            args.contains(&format!("Authorization: ${{{variable}}}")),
+            "{args}"
+        );
+        assert_eq!(entry["env"][variable], secret, "{server}");
+        assert!(entry.get("headers").is_none(), "{server}");
+    }
+    assert_eq!(document["mcpServers"]["mixed"]["env"]["MUK_HEADER_1"], "taken");
+
+    // From the backup, and rebuilt from the entry alone: the same bytes.
+    succeeded(&unwrap("claude-code", &path));
+    assert_eq!(text(&path), original);
+    for backup in backups(dir.path()) {
+        fs::remove_file(backup).unwrap();
+    }
+    fs::write(&path, &wrapped).unwrap();
+    let report = succeeded(&unwrap("claude-code", &path));
+    assert!(report.contains("api: unwrapped (rebuilt"), "{report}");
+    let rebuilt = text(&path);
+    let api = |text: &str| text[text.find("\"api\"").unwrap()..text.find("\"mixed\"").unwrap()].to_owned();
+    assert_eq!(api(&rebuilt), api(original), "renamed back byte for byte");
+    let rebuilt: Value = serde_json::from_str(&rebuilt).unwrap();
+    let before: Value = serde_json::from_str(original).unwrap();
+    assert_eq!(rebuilt, before);
 }
 
 #[test]

@@ -178,7 +178,17 @@ fn proxy(args: Args) -> Result<ExitStatus, Failure> {
     drop(child);
 
     let status = session::wait_for_the_end(&event);
-    reports.summarise(&tap);
+    // Nothing the server started outlives the session; its grace and the
+    // summary's wait for the audit run side by side.
+    thread::scope(|scope| {
+        let ending = thread::Builder::new()
+            .name("group-end".into())
+            .spawn_scoped(scope, || group.end(session::GROUP_GRACE));
+        reports.summarise(&tap);
+        if ending.is_err() {
+            group.end(session::GROUP_GRACE);
+        }
+    });
     reports.finish();
     status.map_err(|e| Failure::new(format!("cannot wait for the server: {e}"), 1))
 }

@@ -17,6 +17,10 @@
 //!   the client after the server exits, and a further signal ends the wait
 //!   at once. No timer ever stops the server: when the client closes stdin
 //!   the server's stdin is closed, and the server decides when to exit.
+//! - Once the session has ended, what the server left running in its group
+//!   (helpers it forked, which no one else would stop) gets SIGTERM, then
+//!   SIGKILL after [`GROUP_GRACE`] ([`Group::end`]). The unreaped server
+//!   keeps the group's id from being reused meanwhile.
 
 use std::ffi::OsString;
 use std::io::{self, ErrorKind, Write};
@@ -42,6 +46,13 @@ pub enum Event {
     Signal,
 }
 
+/// Once the session has ended, how long what the server left running in its
+/// group has between SIGTERM and SIGKILL.
+pub const GROUP_GRACE: Duration = Duration::from_secs(2);
+
+/// How often [`Group::end`] looks whether the group has emptied.
+const GROUP_POLL: Duration = Duration::from_millis(20);
+
 /// The server's process group, identified by the server's pid; valid for
 /// the proxy's whole life since the server is never reaped.
 #[derive(Clone, Copy, Debug)]
@@ -62,6 +73,65 @@ impl Group {
             }
         }
     }
+
+    /// The session has ended and the server has exited (or the proxy gives
+    /// up on it): every process still running in its group gets SIGTERM,
+    /// and SIGKILL if any is still running `grace` later. Returns at once
+    /// when none is.
+    pub fn end(self, grace: Duration) {
+        if !self.has_live_members() {
+            return;
+        }
+        self.signal(libc::SIGTERM);
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            thread::sleep(GROUP_POLL);
+            if !self.has_live_members() {
+                return;
+            }
+        }
+        self.signal(libc::SIGKILL);
+    }
+
+    /// Linux: whether a process of the group is running, the exited server
+    /// (a zombie) aside, read from `/proc`.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn has_live_members(self) -> bool {
+        let Ok(processes) = std::fs::read_dir("/proc") else {
+            return self.has_members();
+        };
+        processes.flatten().any(|process| {
+            std::fs::read_to_string(process.path().join("stat"))
+                .ok()
+                .and_then(|stat| running_in_group(&stat))
+                == Some(self.pid)
+        })
+    }
+
+    /// Elsewhere: whether the group has a member at all (the exited server
+    /// may count as one, so SIGKILL may follow SIGTERM after the grace).
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    fn has_live_members(self) -> bool {
+        self.has_members()
+    }
+
+    fn has_members(self) -> bool {
+        // SAFETY: kill with signal 0 only checks; the group id cannot be
+        // recycled while the server is unreaped.
+        unsafe { libc::kill(-self.pid, 0) == 0 }
+    }
+}
+
+/// The process group of a running (not exited) process, from its
+/// `/proc/PID/stat` line: `PID (COMM) STATE PPID PGRP …`, COMM being
+/// anything up to the last `)`.
+#[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
+fn running_in_group(stat: &str) -> Option<libc::pid_t> {
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = fields.next()?;
+    let _parent = fields.next()?;
+    let group = fields.next()?.parse().ok()?;
+    (!matches!(state, "Z" | "X" | "x")).then_some(group)
 }
 
 /// Starts the server: its own process group, the forwarded signals
@@ -209,5 +279,18 @@ pub fn wait_for_the_end(events: &Receiver<Event>) -> io::Result<ExitStatus> {
             deadline = Some(Instant::now() + FLUSH_AFTER_SIGNAL);
         }
         status = Some(exited);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::running_in_group;
+
+    #[test]
+    fn a_stat_line_gives_the_group_of_a_running_process_only() {
+        assert_eq!(running_in_group("42 (sleep) S 1 40 40 0 -1"), Some(40));
+        assert_eq!(running_in_group("42 (a) b) R 1 41 41 0"), Some(41));
+        assert_eq!(running_in_group("40 (sh) Z 1 40 40 0"), None);
+        assert_eq!(running_in_group("garbage"), None);
     }
 }

@@ -44,6 +44,9 @@ pub struct Summary<'a> {
     pub unread: Unread,
     /// Lines the audit had not read when the session ended.
     pub unsettled: u64,
+    /// Of those, the client lines that may be calls: each is counted in
+    /// `coverage` as a call not audited.
+    pub unsettled_calls: u64,
     /// What `--otlp` sent and dropped, when given.
     pub otlp: Option<&'a OtlpCounts>,
 }
@@ -138,8 +141,8 @@ impl Summary<'_> {
         if self.unsettled > 0 {
             let _ = writeln!(
                 text,
-                "  {} line(s) still waiting for the audit when the session ended, not counted",
-                self.unsettled
+                "  {} line(s) still waiting for the audit when the session ended ({} counted as calls not audited)",
+                self.unsettled, self.unsettled_calls
             );
         }
         if let Some(otlp) = self.otlp.filter(|otlp| otlp.dropped > 0) {

@@ -343,8 +343,7 @@ mod tests {
 
     #[test]
     fn the_newest_backup_that_wraps_into_the_entry_is_the_original() {
-        let older =
-            r#"{"mcpServers": {"r": {"type": "http", "url": "https://x/mcp", "headers": {"A": "1"}}}}"#;
+        let older = r#"{"mcpServers": {"r": {"type": "streamable-http", "url": "https://x/mcp", "headers": { "A": "1" }}}}"#;
         let newer =
             r#"{"mcpServers": {"r": {"type": "http", "url": "https://x/mcp", "headers": { "A": "1" }}}}"#;
         let (wrapped, _) = wrap(newer);
@@ -352,6 +351,28 @@ mod tests {
         let stale = r#"{"mcpServers": {"r": {"command": "other"}}}"#.to_owned();
         let backups = [stale, newer.to_owned(), older.to_owned()];
         assert_eq!(unwrap(&wrapped, &backups).0, newer);
+    }
+
+    #[test]
+    fn a_comment_above_headers_survives_wrap_and_unwrap_gives_back_the_bytes() {
+        let servers = [
+            "{\n  \"mcpServers\": {\n    \"r\": {\n      \"url\": \"https://x/mcp\",\n      // the token, from VS Code's prompt\n      \"headers\": {\"A\": \"${input:t}\"}\n    }\n  }\n}\n",
+            // No host writes both env and headers; the comment stays all the same.
+            "{\n  \"mcpServers\": {\n    \"r\": {\n      \"url\": \"https://x/mcp\",\n      \"env\": {\"B\": \"1\"},\n      // the token, from VS Code's prompt\n      \"headers\": {\"A\": \"${input:t}\"}\n    }\n  }\n}\n",
+        ];
+        for original in servers {
+            let (wrapped, what) = wrap(original);
+            assert_eq!(what, [What::Wrapped]);
+            assert!(
+                wrapped.contains("// the token, from VS Code's prompt\n"),
+                "{wrapped}"
+            );
+            assert!(jsonc::parse(&wrapped).is_ok(), "{wrapped}");
+            assert_eq!(
+                unwrap(&wrapped, &[original.to_owned()]),
+                (original.to_owned(), vec![What::Restored])
+            );
+        }
     }
 
     #[test]

@@ -78,25 +78,63 @@ pub fn separator_after(text: &str, member: &Member) -> String {
     format!(",{newline}{indent}")
 }
 
-/// The edit that removes `members[index]` with the separator that joins it
+/// The edits that remove `members[index]` with the separator that joins it
 /// to its neighbour: from the end of the member before it, or, for the
-/// first member, up to the start of the one after it. `None` when it is the
+/// first member, up to the start of the one after it. A comment in that
+/// separator stays (only the member and its comma go). None when it is the
 /// only member (its object would be left with nothing to join).
-pub fn remove_member(members: &[Member], index: usize) -> Option<Edit> {
+pub fn remove_member(text: &str, members: &[Member], index: usize) -> Vec<Edit> {
     let member = &members[index];
-    if index > 0 {
-        let before = &members[index - 1];
-        return Some(Edit::delete(Span {
-            start: before.value.span.end,
-            end: member.value.span.end,
-        }));
-    }
-    members.get(1).map(|after| {
-        Edit::delete(Span {
-            start: member.key_span.start,
+    let gap = if index > 0 {
+        Span {
+            start: members[index - 1].value.span.end,
+            end: member.key_span.start,
+        }
+    } else if let Some(after) = members.get(1) {
+        Span {
+            start: member.value.span.end,
             end: after.key_span.start,
-        })
-    })
+        }
+    } else {
+        return Vec::new();
+    };
+    let comma = comma_outside_comments(slice(text, gap)).map(|at| gap.start + at);
+    match comma.filter(|_| slice(text, gap).contains('/')) {
+        Some(comma) => vec![
+            Edit::delete(Span {
+                start: comma,
+                end: comma + 1,
+            }),
+            Edit::delete(member.span()),
+        ],
+        None if index > 0 => vec![Edit::delete(Span {
+            start: gap.start,
+            end: member.value.span.end,
+        })],
+        None => vec![Edit::delete(Span {
+            start: member.key_span.start,
+            end: gap.end,
+        })],
+    }
+}
+
+/// Where the `,` of a separator (whitespace, comments and one comma) is.
+fn comma_outside_comments(separator: &str) -> Option<usize> {
+    let bytes = separator.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        match (bytes[at], bytes.get(at + 1)) {
+            (b',', _) => return Some(at),
+            (b'/', Some(b'/')) => at += separator[at..].find('\n').unwrap_or(bytes.len() - at),
+            (b'/', Some(b'*')) => {
+                at += separator[at + 2..]
+                    .find("*/")
+                    .map_or(bytes.len() - at, |end| end + 4)
+            }
+            _ => at += 1,
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -130,11 +168,27 @@ mod tests {
         let text = "{\"a\": 1, \"b\": 2, \"c\": 3}";
         let doc = parse(text).unwrap();
         let members = doc.as_object().unwrap();
-        let removed = |i| apply(text, &[remove_member(members, i).unwrap()]);
+        let removed = |i| apply(text, &remove_member(text, members, i));
         assert_eq!(removed(0), "{\"b\": 2, \"c\": 3}");
         assert_eq!(removed(1), "{\"a\": 1, \"c\": 3}");
         assert_eq!(removed(2), "{\"a\": 1, \"b\": 2}");
         let alone = parse("{\"a\": 1}").unwrap();
-        assert_eq!(remove_member(alone.as_object().unwrap(), 0), None);
+        assert_eq!(remove_member("{\"a\": 1}", alone.as_object().unwrap(), 0), []);
+    }
+
+    #[test]
+    fn removing_a_member_keeps_the_comments_around_it() {
+        let text = "{\"a\": 1, // one\n /* two, */ \"b\": 2 /* three */, \"c\": 3}";
+        let doc = parse(text).unwrap();
+        let members = doc.as_object().unwrap();
+        let removed = |i| apply(text, &remove_member(text, members, i));
+        assert_eq!(
+            removed(1),
+            "{\"a\": 1 // one\n /* two, */  /* three */, \"c\": 3}"
+        );
+        assert_eq!(
+            removed(0),
+            "{ // one\n /* two, */ \"b\": 2 /* three */, \"c\": 3}"
+        );
     }
 }

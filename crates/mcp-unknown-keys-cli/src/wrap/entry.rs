@@ -11,9 +11,9 @@
 //! ```
 //!
 //! A URL entry's `url` (or `serverUrl`) member becomes `command` and `args`
-//! for the stdio bridge (`proxy --url URL --header 'Name: value'…`), its
-//! `headers` member goes into those arguments and its `type` becomes
-//! `stdio`.
+//! for the stdio bridge (`proxy --url URL --header 'Name: ${MUK_HEADER_1}'…`),
+//! its `headers` member becomes `env`, which holds the values off the
+//! command line (see the headers module), and its `type` becomes `stdio`.
 //!
 //! Rebuilding is the inverse, read from the wrapped entry alone: the
 //! proxy's arguments hold the server. It is exact for a stdio entry that
@@ -21,6 +21,7 @@
 //! made (see the document module, which tries that first).
 
 use super::edit::{Edit, json_string, remove_member, separator_after, slice};
+use super::headers::{self, Restore};
 use super::jsonc::{Member, Unreadable, Value};
 
 /// How a host spells what differs between hosts.
@@ -51,6 +52,7 @@ pub enum Entry {
         url: usize,
         headers: Option<usize>,
         kind: Option<usize>,
+        env: Option<usize>,
     },
     /// Already the proxy in front of a server.
     Wrapped(Wrapped),
@@ -64,6 +66,8 @@ pub struct Wrapped {
     command: usize,
     args: usize,
     kind: Option<usize>,
+    /// The `env` member, which holds header values.
+    env: Option<usize>,
     /// The proxy's program, decoded.
     pub program: String,
     /// The `--name` it was given.
@@ -128,8 +132,14 @@ pub fn classify(text: &str, entry: &Value) -> Result<Entry, Unreadable> {
             && let Some(args) = args
         {
             let elements = members[args].value.as_array().unwrap_or_default();
+            let members = Members {
+                command,
+                args,
+                kind,
+                env: find(members, "env")?,
+            };
             return Ok(Entry::Wrapped(read_wrapped(
-                text, program, command, args, kind, elements, &values,
+                text, program, members, elements, &values,
             )));
         }
         return Ok(Entry::Stdio { command, args });
@@ -153,13 +163,26 @@ pub fn classify(text: &str, entry: &Value) -> Result<Entry, Unreadable> {
     };
     let address = string(&members[url].value, &members[url].key)?;
     let headers = find(members, "headers")?;
+    let env = find(members, "env")?;
     if let Some(headers) = headers {
         header_pairs(&members[headers].value)?;
+        if let Some(env) = env.filter(|&i| members[i].value.as_object().is_none()) {
+            let value = &members[env].value;
+            return Err(unreadable(
+                value,
+                format!("env should be an object, not {}", value.describe()),
+            ));
+        }
     }
     if let Some(reason) = remote_unsupported(members, kind_text, address)? {
         return Ok(Entry::Unsupported(reason));
     }
-    Ok(Entry::Remote { url, headers, kind })
+    Ok(Entry::Remote {
+        url,
+        headers,
+        kind,
+        env,
+    })
 }
 
 /// Why a remote server cannot be bridged, if it cannot.
@@ -209,16 +232,21 @@ pub fn wrap(text: &str, entry: &Value, form: &Entry, name: &str, proxy: &Invocat
                 inserted,
             ]
         }
-        Entry::Remote { url, headers, kind } => {
+        Entry::Remote {
+            url,
+            headers,
+            kind,
+            env,
+        } => {
             let url = &members[url];
             args.push(json_string("--url"));
             args.push(slice(text, url.value.span).to_owned());
-            for (key, value) in headers
-                .map(|i| header_pairs(&members[i].value).unwrap_or_default())
-                .unwrap_or_default()
-            {
+            let (moved, references) = headers
+                .map(|i| headers::wrap(text, members, i, env))
+                .unwrap_or_default();
+            for reference in references {
                 args.push(json_string("--header"));
-                args.push(json_string(&format!("{key}: {value}")));
+                args.push(json_string(&reference));
             }
             let replacement = format!(
                 "\"command\": {}{}\"args\": [{}]",
@@ -227,7 +255,7 @@ pub fn wrap(text: &str, entry: &Value, form: &Entry, name: &str, proxy: &Invocat
                 args.join(", ")
             );
             let mut edits = vec![Edit::replace(url.span(), replacement)];
-            edits.extend(headers.and_then(|i| remove_member(members, i)));
+            edits.extend(moved);
             edits.extend(kind.map(|i| Edit::replace(members[i].value.span, json_string("stdio"))));
             edits
         }
@@ -244,10 +272,10 @@ pub fn rebuild(text: &str, entry: &Value, wrapped: &Wrapped, dialect: Dialect) -
     match &wrapped.target {
         Target::Stdio(at) => {
             let mut edits = vec![Edit::replace(command.value.span, slice(text, elements[*at].span))];
-            edits.extend(match elements.get(at + 1) {
-                Some(rest) => Some(Edit::delete(span(elements[0].span.start, rest.span.start))),
-                None => remove_member(members, wrapped.args),
-            });
+            match elements.get(at + 1) {
+                Some(rest) => edits.push(Edit::delete(span(elements[0].span.start, rest.span.start))),
+                None => edits.extend(remove_member(text, members, wrapped.args)),
+            }
             Some(edits)
         }
         Target::Remote { url, headers } => {
@@ -255,14 +283,22 @@ pub fn rebuild(text: &str, entry: &Value, wrapped: &Wrapped, dialect: Dialect) -
                 command.span(),
                 format!("{}: {url}", json_string(dialect.url_key)),
             )];
-            let pairs: Vec<String> = headers.iter().map(|header| header_member(header)).collect();
-            edits.extend(match pairs.is_empty() {
-                true => remove_member(members, wrapped.args),
-                false => Some(Edit::replace(
-                    members[wrapped.args].span(),
-                    format!("\"headers\": {{{}}}", pairs.join(", ")),
-                )),
-            });
+            match headers::restore(text, members, headers, wrapped.env) {
+                Restore::Rename(renamed) => {
+                    edits.extend(remove_member(text, members, wrapped.args));
+                    edits.extend(renamed);
+                }
+                Restore::Write { pairs, env } => {
+                    match pairs.is_empty() {
+                        true => edits.extend(remove_member(text, members, wrapped.args)),
+                        false => edits.push(Edit::replace(
+                            members[wrapped.args].span(),
+                            format!("\"headers\": {{{}}}", pairs.join(", ")),
+                        )),
+                    }
+                    edits.extend(env);
+                }
+            }
             let stdio = wrapped.kind.filter(|&i| {
                 members[i]
                     .value
@@ -274,16 +310,6 @@ pub fn rebuild(text: &str, entry: &Value, wrapped: &Wrapped, dialect: Dialect) -
         }
         Target::Unknown => None,
     }
-}
-
-/// `"Name": "value"` from a `--header 'Name: value'` argument.
-fn header_member(header: &str) -> String {
-    let (key, value) = header.split_once(':').unwrap_or((header, ""));
-    format!(
-        "{}: {}",
-        json_string(key.trim()),
-        json_string(value.trim_start_matches([' ', '\t']))
-    )
 }
 
 /// `proxy --name NAME [--log FILE]`, as JSON string tokens.
@@ -306,19 +332,26 @@ fn is_proxy(program: &str) -> bool {
     stem == "mcp-unknown-keys"
 }
 
-fn read_wrapped(
-    text: &str,
-    program: &str,
+/// Where a wrapped entry's members are.
+struct Members {
     command: usize,
     args: usize,
     kind: Option<usize>,
-    elements: &[Value],
-    values: &[&str],
-) -> Wrapped {
+    env: Option<usize>,
+}
+
+fn read_wrapped(text: &str, program: &str, members: Members, elements: &[Value], values: &[&str]) -> Wrapped {
+    let Members {
+        command,
+        args,
+        kind,
+        env,
+    } = members;
     let mut wrapped = Wrapped {
         command,
         args,
         kind,
+        env,
         program: program.to_owned(),
         name: None,
         log: None,

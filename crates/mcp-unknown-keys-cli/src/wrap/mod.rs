@@ -4,6 +4,7 @@
 //! - [`hosts`] knows where each host keeps its configuration, per platform;
 //! - [`jsonc`] reads JSON with comments and keeps every value's position;
 //! - [`entry`] decides what becomes of one server entry, as text edits;
+//! - [`headers`] keeps a remote server's header values off the command line;
 //! - [`document`] applies that to every server of one file;
 //! - [`edit`] and [`diff`] make the edits and show them;
 //! - [`file`] writes safely: backup, then atomic replace;
@@ -18,6 +19,7 @@ mod document;
 mod edit;
 mod entry;
 mod file;
+mod headers;
 mod hosts;
 mod jsonc;
 

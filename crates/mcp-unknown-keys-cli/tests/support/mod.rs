@@ -280,6 +280,17 @@ impl Finished {
     }
 }
 
+/// Whether a process exists and is not a zombie (Linux: from /proc).
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            Some(state != 'Z' && state != 'X')
+        })
+        .unwrap_or(false)
+}
+
 /// Waits for a child to exit, killing it and failing after [`PATIENCE`].
 pub fn wait_with_patience(child: &mut Child) -> ExitStatus {
     let deadline = Instant::now() + PATIENCE;

@@ -9,6 +9,8 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::utc::Utc;
+
 /// The attribution of one proxy run.
 #[derive(Clone, Debug)]
 pub struct Attribution {
@@ -124,32 +126,11 @@ pub fn rfc3339_now() -> String {
 /// A time as RFC 3339 in UTC with milliseconds (times before 1970 read as
 /// 1970).
 pub fn rfc3339(time: SystemTime) -> String {
-    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let seconds = since.as_secs();
-    let (year, month, day) = civil_from_days((seconds / 86_400) as i64);
-    let of_day = seconds % 86_400;
+    let at = Utc::of(time);
     format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        of_day / 3600,
-        of_day / 60 % 60,
-        of_day % 60,
-        since.subsec_millis()
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        at.year, at.month, at.day, at.hour, at.minute, at.second, at.millis
     )
-}
-
-/// The proleptic Gregorian date of a day counted from 1970-01-01 (Howard
-/// Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]

@@ -51,6 +51,11 @@ pub const MAX_TAPPED_LINE: usize = 64 * 1024 * 1024;
 /// them). A line that would not fit is passed over: the relay never waits.
 pub const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
 
+/// At the end of a session, once the audit has had its time, how long it
+/// may take to count the calls in the lines still queued (reading them,
+/// not auditing them).
+pub const COUNT_AT_EXIT: Duration = Duration::from_millis(500);
+
 /// The longest server line read as a possible `list_changed` notification
 /// while no listing is awaited (the real one is under a hundred bytes):
 /// longer lines, tool results among them, need no look.
@@ -211,7 +216,12 @@ impl Tap {
     /// unread that may have been calls count as calls not audited, under
     /// `unreadable_arguments`.
     pub fn coverage(&self) -> Coverage {
-        let mut coverage = self.shared.worker.coverage();
+        self.with_unread(self.shared.worker.coverage())
+    }
+
+    /// `coverage`, with the client lines passed over unread that may have
+    /// been calls.
+    fn with_unread(&self, mut coverage: Coverage) -> Coverage {
         for _ in 0..self.unread().calls() {
             coverage.count_unaudited("", Skip::UnreadableArguments);
         }
@@ -236,20 +246,29 @@ impl Tap {
     }
 
     /// The session ended: the worker gets `within` to read what is queued,
-    /// the calls still awaiting an answer are judged unanswered, and the
-    /// summary goes to the report.
+    /// then [`COUNT_AT_EXIT`] to count the calls in what is left without
+    /// auditing them; the calls still awaiting an answer are judged
+    /// unanswered, and the summary goes to the report. Every call the tap
+    /// read is in the summary's coverage: those it could not audit in time
+    /// as not audited (`unreadable_arguments`, as lines passed over are).
     pub fn summarise(&self, within: Option<Duration>) {
-        let unsettled = self.settle(within);
+        let mut unsettled = self.settle(within);
+        if unsettled > 0 {
+            self.shared.worker.end_soon();
+            unsettled = self.settle(Some(COUNT_AT_EXIT));
+        }
+        let (coverage, unsettled_calls) = self.shared.worker.end(&self.shared.gates);
         self.shared.worker.finish(&self.shared.gates);
         let Some(report) = self.shared.worker.report() else {
             return;
         };
         report.summary(&Summary {
-            coverage: &self.coverage(),
+            coverage: &self.with_unread(coverage),
             findings: &self.findings(),
             verdicts: &self.verdicts(),
             unread: self.unread(),
             unsettled,
+            unsettled_calls,
             otlp: None,
         });
     }

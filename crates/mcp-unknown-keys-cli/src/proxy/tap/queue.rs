@@ -4,10 +4,12 @@
 //! A relay only ever tries to push: when the queue is full the line is
 //! refused at once (the caller counts it) and the relay goes on; it wakes
 //! the worker only once the line is forwarded. The worker waits for lines;
-//! anyone may wait until the worker has caught up.
+//! anyone may wait until the worker has caught up. The lock is held for a
+//! few counts and a move, never for work that grows with a line: the copy
+//! of a line is made before it is taken.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -42,6 +44,9 @@ pub struct Queue {
     changed: Condvar,
     /// Entries arrived while someone waited, and nobody was woken yet.
     wake_due: AtomicBool,
+    /// `State::bytes` as last set, read without the lock to refuse a line
+    /// that cannot fit before copying it.
+    bytes_hint: AtomicUsize,
     capacity: usize,
 }
 
@@ -65,6 +70,7 @@ impl Queue {
             state: Mutex::default(),
             changed: Condvar::new(),
             wake_due: AtomicBool::new(false),
+            bytes_hint: AtomicUsize::new(0),
             capacity,
         }
     }
@@ -90,25 +96,37 @@ impl Queue {
     }
 
     /// Queues a copy of `line`, unless it does not fit: then returns false
-    /// at once. The worker is not woken here: call [`Queue::wake`] once the
-    /// line is forwarded, so the wake-up costs the relay nothing first.
+    /// at once. The copy is made before the lock is taken. The worker is not
+    /// woken here: call [`Queue::wake`] once the line is forwarded, so the
+    /// wake-up costs the relay nothing first.
     pub fn try_push(&self, from: From, line: &[u8], in_window: bool, may_call: bool) -> bool {
-        let mut state = self.state();
-        if state.closed || state.bytes + line.len() > self.capacity {
+        if self.bytes_hint.load(Ordering::Relaxed) + line.len() > self.capacity {
             return false;
         }
-        state.bytes += line.len();
-        state.pushed += 1;
-        state.entries.push_back(Entry {
+        let entry = Entry {
             from,
             line: line.to_vec(),
             in_window,
             may_call,
-        });
+        };
+        self.push(entry).is_ok()
+    }
+
+    /// Queues `entry` as it is (a move, whatever its size), unless it does
+    /// not fit or the queue is closed: then gives it back.
+    fn push(&self, entry: Entry) -> Result<(), Entry> {
+        let mut state = self.state();
+        if state.closed || state.bytes + entry.line.len() > self.capacity {
+            return Err(entry);
+        }
+        state.bytes += entry.line.len();
+        self.bytes_hint.store(state.bytes, Ordering::Relaxed);
+        state.pushed += 1;
+        state.entries.push_back(entry);
         if state.waiters > 0 {
             self.wake_due.store(true, Ordering::Release);
         }
-        true
+        Ok(())
     }
 
     /// Wakes the worker if a line pushed while it waited has not yet.
@@ -138,6 +156,7 @@ impl Queue {
     pub fn finished(&self, entries: u64, bytes: usize) {
         let mut state = self.state();
         state.bytes -= bytes;
+        self.bytes_hint.store(state.bytes, Ordering::Relaxed);
         state.finished += entries;
         let wake = state.waiters > 0;
         drop(state);
@@ -205,6 +224,30 @@ mod tests {
         queue.finished(2, 9);
         assert!(queue.try_push(From::Client, b"ab", false, false));
         assert_eq!(queue.pop_all().unwrap()[0].line, b"ab");
+    }
+
+    #[test]
+    fn a_line_is_copied_before_the_lock_and_moved_under_it() {
+        let queue = Queue::new(1 << 20);
+        let line = vec![b'x'; 1 << 16];
+        let at = line.as_ptr();
+        let entry = Entry {
+            from: From::Client,
+            line,
+            in_window: false,
+            may_call: false,
+        };
+        assert!(queue.push(entry).is_ok());
+        let popped = queue.pop_all().unwrap();
+        assert_eq!(
+            popped[0].line.as_ptr(),
+            at,
+            "the queue keeps the allocation it was given"
+        );
+        // A line that cannot fit is refused before it is copied.
+        assert!(!queue.try_push(From::Client, &vec![b'y'; (1 << 20) - (1 << 16) + 1], false, false));
+        queue.finished(1, 1 << 16);
+        assert!(queue.try_push(From::Client, &vec![b'y'; 1 << 20], false, false));
     }
 
     #[test]

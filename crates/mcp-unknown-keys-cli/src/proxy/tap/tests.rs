@@ -314,3 +314,74 @@ fn nothing_read_from_a_line_panics() {
     }
     tap.settle(None);
 }
+
+/// A report whose warnings wait until the test lets them go, holding the
+/// audit worker; it keeps the summary's coverage.
+struct Held {
+    release: Mutex<std::sync::mpsc::Receiver<()>>,
+    coverage: Mutex<Option<Coverage>>,
+    unsettled_calls: Mutex<Option<u64>>,
+}
+
+impl Report for Held {
+    fn warning(&self, _: &Warning, _: Option<&TraceContext>) {
+        let _ = self.release.lock().unwrap().recv();
+    }
+    fn verdict(&self, _: &Judged, _: Option<&TraceContext>) {}
+    fn notice(&self, _: &str) {}
+    fn summary(&self, summary: &Summary<'_>) {
+        *self.coverage.lock().unwrap() = Some(summary.coverage.clone());
+        *self.unsettled_calls.lock().unwrap() = Some(summary.unsettled_calls);
+    }
+}
+
+#[test]
+fn every_call_read_is_in_the_summary_though_the_audit_had_not_reached_it() {
+    let (release, released) = std::sync::mpsc::channel();
+    let held = Arc::new(Held {
+        release: Mutex::new(released),
+        coverage: Mutex::new(None),
+        unsettled_calls: Mutex::new(None),
+    });
+    let tap = Tap::new(Auditor::new().with_sink(())).with_report(held.clone());
+    listed(&tap);
+    let call = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"fs_read","arguments":{{"path":"a","ffset":{id}}}}}}}"#
+        )
+    };
+    // The first call's warning holds the worker; the rest wait behind it.
+    from_client(&tap, &call(2));
+    from_client(&tap, &call(3));
+    from_client(&tap, &call(4));
+    from_client(&tap, r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
+    tap.summarise(Some(Duration::from_millis(50)));
+    release.send(()).unwrap();
+    let coverage = held.coverage.lock().unwrap().take().expect("a summary");
+    assert_eq!(
+        coverage.to_json_line(),
+        r#"{"coverage":{"calls":3,"audited":1,"unaudited":{"unreadable_arguments":2},"unlisted_tools":{}}}"#
+    );
+    assert_eq!(*held.unsettled_calls.lock().unwrap(), Some(2));
+}
+
+#[test]
+fn calls_queued_when_the_session_ends_are_counted_once_read() {
+    let (tap, _) = tap();
+    listed(&tap);
+    tap.shared.worker.end_soon();
+    from_client(
+        &tap,
+        r#"[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fs_read","arguments":{"path":"a"}}},{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"other","arguments":{}}}]"#,
+    );
+    tap.settle(None);
+    let (coverage, unread) = tap.shared.worker.end(&tap.shared.gates);
+    assert_eq!(
+        unread, 0,
+        "the line was read: its calls are counted, not the line"
+    );
+    assert_eq!(
+        coverage.to_json_line(),
+        r#"{"coverage":{"calls":2,"audited":0,"unaudited":{"unreadable_arguments":2},"unlisted_tools":{}}}"#
+    );
+}

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use mcp_unknown_keys::audit::{
@@ -58,6 +58,8 @@ pub struct Worker {
     state: Mutex<State>,
     notices: Mutex<Notices>,
     report: Mutex<Option<Arc<dyn Report>>>,
+    /// The session ended: the lines still queued are counted, not audited.
+    ending: AtomicBool,
 }
 
 #[derive(Default)]
@@ -76,6 +78,9 @@ struct State {
     traces: HashMap<String, TraceContext>,
     /// The notices already said, so each is said once.
     said: HashSet<String>,
+    /// The line being read may be a call, and a call of it is counted in
+    /// `coverage` already: [`Worker::end`] must not count it again.
+    line_counted: bool,
 }
 
 impl Worker {
@@ -87,6 +92,7 @@ impl Worker {
                 let _ = writeln!(std::io::stderr().lock(), "mcp-unknown-keys: {notice}");
             })),
             report: Mutex::new(None),
+            ending: AtomicBool::new(false),
         }
     }
 
@@ -124,11 +130,14 @@ impl Worker {
         self.auditor.audited_tools()
     }
 
-    /// Reads one queued line and acts on what it is. A bug met reading it
-    /// loses that line only: the gates it holds open are closed and the
-    /// next line read.
+    /// Reads one queued line and acts on what it is; once the session is
+    /// ending, only counts the calls in it. A bug met reading it loses that
+    /// line only: the gates it holds open are closed and the next line read.
     pub fn read(&self, entry: &Entry, gates: &Gates) {
+        let ending = self.ending.load(Ordering::Acquire);
         let _ = catch_unwind(AssertUnwindSafe(|| match read_line(&entry.line) {
+            Line::Message(message) if ending => self.count_unread(message),
+            Line::Batch(messages) if ending => messages.into_iter().for_each(|m| self.count_unread(m)),
             Line::Message(message) => self.act(entry, message, gates),
             Line::Batch(messages) => {
                 for message in messages {
@@ -141,8 +150,42 @@ impl Worker {
             gates.window.fetch_sub(1, Ordering::SeqCst);
         }
         if entry.may_call {
+            // Under the state's lock, so that `end` sees the line either
+            // counted in `coverage` or still unread, never both.
+            let mut state = self.state();
+            state.line_counted = false;
             gates.calls_unread.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+
+    /// A call read after the session ended: counted as not audited, as a
+    /// line passed over unread is.
+    fn count_unread(&self, message: Message<'_>) {
+        if let Message::Call { name, .. } = message {
+            let mut state = self.state();
+            state.coverage.count_unaudited(&name, Skip::UnreadableArguments);
+            state.line_counted = true;
+        }
+    }
+
+    /// The session is ending: the lines still queued are only counted.
+    pub fn end_soon(&self) {
+        self.ending.store(true, Ordering::Release);
+    }
+
+    /// The session ended: the coverage so far, with each client line that
+    /// may be a call and is still unread (queued, or being read and not
+    /// counted yet) counted as a call not audited; and how many those were.
+    pub fn end(&self, gates: &Gates) -> (Coverage, u64) {
+        self.end_soon();
+        let state = self.state();
+        let mut coverage = state.coverage.clone();
+        let unread =
+            (gates.calls_unread.load(Ordering::SeqCst) as u64).saturating_sub(u64::from(state.line_counted));
+        for _ in 0..unread {
+            coverage.count_unaudited("", Skip::UnreadableArguments);
+        }
+        (coverage, unread)
     }
 
     fn act(&self, entry: &Entry, message: Message<'_>, gates: &Gates) {
@@ -241,6 +284,7 @@ impl Worker {
         let judged = {
             let mut state = self.state();
             state.coverage.record(&call, &outcome);
+            state.line_counted = true;
             state.findings.record(&call, &outcome);
             match key.filter(|_| flagged) {
                 Some(key) => {
