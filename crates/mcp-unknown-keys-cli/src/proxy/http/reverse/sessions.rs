@@ -143,11 +143,12 @@ impl Sessions {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A session's summary, when it saw any call. Blocks (the audit is
-    /// settled, the log written): call it off the async runtime.
+    /// A session's summary, when it saw any call (lines the audit has not
+    /// reached yet may be calls: the summary counts them). Blocks (the audit
+    /// is settled, the log written): call it off the async runtime.
     pub fn summary(&self, tap: &Tap) {
-        tap.settle(Some(crate::proxy::SETTLE_AT_EXIT));
-        if tap.coverage().calls > 0 || !tap.findings().is_empty() {
+        let unsettled = tap.settle(Some(crate::proxy::SETTLE_AT_EXIT));
+        if unsettled > 0 || tap.coverage().calls > 0 || !tap.findings().is_empty() {
             (self.summarise)(tap);
         }
     }
