@@ -296,14 +296,13 @@ impl<O: Observer> Audit<O> {
                 None
             }
             Ok(Read::Unreadable) => Some(Unreadable::NotJson),
+            Ok(Read::TooDeep) => Some(Unreadable::TooDeep),
             Err(why) => Some(why),
         };
         lines.read += 1;
-        match why? {
-            Unreadable::NotUtf8 => lines.not_utf8 += 1,
-            Unreadable::NotJson => lines.not_json += 1,
-        }
-        why
+        let why = why?;
+        lines.count(why);
+        Some(why)
     }
 
     /// One input ends: a proxy log cut short keeps its warning lines'

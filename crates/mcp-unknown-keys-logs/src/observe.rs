@@ -155,6 +155,9 @@ pub enum Unreadable {
     NotJson,
     /// It is not UTF-8 (so not JSON either).
     NotUtf8,
+    /// It nests records deeper than they are read, as only a hostile
+    /// record does: read no deeper (what lay above the cut was read).
+    TooDeep,
 }
 
 impl fmt::Display for Unreadable {
@@ -162,6 +165,7 @@ impl fmt::Display for Unreadable {
         f.write_str(match self {
             Unreadable::NotJson => "not JSON",
             Unreadable::NotUtf8 => "not UTF-8",
+            Unreadable::TooDeep => "nested deeper than records are read (read no deeper)",
         })
     }
 }

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use mcp_unknown_keys::audit::{Catalog, Cause, Coverage, Findings, VerdictCounts, Verdicts, Warning};
 use mcp_unknown_keys::jsonrpc::Id;
 
-use crate::Notice;
 use crate::logged::LogCounts;
 use crate::names::Known;
+use crate::{Notice, Unreadable};
 
 /// Everything an audit found, counted, and said. Its size grows with the
 /// distinct (tool, key) pairs, the tools listed and the notices (a few per
@@ -81,6 +81,9 @@ pub struct Lines {
     pub not_json: u64,
     /// Lines that were not UTF-8.
     pub not_utf8: u64,
+    /// Lines nesting records deeper than they are read (hostile ones): read
+    /// no deeper.
+    pub too_deep: u64,
     /// JSON lines holding nothing an audit uses: no call, catalogue, log
     /// line, stream event or JSON-RPC message that matters.
     pub idle: u64,
@@ -110,6 +113,17 @@ pub struct Pair<'a> {
     /// answer could be paired with them (a recording of both directions of
     /// JSON-RPC traffic, or a proxy's log): `{ignored: 2, rejected: 1}`.
     pub verdicts: VerdictCounts,
+}
+
+impl Lines {
+    /// Counts a line that could not be read (or not whole), as `why`.
+    pub(crate) fn count(&mut self, why: Unreadable) {
+        match why {
+            Unreadable::NotUtf8 => self.not_utf8 += 1,
+            Unreadable::NotJson => self.not_json += 1,
+            Unreadable::TooDeep => self.too_deep += 1,
+        }
+    }
 }
 
 impl Report {

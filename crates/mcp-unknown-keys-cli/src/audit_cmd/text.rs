@@ -180,6 +180,7 @@ fn write_totals(report: &Report, out: &mut impl Write) -> io::Result<()> {
         ("lines read", lines.read),
         ("lines not JSON", lines.not_json),
         ("lines not UTF-8", lines.not_utf8),
+        ("lines nested too deep", lines.too_deep),
         ("lines with no call or catalogue", lines.idle),
         ("catalogues read", report.catalogues),
         ("calls read", coverage.calls),

@@ -22,9 +22,10 @@ use super::{Found, Handler, Read, json_string, rpc};
 const MAX_SEARCH_DEPTH: u8 = 3;
 
 /// How many records deep records are read (an OTLP span is three down, a
-/// batch line's choice message five). A line nesting records past it, as
-/// only a hostile one would, is read no deeper: each level opened on demand
-/// reads its text again.
+/// batch line's choice message five), arrays of arrays counted as levels
+/// too. A line nesting records past it, as only a hostile one would, is
+/// read no deeper, and said to be too deep: each level opened on demand
+/// reads its text again, and each is a frame of the walker's stack.
 const MAX_RECORD_DEPTH: u8 = 16;
 
 /// Reads the records of one input, keeping what spans records: the calls
@@ -78,12 +79,19 @@ impl Reader {
 
     fn read_value(&mut self, text: &str, document: bool, to: &mut impl Handler) -> Read {
         self.seen.new_record();
-        match self.walk(to).text(text, 0, document) {
+        let mut walk = self.walk(to);
+        let read = walk.text(text, 0, document);
+        if walk.too_deep {
+            // Whatever was found above the cut was handed over; what lies
+            // below it may hold calls, so the record is not passed as read.
+            return Read::TooDeep;
+        }
+        match read {
             Some(true) => Read::Used,
             Some(false) => Read::Nothing,
-            // Valid JSON the walker could not open (nested past serde_json's
-            // depth limit) holds nothing it can use.
-            None if serde_json::from_str::<IgnoredAny>(text).is_ok() => Read::Nothing,
+            // Valid JSON the walker could not open: nested past serde_json's
+            // depth limit.
+            None if serde_json::from_str::<IgnoredAny>(text).is_ok() => Read::TooDeep,
             None => Read::Unreadable,
         }
     }
@@ -95,6 +103,7 @@ impl Reader {
             streams: &mut self.streams,
             to,
             depth: 0,
+            too_deep: false,
         }
     }
 }
@@ -106,6 +115,8 @@ struct Walk<'r, H> {
     to: &'r mut H,
     /// How many records deep the walk is.
     depth: u8,
+    /// Whether the walk met records nested past [`MAX_RECORD_DEPTH`].
+    too_deep: bool,
 }
 
 impl<H: Handler> Walk<'_, H> {
@@ -115,10 +126,14 @@ impl<H: Handler> Walk<'_, H> {
         if text.starts_with('[') {
             // Each element on its own, so a handler can be given its text.
             let elements: Vec<&RawValue> = serde_json::from_str(text).ok()?;
+            if !self.deeper() {
+                return Some(false);
+            }
             let mut any = false;
             for element in elements {
                 any |= self.text(element.get(), depth, document).unwrap_or(false);
             }
+            self.depth -= 1;
             return Some(any);
         }
         let Node::Object(record) = self.plan.vocabulary.read(text, true).ok()? else {
@@ -134,6 +149,18 @@ impl<H: Handler> Walk<'_, H> {
             }
         }
         Some(found)
+    }
+
+    /// Goes one level deeper, unless that is past [`MAX_RECORD_DEPTH`]
+    /// (then notes that the record nests too deep). The caller comes back
+    /// up (`self.depth -= 1`) when it went down.
+    fn deeper(&mut self) -> bool {
+        if self.depth >= MAX_RECORD_DEPTH {
+            self.too_deep = true;
+            return false;
+        }
+        self.depth += 1;
+        true
     }
 
     /// Searches every member of an object that is itself an array or an
@@ -181,10 +208,9 @@ impl<H: Handler> Walk<'_, H> {
             Reads::Records {
                 history: holds_history,
             } => {
-                if self.depth >= MAX_RECORD_DEPTH {
+                if !self.deeper() {
                     return false;
                 }
-                self.depth += 1;
                 let found = self.record(object, None, history || *holds_history);
                 self.depth -= 1;
                 found
@@ -555,18 +581,20 @@ mod tests {
         let (_, seen) = read(&[&line(3)]);
         assert_eq!(seen.len(), 1, "{seen:?}");
         let (reads, seen) = read(&[&line(20_000)]);
-        assert_eq!((reads, seen), (vec![Read::Nothing], vec![]));
+        assert_eq!((reads, seen), (vec![Read::TooDeep], vec![]));
     }
 
     #[test]
-    fn json_nested_past_the_parser_s_depth_is_valid_but_holds_nothing() {
+    fn json_nested_past_the_parser_s_depth_is_valid_but_too_deep() {
+        // Members a shape opens, each in the other's value (a member in its
+        // own value is skipped unopened).
         let deep = format!(
             "{}{}",
-            r#"{"message":"#.repeat(200),
+            r#"{"message":{"content":"#.repeat(100),
             "1".to_owned() + &"}".repeat(200)
         );
         let (reads, _) = read(&[&deep]);
-        assert_eq!(reads, [Read::Nothing]);
+        assert_eq!(reads, [Read::TooDeep]);
         let (reads, _) = read(&["{\"message\":"]);
         assert_eq!(reads, [Read::Unreadable]);
     }
