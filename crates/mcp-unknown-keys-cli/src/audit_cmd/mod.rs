@@ -178,6 +178,26 @@ impl Terminal {
     }
 }
 
+/// The inputs to read, in order: stdin when none is given. Each is checked
+/// first, so a misspelt name fails before any output, but opened only when
+/// its turn comes (thousands of files never hold thousands of descriptors).
+/// Stdin is read once: named twice, it is refused.
+fn inputs(args: &Args) -> Result<Vec<PathBuf>, Failure> {
+    let stdin = PathBuf::from("-");
+    if args.inputs.is_empty() {
+        return Ok(vec![stdin]);
+    }
+    if args.inputs.iter().filter(|path| **path == stdin).count() > 1 {
+        return Err(Failure::Usage(
+            "stdin (-) is given more than once: it can be read once; give - once".to_owned(),
+        ));
+    }
+    for path in &args.inputs {
+        Input::check(path)?;
+    }
+    Ok(args.inputs.clone())
+}
+
 /// Audits every input; what the gates decide on.
 fn audit(args: &Args) -> Result<Outcome, Failure> {
     let mut options = Options::default().top_level_only(args.top_level_only);
@@ -188,15 +208,10 @@ fn audit(args: &Args) -> Result<Outcome, Failure> {
         write_error: None,
         bar: ProgressBar::default(),
     };
+    let inputs = inputs(args)?;
     let mut audit = Audit::with_observer(&options, terminal)?;
-    // Every input is opened first, so a misspelt name fails before any output.
-    let inputs = if args.inputs.is_empty() {
-        vec![Input::stdin()?]
-    } else {
-        args.inputs.iter().map(Input::open).collect::<Result<_, _>>()?
-    };
-    for input in inputs {
-        audit.read(input)?;
+    for path in inputs {
+        audit.read(Input::open(path)?)?;
         if let Some(error) = audit.observer_mut().write_error.take() {
             return Err(output_error(error, Outcome::of(audit.report())));
         }

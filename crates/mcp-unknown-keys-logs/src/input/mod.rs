@@ -61,17 +61,39 @@ pub(crate) enum Event<'a> {
 impl Input {
     /// Standard input.
     pub fn stdin() -> Result<Input, Error> {
-        Input::new(
-            "stdin".to_owned(),
-            Box::new(io::stdin().lock()),
-            None,
-            Role::Input,
-        )
+        Input::stdin_as(Role::Input)
+    }
+
+    /// Standard input, read as `role`. Not locked while the input lives: a
+    /// second input of stdin reads on where the first stopped, rather than
+    /// waiting for a lock the first holds.
+    fn stdin_as(role: Role) -> Result<Input, Error> {
+        let reader = BufReader::with_capacity(BUFFER_BYTES, io::stdin());
+        Input::new("stdin".to_owned(), Box::new(reader), None, role)
     }
 
     /// Opens a file; `-` is stdin, as command lines write it.
     pub fn open(path: impl AsRef<Path>) -> Result<Input, Error> {
         Input::open_as(path.as_ref(), Role::Input)
+    }
+
+    /// Whether the file at `path` can be opened as an input (`-`, stdin,
+    /// always can), without keeping it open: so every input of a long list
+    /// can be checked before any is read, and each opened only when read.
+    ///
+    /// ```
+    /// use mcp_unknown_keys_logs::{Error, Input};
+    ///
+    /// assert!(matches!(Input::check("no/such/log.jsonl"), Err(Error::Open { .. })));
+    /// assert!(matches!(Input::check("."), Err(Error::Directory { .. })));
+    /// assert!(Input::check("-").is_ok());
+    /// ```
+    pub fn check(path: impl AsRef<Path>) -> Result<(), Error> {
+        let path = path.as_ref();
+        if path == Path::new("-") {
+            return Ok(());
+        }
+        Input::file(path, Role::Input).map(drop)
     }
 
     /// Reads from `reader`, named `name` in messages.
@@ -94,8 +116,16 @@ impl Input {
     /// Opens a file (`-` is stdin) to be read as `role`.
     pub(crate) fn open_as(path: &Path, role: Role) -> Result<Input, Error> {
         if path == Path::new("-") {
-            return Input::new("stdin".to_owned(), Box::new(io::stdin().lock()), None, role);
+            return Input::stdin_as(role);
         }
+        let (file, len) = Input::file(path, role)?;
+        let reader = BufReader::with_capacity(BUFFER_BYTES, file);
+        Input::new(path.display().to_string(), Box::new(reader), Some(len), role)
+    }
+
+    /// Opens the file at `path`, refusing a directory: the file and its
+    /// length.
+    fn file(path: &Path, role: Role) -> Result<(File, u64), Error> {
         let name = path.display().to_string();
         let file = match File::open(path) {
             Ok(file) => file,
@@ -108,8 +138,7 @@ impl Input {
         if metadata.is_dir() {
             return Err(Error::Directory { role, name });
         }
-        let reader = BufReader::with_capacity(BUFFER_BYTES, file);
-        Input::new(name, Box::new(reader), Some(metadata.len()), role)
+        Ok((file, metadata.len()))
     }
 
     /// Looks at the first bytes: decompresses, drops a byte order mark, and
