@@ -1,0 +1,51 @@
+//! Which catalogue a call meets: those given, those an input holds, and
+//! what is no catalogue at all.
+
+use std::io::Cursor;
+
+use mcp_unknown_keys::audit::Skip;
+use mcp_unknown_keys_logs::{Audit, Input, Options, Report, Tools};
+use serde_json::{Value, json};
+
+fn fs_read() -> Value {
+    json!({"name": "fs_read", "inputSchema": {"type": "object", "properties": {"path": {}, "offset": {}}}})
+}
+
+fn tool_use(id: &str, name: &str, input: Value) -> Value {
+    json!({"type": "tool_use", "id": id, "name": name, "input": input})
+}
+
+fn audit(options: &Options, lines: &[Value]) -> Report {
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let mut audit = Audit::new(options).unwrap();
+    audit.read(Input::from_reader("session.jsonl", Cursor::new(text)).unwrap()).unwrap();
+    audit.finish()
+}
+
+#[test]
+fn a_list_of_tool_names_is_no_catalogue_and_keeps_the_one_given() {
+    let options = Options::default().tools(Tools::declarations("fs tools", vec![fs_read()]));
+    // Claude Code's stream-json `init` line: its tools are names.
+    let init = json!({"type": "system", "subtype": "init", "session_id": "s",
+        "tools": ["Bash", "Read", "mcp__fs__fs_read"]});
+    let report = audit(
+        &options,
+        &[init, tool_use("t1", "mcp__fs__fs_read", json!({"path": "a", "ffset": 1}))],
+    );
+    assert_eq!((report.coverage.calls, report.coverage.audited), (1, 1));
+    assert_eq!(report.warnings[0].unknown_keys, ["ffset"]);
+    // Nor is an empty list.
+    let empty = json!({"model": "m", "messages": [], "tools": []});
+    let report = audit(&options, &[empty, tool_use("t1", "fs_read", json!({"ffset": 1}))]);
+    assert_eq!(report.coverage.audited, 1);
+}
+
+#[test]
+fn without_a_catalogue_a_list_of_names_leaves_calls_with_none() {
+    let init = json!({"type": "system", "subtype": "init", "tools": ["fs_read"]});
+    let report = audit(
+        &Options::default(),
+        &[init, tool_use("t1", "fs_read", json!({"path": "a"}))],
+    );
+    assert_eq!(report.coverage.unaudited[&Skip::NoCatalogue], 1);
+}
