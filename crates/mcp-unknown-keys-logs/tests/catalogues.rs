@@ -18,7 +18,9 @@ fn tool_use(id: &str, name: &str, input: Value) -> Value {
 fn audit(options: &Options, lines: &[Value]) -> Report {
     let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
     let mut audit = Audit::new(options).unwrap();
-    audit.read(Input::from_reader("session.jsonl", Cursor::new(text)).unwrap()).unwrap();
+    audit
+        .read(Input::from_reader("session.jsonl", Cursor::new(text)).unwrap())
+        .unwrap();
     audit.finish()
 }
 
@@ -30,7 +32,10 @@ fn a_list_of_tool_names_is_no_catalogue_and_keeps_the_one_given() {
         "tools": ["Bash", "Read", "mcp__fs__fs_read"]});
     let report = audit(
         &options,
-        &[init, tool_use("t1", "mcp__fs__fs_read", json!({"path": "a", "ffset": 1}))],
+        &[
+            init,
+            tool_use("t1", "mcp__fs__fs_read", json!({"path": "a", "ffset": 1})),
+        ],
     );
     assert_eq!((report.coverage.calls, report.coverage.audited), (1, 1));
     assert_eq!(report.warnings[0].unknown_keys, ["ffset"]);

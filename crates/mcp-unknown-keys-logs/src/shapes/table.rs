@@ -223,11 +223,12 @@ const fn typed(what: &'static str, types: &'static [&'static str], roles: &'stat
     shape(what, "", When::Is("type", types), Reads::Call(roles))
 }
 
-/// Every shape, in the order they are looked for in a record: the lines of
-/// a proxy's log (each only that), catalogues (so a request's calls meet
-/// its own tools), streams, calls, and last the records a record holds. A
-/// record that is a JSON-RPC message is read before any of them, by the
-/// core's reader ([`rpc`](super::rpc)).
+/// Every shape, in the order they are looked for in a record: catalogues
+/// (so a request's calls meet its own tools), streams, calls, and last the
+/// records a record holds; the lines of a proxy's log (each only that) are
+/// looked for in a record holding none of the others. A record that is a
+/// JSON-RPC message is read before any of them, by the core's reader
+/// ([`rpc`](super::rpc)).
 pub const SHAPES: &[Shape] = &[
     // A proxy's `--log`.
     shape("proxy log: verdict", "", When::Has("verdict"), Reads::Verdict),

@@ -180,26 +180,39 @@ impl<H: Handler> Walk<'_, H> {
 
     /// Reads one record (whose `text` may be at hand) as a JSON-RPC message
     /// and against every shape; whether anything was used.
+    ///
+    /// A proxy's own log line is only that, and holds nothing else: it is
+    /// looked for only in a record in which no other shape was found, so a
+    /// message or a call that happens to have a `summary` or a `verdict`
+    /// member is read for what it holds.
     fn record(&mut self, record: &Object<'_>, text: Option<&str>, history: bool) -> bool {
         let plan = self.plan;
         let mut found = rpc::is_message(plan, record) && self.message(record, text);
         for shape in plan.candidates(record) {
-            let mut matched = false;
-            if let Reads::Catalogue = shape.reading {
-                matched = self.catalogue(record, &shape.at);
-            } else {
-                each_object(plan, record, &shape.at, &mut |object| {
-                    if shape.settled || plan.holds(&shape.when, object) {
-                        matched |= self.read(shape, object, history);
-                    }
-                });
+            if !shape.shape.reads.is_whole_record() {
+                found |= self.shape(shape, record, history);
             }
-            if matched && shape.shape.reads.is_whole_record() {
-                return true;
-            }
-            found |= matched;
         }
         found
+            || plan
+                .candidates(record)
+                .filter(|shape| shape.shape.reads.is_whole_record())
+                .any(|shape| self.shape(shape, record, history))
+    }
+
+    /// Reads `record` for one shape; whether it was there.
+    fn shape(&mut self, shape: &Compiled, record: &Object<'_>, history: bool) -> bool {
+        if let Reads::Catalogue = shape.reading {
+            return self.catalogue(record, &shape.at);
+        }
+        let plan = self.plan;
+        let mut matched = false;
+        each_object(plan, record, &shape.at, &mut |object| {
+            if shape.settled || plan.holds(&shape.when, object) {
+                matched |= self.read(shape, object, history);
+            }
+        });
+        matched
     }
 
     fn read(&mut self, shape: &Compiled, object: &Object<'_>, history: bool) -> bool {
@@ -227,7 +240,7 @@ impl<H: Handler> Walk<'_, H> {
             // A Claude Code line's `summary` is a string: no proxy's summary.
             Reads::Summary => match plan
                 .raw(object, &plan.logged.summary)
-                .filter(|raw| raw.get().starts_with(['{', '[']))
+                .filter(|raw| crate::logged::is_summary(raw.get()))
             {
                 Some(summary) => {
                     self.to.summary(summary.get());
@@ -402,7 +415,8 @@ impl<H: Handler> Walk<'_, H> {
             |path: &Path| -> Option<Vec<String>> { serde_json::from_str(plan.raw(object, path)?.get()).ok() };
         let tool = plan.text(object, &paths.tool)?.into_owned();
         let unknown_keys = list(&paths.unknown_keys)?;
-        let declared_keys = list(&paths.declared_keys).unwrap_or_default();
+        // The proxy writes every warning with what its tool declares.
+        let declared_keys = list(&paths.declared_keys)?;
         let id = match plan.raw(object, &paths.id) {
             Some(raw) => json_string(raw).map_or_else(|| raw.get().to_owned(), Cow::into_owned),
             None => String::new(),
