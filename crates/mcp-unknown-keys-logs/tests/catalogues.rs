@@ -54,3 +54,29 @@ fn without_a_catalogue_a_list_of_names_leaves_calls_with_none() {
     );
     assert_eq!(report.coverage.unaudited[&Skip::NoCatalogue], 1);
 }
+
+#[test]
+fn a_record_that_carries_a_catalogue_is_still_read_for_its_calls() {
+    let chat = json!({"model": "m",
+        "tools": [{"type": "function", "function": {"name": "fs_read", "parameters": {"properties": {"path": {}}}}}],
+        "messages": [{"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "fs_read", "arguments": "{\"ffset\":1}"}}]}]});
+    let anthropic = json!({"model": "m",
+        "tools": [{"name": "fs_read", "input_schema": {"properties": {"path": {}}}}],
+        "messages": [{"role": "assistant", "content": [tool_use("t1", "fs_read", json!({"ffset": 2}))]}]});
+    let responses = json!({"model": "m",
+        "tools": [{"type": "function", "name": "fs_read", "parameters": {"properties": {"path": {}}}}],
+        "input": [{"type": "function_call", "call_id": "f1", "name": "fs_read", "arguments": "{\"ffset\":3}"}]});
+    let gemini = json!({
+        "tools": [{"functionDeclarations": [{"name": "fs_read", "parameters": {"properties": {"path": {}}}}]}],
+        "contents": [{"role": "model", "parts": [{"functionCall": {"name": "fs_read", "args": {"ffset": 4}}}]}]});
+    let bedrock = json!({"toolConfig": {"tools": [{"toolSpec": {"name": "fs_read",
+            "inputSchema": {"json": {"properties": {"path": {}}}}}}]},
+        "messages": [{"role": "assistant", "content": [{"toolUse": {"toolUseId": "b1", "name": "fs_read",
+            "input": {"ffset": 5}}}]}]});
+    for body in [chat, anthropic, responses, gemini, bedrock] {
+        let report = audit(&Options::default(), std::slice::from_ref(&body));
+        assert_eq!((report.coverage.calls, report.coverage.audited), (1, 1), "{body}");
+        assert_eq!(report.warnings[0].unknown_keys, ["ffset"], "{body}");
+    }
+}
