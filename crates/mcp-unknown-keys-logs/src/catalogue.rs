@@ -90,10 +90,26 @@ fn read_file(input: Input, say: &mut impl FnMut(Notice)) -> Result<Vec<Value>, E
     let name = input.name().to_owned();
     let mut found = Gathered::default();
     let mut reader = Reader::default();
+    // A catalogue is read whole, or not at all: a tool missing from it
+    // would leave its calls unlisted without a word.
+    let mut incomplete = None;
     let read = input.read(|event| {
         let (text, document) = match event {
             Event::Line { bytes, .. } => (std::str::from_utf8(bytes).unwrap_or_default(), false),
             Event::Document { text } => (text, true),
+            Event::CutShort { at } => {
+                incomplete = Some(format!(
+                    "it is cut short at byte {at}, partway through a JSON document"
+                ));
+                return;
+            }
+            Event::TooLong { number } => {
+                incomplete = Some(format!(
+                    "its line {number} is longer than the longest line read ({} MiB)",
+                    crate::MAX_LINE_BYTES >> 20
+                ));
+                return;
+            }
             Event::Documents { .. } | Event::Progress { .. } => return,
         };
         if found.first.is_none() && !text.trim().is_empty() {
@@ -111,6 +127,9 @@ fn read_file(input: Input, say: &mut impl FnMut(Notice)) -> Result<Vec<Value>, E
             name,
             source,
         });
+    }
+    if let Some(why) = incomplete {
+        return Err(Error::Incomplete { name, why });
     }
     for tool in found.unreadable {
         say(Notice::UnreadableTool { tool });

@@ -75,6 +75,14 @@ pub enum Error {
         /// What shows it, and what to do.
         why: &'static str,
     },
+    /// A catalogue could not be read whole (cut short, or a line past the
+    /// longest read): it is not used in part.
+    Incomplete {
+        /// The catalogue, as given.
+        name: String,
+        /// What is missing of it.
+        why: String,
+    },
     /// A catalogue holds no tool that can be read (a name with a schema of
     /// its arguments).
     NoTools {
@@ -98,6 +106,10 @@ impl fmt::Display for Error {
             Error::NotText { role, name, why } => {
                 write!(f, "the {role} {name} is not text ({why}): nothing read from it")
             }
+            Error::Incomplete { name, why } => write!(
+                f,
+                "cannot read the catalogue {name} whole: {why}; give the whole file"
+            ),
             Error::NoTools { name, holds } => write!(
                 f,
                 "the catalogue {name} holds no readable tool (a name with a schema of its arguments): it holds {holds}; \

@@ -133,10 +133,14 @@
 //!
 //! # Errors
 //!
-//! An input or a catalogue that cannot be opened or read, that is not text,
-//! or a catalogue that holds no tool, is an [`Error`] naming the file and
-//! saying what to do. A line that is not JSON is no error: it is counted
-//! ([`Report::lines`]) and named in a notice.
+//! An input or a catalogue that cannot be opened, that is not text, a
+//! catalogue that cannot be read whole, or one that holds no tool, is an
+//! [`Error`] naming the file and saying what to do. An input read only in
+//! part (a JSON document cut short, a read failing partway) is read up to
+//! the cut, which is said in a [`Notice`] and counted
+//! ([`Report::incomplete_inputs`]). A line that is not JSON, nests too deep
+//! or is too long is no error: it is counted ([`Report::lines`]) and named
+//! in a notice.
 //!
 //! # Memory and speed
 //!
@@ -174,7 +178,7 @@ use std::path::Path;
 
 pub use audit::{Audit, NAMED_UNREADABLE_LINES};
 pub use error::{Error, Role};
-pub use input::Input;
+pub use input::{Input, MAX_LINE_BYTES};
 pub use observe::{Notice, Observer, Progress, Unreadable};
 pub use options::{Options, Source, Tools};
 pub use record::{FoundCall, Recognised, RecordKind, read_record};

@@ -92,3 +92,44 @@ fn objects_nested_a_hundred_thousand_deep_as_arguments_or_records_are_no_crash()
     // Records nested past what is read are said to be.
     assert_eq!(report.lines.too_deep, 1);
 }
+
+/// A line of `len` bytes that never ends until `len`, then `after`:
+/// generated, never held.
+struct LongLine {
+    left: usize,
+    after: std::io::Cursor<Vec<u8>>,
+}
+
+impl std::io::Read for LongLine {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            return self.after.read(buf);
+        }
+        let n = buf.len().min(self.left);
+        buf[..n].fill(b'x');
+        self.left -= n;
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_line_past_the_longest_read_is_read_past_and_counted_too_long() {
+    let call = json!({"type": "tool_use", "id": "t1", "name": "t", "input": {"a": 1}});
+    let input = LongLine {
+        left: mcp_unknown_keys_logs::MAX_LINE_BYTES + 1,
+        after: Cursor::new(format!("\n{call}\n").into_bytes()),
+    };
+    let mut audit = Audit::new(&Options::default()).unwrap();
+    audit
+        .read(Input::from_reader("long.jsonl", input).unwrap())
+        .unwrap();
+    let report = audit.finish();
+    assert_eq!((report.lines.read, report.lines.too_long), (2, 1));
+    // The line after it is read.
+    assert_eq!(report.coverage.calls, 1);
+    assert!(report.notices.contains(&Notice::UnreadableLine {
+        input: "long.jsonl".to_owned(),
+        line: 1,
+        why: Unreadable::TooLong,
+    }));
+}

@@ -53,7 +53,9 @@ pub struct Args {
     #[arg(long)]
     fail_on_warning: bool,
     /// Exit with status 1 when any call went unaudited (no catalogue, an
-    /// unlisted tool, a tool declaring nothing, unreadable arguments).
+    /// unlisted tool, a tool declaring nothing, unreadable arguments), or a
+    /// record that may hold calls could not be read whole (nested too deep,
+    /// a line too long).
     #[arg(long)]
     fail_on_unaudited: bool,
     /// Files to audit, in order (`-` is stdin): JSON Lines or JSON, plain,
@@ -73,9 +75,11 @@ enum Format {
 
 /// Runs `audit`: 0; 1 with `--fail-on-warning` when a warning was raised or
 /// with `--fail-on-unaudited` when a call went unaudited; 2 for a usage
-/// error, an unreadable catalogue or input.
+/// error, an unreadable catalogue or input, or an input read only in part
+/// (cut short, or failing partway: after the report of what was read).
 pub fn run(args: Args) -> ExitCode {
     match audit(&args) {
+        Ok(outcome) if outcome.incomplete_inputs > 0 => ExitCode::from(2),
         Ok(outcome) if outcome.fails(&args) => ExitCode::from(1),
         Ok(_) => ExitCode::SUCCESS,
         Err(Failure::Usage(message)) => {
@@ -84,6 +88,7 @@ pub fn run(args: Args) -> ExitCode {
         }
         // The reader of stdout went away (`| head`): nothing more to say,
         // but a gate still learns what was found.
+        Err(Failure::Closed(outcome)) if outcome.incomplete_inputs > 0 => ExitCode::from(2),
         Err(Failure::Closed(outcome)) if outcome.fails(&args) => ExitCode::from(1),
         Err(Failure::Closed(_)) => ExitCode::SUCCESS,
     }
@@ -93,14 +98,18 @@ pub fn run(args: Args) -> ExitCode {
 #[derive(Clone, Copy, Debug, Default)]
 struct Outcome {
     warnings: u64,
+    /// Calls unaudited, and records that may hold calls not read whole.
     unaudited: u64,
+    /// Inputs read only in part.
+    incomplete_inputs: u64,
 }
 
 impl Outcome {
     fn of(report: &Report) -> Outcome {
         Outcome {
             warnings: report.warnings.len() as u64,
-            unaudited: report.coverage.unaudited_calls(),
+            unaudited: report.coverage.unaudited_calls() + report.lines.records_cut(),
+            incomplete_inputs: report.incomplete_inputs,
         }
     }
 
