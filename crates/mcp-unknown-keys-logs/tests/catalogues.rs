@@ -80,3 +80,23 @@ fn a_record_that_carries_a_catalogue_is_still_read_for_its_calls() {
         assert_eq!(report.warnings[0].unknown_keys, ["ffset"], "{body}");
     }
 }
+
+#[test]
+fn a_call_to_an_unbound_server_never_meets_another_server_s_catalogue() {
+    let options = Options::default().tools(Tools::declarations("fs tools", vec![fs_read()]).of_server("fs"));
+    let codex = json!({"type": "item.completed", "item": {"id": "i1", "type": "mcp_tool_call",
+        "server": "git", "tool": "fs_read", "arguments": {"ref": "main"}, "status": "completed"}});
+    let report = audit(
+        &options,
+        &[
+            tool_use("t1", "mcp__git__fs_read", json!({"ref": "main"})),
+            codex,
+            tool_use("t2", "mcp__fs__fs_read", json!({"ffset": 1})),
+        ],
+    );
+    // Only the fs server's own call is audited against fs's tools.
+    assert_eq!((report.coverage.calls, report.coverage.audited), (3, 1));
+    assert_eq!(report.coverage.unaudited[&Skip::UnlistedTool], 2);
+    let tools: Vec<&str> = report.warnings.iter().map(|w| w.tool.as_str()).collect();
+    assert_eq!(tools, ["mcp__fs__fs_read"]);
+}
