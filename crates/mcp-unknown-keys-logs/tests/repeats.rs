@@ -29,3 +29,21 @@ fn a_call_with_an_id_written_back_escaped_anew_counts_once() {
     assert_eq!(report.coverage.calls, 1);
     assert_eq!(report.warnings.len(), 1);
 }
+
+#[test]
+fn a_document_of_request_bodies_counts_each_body_s_history_apart() {
+    let paris = json!({"functionCall": {"name": "find", "args": {"city": "Paris"}}});
+    let asked = |calls: usize| {
+        json!({"contents": [
+            {"role": "user", "parts": [{"text": "where?"}]},
+            {"role": "model", "parts": vec![paris.clone(); calls]},
+        ]})
+    };
+    // The second request repeats the first call and adds one just like it.
+    let document = serde_json::to_string_pretty(&json!([asked(1), asked(2)])).unwrap();
+    let mut audit = Audit::new(&Options::default()).unwrap();
+    audit
+        .read(Input::from_reader("requests.json", Cursor::new(document)).unwrap())
+        .unwrap();
+    assert_eq!(audit.finish().coverage.calls, 2);
+}

@@ -56,3 +56,18 @@ fn a_proxy_s_lines_are_recognised_by_their_whole_shape() {
     let verdict = json!({"verdict": "ignored", "tool": "fs_read", "id": "1", "unknown_keys": ["ffset"]});
     assert_eq!(read(&verdict).logged_verdicts, 1);
 }
+
+#[test]
+fn a_request_s_function_call_directive_is_no_call() {
+    let functions = json!([{"name": "get_weather", "parameters": {"properties": {"city": {}}}}]);
+    for directive in [json!("auto"), json!({"name": "get_weather"})] {
+        let request = json!({"model": "m", "functions": functions, "function_call": directive,
+            "messages": [{"role": "user", "content": "weather?"}]});
+        let found = read(&request);
+        assert_eq!((found.calls.len(), found.catalogues.len()), (0, 1), "{request}");
+    }
+    // An assistant message's function_call is one.
+    let message = json!({"role": "assistant", "content": null,
+        "function_call": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}});
+    assert_eq!(tools_of(&read(&message)), ["get_weather"]);
+}

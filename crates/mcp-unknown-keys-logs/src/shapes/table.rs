@@ -300,10 +300,12 @@ pub const SHAPES: &[Shape] = &[
         When::Always,
         Reads::Call(&CHAT_OR_LANGCHAIN_CALL),
     ),
+    // A request's `function_call` directive (`"auto"`, or `{"name": …}`
+    // forcing a function) has no arguments: it is no call.
     shape(
         "OpenAI legacy function_call",
         "function_call",
-        When::Always,
+        When::Has("arguments"),
         Reads::Call(&FUNCTION_CALL_MEMBER),
     ),
     typed(

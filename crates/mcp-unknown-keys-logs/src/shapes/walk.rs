@@ -131,6 +131,10 @@ impl<H: Handler> Walk<'_, H> {
             }
             let mut any = false;
             for element in elements {
+                // Each element is a record of its own: a request body's
+                // history is counted against the calls read before it,
+                // not against its neighbours' in the same array.
+                self.seen.new_record();
                 any |= self.text(element.get(), depth, document).unwrap_or(false);
             }
             self.depth -= 1;
