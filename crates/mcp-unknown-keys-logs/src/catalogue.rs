@@ -21,6 +21,7 @@ use crate::error::{Error, Role};
 use crate::input::{Event, Input};
 use crate::names::Bound;
 use crate::options::{Source, Tools};
+use crate::shapes::table::LISTING;
 use crate::shapes::{Found, Handler, Reader};
 
 /// The catalogues given in [`Options::tools`](crate::Options::tools).
@@ -164,6 +165,18 @@ struct Gathered {
 }
 
 impl Gathered {
+    /// Takes the tools of a `tools/list` result, read as the core reads a
+    /// listing page; whether it was one.
+    fn page(&mut self, result: &str) -> bool {
+        match ListingPage::read(result) {
+            Some(page) => {
+                self.take(page.tools);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn take(&mut self, listed: ListedTools) {
         self.tools.extend(listed.tools);
         for name in listed.unreadable {
@@ -196,13 +209,7 @@ impl Handler for Gathered {
         else {
             return false;
         };
-        match ListingPage::read(result.get()) {
-            Some(page) => {
-                self.take(page.tools);
-                true
-            }
-            None => false,
-        }
+        self.page(result.get())
     }
 
     /// A lone declaration, or the `result` of a `tools/list` response kept
@@ -211,12 +218,8 @@ impl Handler for Gathered {
         let Ok(record) = serde_json::from_str::<Value>(record) else {
             return false;
         };
-        if let Some(tools) = record.get("result").and_then(|result| result.get("tools")) {
-            let Value::Array(tools) = tools else {
-                return false;
-            };
-            self.tools.extend(tools.iter().cloned());
-            return true;
+        if let Some(result) = record.get(LISTING.0) {
+            return self.page(&result.to_string());
         }
         if declarations(&record).next().is_some() {
             self.tools.push(record);

@@ -14,6 +14,11 @@
 
 use super::capture::Keep;
 
+/// Where a `tools/list` response keeps its tools: `tools` in its `result`.
+/// A `result` holding them is a listing page (read as JSON-RPC), never an
+/// Anthropic batch result.
+pub const LISTING: (&str, &str) = ("result", "tools");
+
 /// The member an OpenTelemetry span keeps its attributes in.
 pub const ATTRIBUTES: &str = "attributes";
 
@@ -275,16 +280,7 @@ pub const SHAPES: &[Shape] = &[
     shape(
         "Anthropic stream event",
         "",
-        When::Is(
-            "type",
-            &[
-                "message_start",
-                "content_block_start",
-                "content_block_delta",
-                "content_block_stop",
-                "message_stop",
-            ],
-        ),
+        When::Is("type", event::ALL),
         Reads::MessageEvent,
     ),
     // Calls.
@@ -367,8 +363,8 @@ pub const SHAPES: &[Shape] = &[
     // A JSON-RPC `result` with `tools` is a listing page, read as JSON-RPC.
     shape(
         "Anthropic batch result",
-        "result",
-        When::Lacks("tools"),
+        LISTING.0,
+        When::Lacks(LISTING.1),
         Reads::Records { history: false },
     ),
     records("LangChain message dict", "data"),
@@ -473,6 +469,29 @@ impl<P> MessageEventPaths<P> {
             fragment: f(&self.fragment, Keep::Raw),
         }
     }
+}
+
+/// The types of a streamed Anthropic message's events, as the stream that
+/// assembles its calls reads them and as the table recognises them.
+pub mod event {
+    /// A message starts: blocks left open end.
+    pub const MESSAGE_START: &str = "message_start";
+    /// A content block starts (a `tool_use` block holds a call).
+    pub const CONTENT_BLOCK_START: &str = "content_block_start";
+    /// A fragment of a block's input.
+    pub const CONTENT_BLOCK_DELTA: &str = "content_block_delta";
+    /// A block ends: its call is whole.
+    pub const CONTENT_BLOCK_STOP: &str = "content_block_stop";
+    /// The message ends: blocks left open end.
+    pub const MESSAGE_STOP: &str = "message_stop";
+    /// Every event type the stream reads.
+    pub const ALL: &[&str] = &[
+        MESSAGE_START,
+        CONTENT_BLOCK_START,
+        CONTENT_BLOCK_DELTA,
+        CONTENT_BLOCK_STOP,
+        MESSAGE_STOP,
+    ];
 }
 
 /// The streamed Anthropic message.
