@@ -3,46 +3,12 @@
 
 mod audit_support;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::process::Command;
 
 use audit_support::*;
 use serde_json::json;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mcp-unknown-keys");
-
-/// Runs `command` with `stdin`, killing it if it has not ended within a
-/// minute (a hang fails the test rather than holding it forever).
-fn run_within_a_minute(mut command: Command, stdin: &str) -> Run {
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run mcp-unknown-keys");
-    let mut input = child.stdin.take().expect("stdin");
-    let _ = input.write_all(stdin.as_bytes());
-    drop(input);
-    let pid = child.id();
-    let (done, waited) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = done.send(child.wait_with_output());
-    });
-    let output = match waited.recv_timeout(Duration::from_secs(60)) {
-        Ok(output) => output.expect("wait for mcp-unknown-keys"),
-        Err(_) => {
-            let _ = Command::new("kill").arg(pid.to_string()).status();
-            panic!("mcp-unknown-keys audit did not end within a minute");
-        }
-    };
-    Run {
-        code: output.status.code().expect("exited, not killed"),
-        stdout: String::from_utf8(output.stdout).expect("UTF-8 stdout"),
-        stderr: String::from_utf8(output.stderr).expect("UTF-8 stderr"),
-    }
-}
 
 #[test]
 fn stdin_named_twice_is_refused_not_waited_on() {
@@ -52,7 +18,7 @@ fn stdin_named_twice_is_refused_not_waited_on() {
     ]);
     let mut command = Command::new(BIN);
     command.args(["audit", "-", "-"]);
-    let run = run_within_a_minute(command, &text);
+    let run = audit_support::run(command, text.as_bytes());
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr.contains("stdin (-) is given more than once"),
@@ -80,7 +46,7 @@ fn more_files_than_descriptors_are_read_one_at_a_time() {
         .arg(r#"ulimit -n 64 && exec "$0" audit "$@""#)
         .arg(BIN)
         .args(&paths);
-    let run = run_within_a_minute(command, "");
+    let run = audit_support::run(command, b"");
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(coverage(&run), all_audited(200));
     // Still checked before anything is read: a misspelt name fails first.
@@ -89,7 +55,7 @@ fn more_files_than_descriptors_are_read_one_at_a_time() {
         .arg("audit")
         .args(&paths)
         .arg(dir.path().join("missing.jsonl"));
-    let run = run_within_a_minute(command, "");
+    let run = audit_support::run(command, b"");
     assert_eq!((run.code, run.stdout.as_str()), (2, ""), "{}", run.stderr);
 }
 

@@ -173,6 +173,7 @@ mod record;
 mod replay;
 mod report;
 mod shapes;
+mod strings;
 
 use std::path::Path;
 

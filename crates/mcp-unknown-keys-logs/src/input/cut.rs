@@ -11,6 +11,8 @@
 
 use serde_json::value::RawValue;
 
+use crate::strings::Strings;
+
 /// The JSON values of `text`, one after another.
 pub enum Values<'a> {
     /// Every value is whole.
@@ -57,20 +59,12 @@ fn complete_inside(text: &str) -> Vec<(usize, usize)> {
         children: Vec<(usize, usize)>,
     }
     let mut open: Vec<Frame> = Vec::new();
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = Strings::default();
     for (at, byte) in text.bytes().enumerate() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
+        if !strings.outside(byte) {
             continue;
         }
         match byte {
-            b'"' => in_string = true,
             b'[' | b'{' => open.push(Frame {
                 start: at,
                 children: Vec::new(),

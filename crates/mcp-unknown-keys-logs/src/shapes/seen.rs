@@ -13,6 +13,8 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hasher};
 
+use crate::strings::Strings;
+
 /// Fingerprints kept per generation; two generations are kept, so memory
 /// stays bounded (a few tens of MB at most) whatever the input's length,
 /// and a repeat is recognised within at least the last million calls.
@@ -106,21 +108,11 @@ fn fingerprint(call: &Print<'_>) -> u64 {
 /// Hashes JSON text without the whitespace between its tokens: a client
 /// that writes a call back into its next request may lay it out anew.
 fn write_without_layout(hasher: &mut DefaultHasher, json: &str) {
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = Strings::default();
     let mut start = 0;
     let bytes = json.as_bytes();
     for (at, &byte) in bytes.iter().enumerate() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-        } else if byte == b'"' {
-            in_string = true;
-        } else if byte.is_ascii_whitespace() {
+        if strings.outside(byte) && byte.is_ascii_whitespace() {
             hasher.write(&bytes[start..at]);
             start = at + 1;
         }
