@@ -130,7 +130,11 @@ fn read_file(input: Input, say: &mut impl FnMut(Notice)) -> Result<Vec<Value>, E
         });
     }
     if let Some(why) = incomplete {
-        return Err(Error::Incomplete { name, why });
+        return Err(Error::Incomplete {
+            role: Role::Catalogue,
+            name,
+            why,
+        });
     }
     for tool in found.unreadable {
         say(Notice::UnreadableTool { tool });

@@ -75,10 +75,14 @@ pub enum Error {
         /// What shows it, and what to do.
         why: &'static str,
     },
-    /// A catalogue could not be read whole (cut short, or a line past the
-    /// longest read): it is not used in part.
+    /// A file could not be read whole: a catalogue cut short or holding a
+    /// line past the longest read (it is not used in part), or, for
+    /// [`audit_files`](crate::audit_files), an input cut short or failing
+    /// partway ([`Audit`](crate::Audit) reads on past it, and says it).
     Incomplete {
-        /// The catalogue, as given.
+        /// An input or a catalogue.
+        role: Role,
+        /// The file, as given.
         name: String,
         /// What is missing of it.
         why: String,
@@ -106,10 +110,12 @@ impl fmt::Display for Error {
             Error::NotText { role, name, why } => {
                 write!(f, "the {role} {name} is not text ({why}): nothing read from it")
             }
-            Error::Incomplete { name, why } => write!(
-                f,
-                "cannot read the catalogue {name} whole: {why}; give the whole file"
-            ),
+            Error::Incomplete { role, name, why } => {
+                write!(
+                    f,
+                    "cannot read the {role} {name} whole: {why}; give the whole file"
+                )
+            }
             Error::NoTools { name, holds } => write!(
                 f,
                 "the catalogue {name} holds no readable tool (a name with a schema of its arguments): it holds {holds}; \

@@ -189,15 +189,29 @@ pub use report::{Lines, Pair, Report};
 /// one call a script or another language's binding needs.
 ///
 /// Each file is opened when its turn comes; the first that cannot be opened
-/// or read ends the audit with its [`Error`]. For warnings as they are
-/// raised, or inputs that are not files, use [`Audit`].
+/// or read whole (a JSON document cut short, a read failing partway) ends
+/// the audit with its [`Error`], so a script never takes part of a file for
+/// all of it. For warnings as they are raised, for the report of what could
+/// be read past such a file, or for inputs that are not files, use
+/// [`Audit`].
 pub fn audit_files<P: AsRef<Path>>(
     paths: impl IntoIterator<Item = P>,
     options: &Options,
 ) -> Result<Report, Error> {
     let mut audit = Audit::new(options)?;
     for path in paths {
-        audit.read_file(path)?;
+        let said = audit.report().notices.len();
+        audit.read_file(&path)?;
+        let cut = audit.report().notices[said..]
+            .iter()
+            .find(|notice| matches!(notice, Notice::CutShort { .. } | Notice::ReadFailed { .. }));
+        if let Some(cut) = cut {
+            return Err(Error::Incomplete {
+                role: Role::Input,
+                name: path.as_ref().display().to_string(),
+                why: cut.to_string(),
+            });
+        }
     }
     Ok(audit.finish())
 }
