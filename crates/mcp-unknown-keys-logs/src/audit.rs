@@ -46,9 +46,9 @@ pub const NAMED_UNREADABLE_LINES: u64 = 10;
 ///   (a server's side alone) takes it as a page all the same.
 /// - **Request bodies.** A record with its own `tools` (a request body, a
 ///   catalogue line) is the catalogue from there on; its calls meet it.
-/// - **Repeated history.** A call read before in the same input (same id
-///   and name; without an id, same name and arguments, whatever the
-///   whitespace) is not counted again; JSON-RPC calls never are taken for
+/// - **Repeated history.** A call read before in the same input (same id,
+///   name and arguments, however the arguments are laid out, escaped or
+///   ordered) is not counted again; JSON-RPC calls never are taken for
 ///   repeats.
 /// - **Verdicts.** A JSON-RPC `tools/call` that carried undeclared keys
 ///   awaits the response with its id (ids equal by value), and is judged as

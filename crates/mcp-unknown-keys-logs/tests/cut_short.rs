@@ -128,6 +128,9 @@ fn audit_files_never_takes_part_of_a_file_for_all_of_it() {
     let path = dir.path().join("cut.json");
     std::fs::write(&path, format!("[{},", tool_use("t1", json!({"ffset": 1})))).unwrap();
     let error = mcp_unknown_keys_logs::audit_files([&path], &options()).unwrap_err();
-    assert!(matches!(error, mcp_unknown_keys_logs::Error::Incomplete { .. }), "{error}");
+    assert!(
+        matches!(error, mcp_unknown_keys_logs::Error::Incomplete { .. }),
+        "{error}"
+    );
     assert!(error.to_string().contains("cut short at byte"), "{error}");
 }
