@@ -13,6 +13,7 @@
 mod attributes;
 mod capture;
 mod plan;
+mod proxy_lines;
 mod rpc;
 mod seen;
 mod streams;

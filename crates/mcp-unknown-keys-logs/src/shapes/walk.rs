@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use mcp_unknown_keys::audit::{Hint, Judged, MissingKey, Note, Warning, arguments_text};
+use mcp_unknown_keys::audit::arguments_text;
 use mcp_unknown_keys::jsonrpc::Message;
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -15,7 +15,7 @@ use super::plan::{CallPaths, Compiled, Path, Plan};
 use super::seen::{Print, Seen};
 use super::streams::{Assembled, Streams};
 use super::table::Reads;
-use super::{Found, Handler, Read, json_string, rpc};
+use super::{Found, Handler, Read, json_string, proxy_lines, rpc};
 
 /// How many levels down a record of no known shape is searched for records
 /// (`{"loglines":[…]}`, a results file whose entries hold trajectories).
@@ -234,7 +234,7 @@ impl<H: Handler> Walk<'_, H> {
             }
             Reads::Call(paths) => self.call(paths, object, history),
             Reads::Catalogue => false,
-            Reads::LoggedWarning => match self.logged_warning(object) {
+            Reads::LoggedWarning => match proxy_lines::warning(self.plan, object) {
                 Some(warning) => {
                     self.to.logged_warning(warning);
                     true
@@ -252,15 +252,15 @@ impl<H: Handler> Walk<'_, H> {
                 }
                 None => false,
             },
-            Reads::Verdict => match self.logged_verdict(object) {
+            Reads::Verdict => match proxy_lines::verdict(self.plan, object) {
                 Some(judged) => {
                     self.to.logged_verdict(judged);
                     true
                 }
                 None => false,
             },
-            Reads::LoggedNote => match self.logged_note(object) {
-                Some(LoggedNote { tool, note }) => {
+            Reads::LoggedNote => match proxy_lines::note(self.plan, object) {
+                Some(proxy_lines::LoggedNote { tool, note }) => {
                     self.to.logged_note(tool, note);
                     true
                 }
@@ -378,76 +378,6 @@ impl<H: Handler> Walk<'_, H> {
         }
         self.to.call(found);
     }
-
-    /// A verdict a proxy logged: `verdict`, `tool`, `id`, `unknown_keys`
-    /// and `unknown_paths` read as the proxy wrote them, other members
-    /// (the attribution) left aside.
-    fn logged_verdict(&self, object: &Object<'_>) -> Option<Judged> {
-        let plan = self.plan;
-        let paths = &plan.logged;
-        let mut text = String::from("{");
-        for (name, path) in [
-            ("verdict", &paths.verdict),
-            ("tool", &paths.tool),
-            ("id", &paths.id),
-            ("unknown_keys", &paths.unknown_keys),
-            ("unknown_paths", &paths.unknown_paths),
-        ] {
-            if let Some(raw) = plan.raw(object, path) {
-                if text.len() > 1 {
-                    text.push(',');
-                }
-                text.push_str(&format!("\"{name}\":{}", raw.get()));
-            }
-        }
-        text.push('}');
-        serde_json::from_str(&text).ok()
-    }
-
-    /// A note a proxy logged.
-    fn logged_note(&self, object: &Object<'_>) -> Option<LoggedNote> {
-        let raw = self.plan.raw(object, &self.plan.logged.note)?;
-        serde_json::from_str(raw.get()).ok()
-    }
-
-    /// A warning a proxy logged: its fields read leniently (fields added
-    /// later are ignored; a diagnosis that does not read is left out).
-    fn logged_warning(&self, object: &Object<'_>) -> Option<Warning> {
-        let plan = self.plan;
-        let paths = &plan.logged;
-        let list =
-            |path: &Path| -> Option<Vec<String>> { serde_json::from_str(plan.raw(object, path)?.get()).ok() };
-        let tool = plan.text(object, &paths.tool)?.into_owned();
-        let unknown_keys = list(&paths.unknown_keys)?;
-        // The proxy writes every warning with what its tool declares.
-        let declared_keys = list(&paths.declared_keys)?;
-        let id = match plan.raw(object, &paths.id) {
-            Some(raw) => json_string(raw).map_or_else(|| raw.get().to_owned(), Cow::into_owned),
-            None => String::new(),
-        };
-        let hints: Vec<Hint> = plan
-            .raw(object, &paths.hints)
-            .and_then(|raw| serde_json::from_str(raw.get()).ok())
-            .unwrap_or_default();
-        let missing: Vec<MissingKey> = plan
-            .raw(object, &paths.missing_keys)
-            .and_then(|raw| serde_json::from_str(raw.get()).ok())
-            .unwrap_or_default();
-        let unknown_paths = list(&paths.unknown_paths).unwrap_or_default();
-        let warning = Warning::new(tool, unknown_keys, declared_keys, id)
-            .with_diagnosis(hints, missing)
-            .with_unknown_paths(unknown_paths);
-        Some(warning)
-    }
-}
-
-/// A note as a proxy logs it: `{"note":{"tool":…,"at":…,"problem":…,…,"text":…}}`
-/// (`text` is the note said in words, made again from the rest).
-#[derive(serde::Deserialize)]
-struct LoggedNote {
-    tool: String,
-    #[serde(flatten)]
-    note: Note,
 }
 
 /// The first of `paths` at which `read` finds something.
@@ -499,6 +429,7 @@ fn each_in<'a>(plan: &Plan, node: &Node<'a>, rest: &[u16], f: &mut impl FnMut(&O
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_unknown_keys::audit::Warning;
 
     /// What a walk handed over, as text.
     #[derive(Default)]
