@@ -170,15 +170,14 @@ fn a_clean_run_says_so_only_when_every_call_was_audited() {
         &lines(&[json!({"role": "user", "content": "hi"})]),
     );
     assert!(
-        nothing.stdout.contains("No tool calls found"),
+        nothing.stdout.contains("Coverage: 0 tool calls found")
+            && nothing.stdout.contains("0 tool calls found: nothing was audited"),
         "{}",
         nothing.stdout
     );
-    assert!(
-        !nothing.stdout.contains("No undeclared keys"),
-        "{}",
-        nothing.stdout
-    );
+    for said in ["No undeclared keys", "all audited"] {
+        assert!(!nothing.stdout.contains(said), "{}", nothing.stdout);
+    }
 
     // A session with no catalogue: every call unaudited, said as such.
     let transcript = lines(&[

@@ -136,17 +136,27 @@ fn bound_catalogues_tell_servers_with_clashing_tool_names_apart() {
 }
 
 #[test]
-fn a_tool_only_one_bound_server_has_is_matched_whatever_the_call_names() {
+fn a_tool_only_one_bound_server_has_is_matched_by_its_name_never_under_another_server() {
     let dir = tempfile::tempdir().unwrap();
     let fs = catalogue_file(&dir, "fs.json", json!([tool("read_file", &["path"])]));
     let run = audit(
         &["--tools", &format!("fs={fs}")],
         &lines(&[
             claude_code_call("t1", "read_file", json!({"path": "a", "x": 1})),
+            // Another server's read_file is another tool: never audited
+            // against fs's.
             claude_code_call("t2", "mcp__filesystem__read_file", json!({"path": "a", "y": 1})),
         ]),
     );
-    assert_eq!(coverage(&run), all_audited(2));
+    assert_eq!(
+        coverage(&run),
+        covered(
+            2,
+            1,
+            json!({"unlisted_tool": 1}),
+            json!({"mcp__filesystem__read_file": 1})
+        )
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use mcp_unknown_keys::audit::{Auditor, Catalog, Judged, Listing, Note, Sink, War
 use mcp_unknown_keys::jsonrpc::AwaitedListings;
 
 use crate::catalogue::{self, Catalogues};
-use crate::error::{Error, Role};
+use crate::error::Error;
 use crate::input::{Event, Input};
 use crate::logged::Segment;
 use crate::names::{self, Bound};
@@ -47,8 +47,9 @@ pub const NAMED_UNREADABLE_LINES: u64 = 10;
 /// - **Request bodies.** A record with its own `tools` (a request body, a
 ///   catalogue line) is the catalogue from there on; its calls meet it.
 /// - **Repeated history.** A call read before in the same input (same id,
-///   name and arguments, whatever the whitespace) is not counted again;
-///   JSON-RPC calls never are taken for repeats.
+///   name and arguments, however the arguments are laid out, escaped or
+///   ordered) is not counted again; JSON-RPC calls never are taken for
+///   repeats.
 /// - **Verdicts.** A JSON-RPC `tools/call` that carried undeclared keys
 ///   awaits the response with its id (ids equal by value), and is judged as
 ///   the proxy judges it ([`Verdicts`]): `ignored` by a result without
@@ -197,23 +198,41 @@ impl<O: Observer> Audit<O> {
         Ok(audit)
     }
 
-    /// Reads one input to its end. Fails when it cannot be read partway:
-    /// what was read of it stays counted.
+    /// Reads one input to its end. An input that ends partway through a
+    /// JSON document, or whose reading fails partway (a corrupt compressed
+    /// stream, a disk error), is read up to there: what was read stays
+    /// counted, the cut is said in a notice ([`Notice::CutShort`],
+    /// [`Notice::ReadFailed`]) and counted in
+    /// [`Report::incomplete_inputs`], and the audit goes on. It fails only
+    /// as [`Audit::read_file`] does, when the input cannot be opened.
     pub fn read(&mut self, input: Input) -> Result<(), Error> {
         let name = input.name().to_owned();
         let size = input.size();
         let mut reader = Reader::default();
         let mut named = 0;
+        let mut last_line = 0;
         let read = input.read(|event| {
             let (read, number) = match event {
-                Event::Line { bytes, number } => match std::str::from_utf8(bytes) {
-                    Ok(line) => (Ok(reader.read_line(line, self)), number),
-                    Err(_) => (Err(Unreadable::NotUtf8), number),
-                },
+                Event::Line { bytes, number } => {
+                    last_line = number;
+                    match std::str::from_utf8(bytes) {
+                        Ok(line) => (Ok(reader.read_line(line, self)), number),
+                        Err(_) => (Err(Unreadable::NotUtf8), number),
+                    }
+                }
+                Event::TooLong { number } => {
+                    last_line = number;
+                    (Err(Unreadable::TooLong), number)
+                }
                 Event::Document { text } => (Ok(reader.read_document(text, self)), 0),
                 Event::Documents { values } => {
                     let input = name.clone();
                     return self.say(Notice::Document { input, values });
+                }
+                Event::CutShort { at } => {
+                    self.report.incomplete_inputs += 1;
+                    let input = name.clone();
+                    return self.say(Notice::CutShort { input, at });
                 }
                 Event::Progress { read } => {
                     let progress = Progress {
@@ -244,11 +263,12 @@ impl<O: Observer> Audit<O> {
             done: true,
         };
         self.observer.progress(&progress);
-        if let Err(source) = read {
-            return Err(Error::Read {
-                role: Role::Input,
-                name,
-                source,
+        if let Err(error) = read {
+            self.report.incomplete_inputs += 1;
+            self.say(Notice::ReadFailed {
+                input: name.clone(),
+                line: last_line + 1,
+                error: error.to_string(),
             });
         }
         reader.finish(self);
@@ -296,14 +316,13 @@ impl<O: Observer> Audit<O> {
                 None
             }
             Ok(Read::Unreadable) => Some(Unreadable::NotJson),
+            Ok(Read::TooDeep) => Some(Unreadable::TooDeep),
             Err(why) => Some(why),
         };
         lines.read += 1;
-        match why? {
-            Unreadable::NotUtf8 => lines.not_utf8 += 1,
-            Unreadable::NotJson => lines.not_json += 1,
-        }
-        why
+        let why = why?;
+        lines.count(why);
+        Some(why)
     }
 
     /// One input ends: a proxy log cut short keeps its warning lines'

@@ -21,6 +21,7 @@ use crate::error::{Error, Role};
 use crate::input::{Event, Input};
 use crate::names::Bound;
 use crate::options::{Source, Tools};
+use crate::shapes::table::LISTING;
 use crate::shapes::{Found, Handler, Reader};
 
 /// The catalogues given in [`Options::tools`](crate::Options::tools).
@@ -90,10 +91,26 @@ fn read_file(input: Input, say: &mut impl FnMut(Notice)) -> Result<Vec<Value>, E
     let name = input.name().to_owned();
     let mut found = Gathered::default();
     let mut reader = Reader::default();
+    // A catalogue is read whole, or not at all: a tool missing from it
+    // would leave its calls unlisted without a word.
+    let mut incomplete = None;
     let read = input.read(|event| {
         let (text, document) = match event {
             Event::Line { bytes, .. } => (std::str::from_utf8(bytes).unwrap_or_default(), false),
             Event::Document { text } => (text, true),
+            Event::CutShort { at } => {
+                incomplete = Some(format!(
+                    "it is cut short at byte {at}, partway through a JSON document"
+                ));
+                return;
+            }
+            Event::TooLong { number } => {
+                incomplete = Some(format!(
+                    "its line {number} is longer than the longest line read ({} MiB)",
+                    crate::MAX_LINE_BYTES >> 20
+                ));
+                return;
+            }
             Event::Documents { .. } | Event::Progress { .. } => return,
         };
         if found.first.is_none() && !text.trim().is_empty() {
@@ -110,6 +127,13 @@ fn read_file(input: Input, say: &mut impl FnMut(Notice)) -> Result<Vec<Value>, E
             role: Role::Catalogue,
             name,
             source,
+        });
+    }
+    if let Some(why) = incomplete {
+        return Err(Error::Incomplete {
+            role: Role::Catalogue,
+            name,
+            why,
         });
     }
     for tool in found.unreadable {
@@ -145,6 +169,18 @@ struct Gathered {
 }
 
 impl Gathered {
+    /// Takes the tools of a `tools/list` result, read as the core reads a
+    /// listing page; whether it was one.
+    fn page(&mut self, result: &str) -> bool {
+        match ListingPage::read(result) {
+            Some(page) => {
+                self.take(page.tools);
+                true
+            }
+            None => false,
+        }
+    }
+
     fn take(&mut self, listed: ListedTools) {
         self.tools.extend(listed.tools);
         for name in listed.unreadable {
@@ -177,13 +213,7 @@ impl Handler for Gathered {
         else {
             return false;
         };
-        match ListingPage::read(result.get()) {
-            Some(page) => {
-                self.take(page.tools);
-                true
-            }
-            None => false,
-        }
+        self.page(result.get())
     }
 
     /// A lone declaration, or the `result` of a `tools/list` response kept
@@ -192,12 +222,8 @@ impl Handler for Gathered {
         let Ok(record) = serde_json::from_str::<Value>(record) else {
             return false;
         };
-        if let Some(tools) = record.get("result").and_then(|result| result.get("tools")) {
-            let Value::Array(tools) = tools else {
-                return false;
-            };
-            self.tools.extend(tools.iter().cloned());
-            return true;
+        if let Some(result) = record.get(LISTING.0) {
+            return self.page(&result.to_string());
         }
         if declarations(&record).next().is_some() {
             self.tools.push(record);

@@ -75,6 +75,18 @@ pub enum Error {
         /// What shows it, and what to do.
         why: &'static str,
     },
+    /// A file could not be read whole: a catalogue cut short or holding a
+    /// line past the longest read (it is not used in part), or, for
+    /// [`audit_files`](crate::audit_files), an input cut short or failing
+    /// partway ([`Audit`](crate::Audit) reads on past it, and says it).
+    Incomplete {
+        /// An input or a catalogue.
+        role: Role,
+        /// The file, as given.
+        name: String,
+        /// What is missing of it.
+        why: String,
+    },
     /// A catalogue holds no tool that can be read (a name with a schema of
     /// its arguments).
     NoTools {
@@ -97,6 +109,12 @@ impl fmt::Display for Error {
             ),
             Error::NotText { role, name, why } => {
                 write!(f, "the {role} {name} is not text ({why}): nothing read from it")
+            }
+            Error::Incomplete { role, name, why } => {
+                write!(
+                    f,
+                    "cannot read the {role} {name} whole: {why}; give the whole file"
+                )
             }
             Error::NoTools { name, holds } => write!(
                 f,

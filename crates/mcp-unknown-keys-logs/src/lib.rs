@@ -133,10 +133,14 @@
 //!
 //! # Errors
 //!
-//! An input or a catalogue that cannot be opened or read, that is not text,
-//! or a catalogue that holds no tool, is an [`Error`] naming the file and
-//! saying what to do. A line that is not JSON is no error: it is counted
-//! ([`Report::lines`]) and named in a notice.
+//! An input or a catalogue that cannot be opened, that is not text, a
+//! catalogue that cannot be read whole, or one that holds no tool, is an
+//! [`Error`] naming the file and saying what to do. An input read only in
+//! part (a JSON document cut short, a read failing partway) is read up to
+//! the cut, which is said in a [`Notice`] and counted
+//! ([`Report::incomplete_inputs`]). A line that is not JSON, nests too deep
+//! or is too long is no error: it is counted ([`Report::lines`]) and named
+//! in a notice.
 //!
 //! # Memory and speed
 //!
@@ -169,12 +173,13 @@ mod record;
 mod replay;
 mod report;
 mod shapes;
+mod strings;
 
 use std::path::Path;
 
 pub use audit::{Audit, NAMED_UNREADABLE_LINES};
 pub use error::{Error, Role};
-pub use input::Input;
+pub use input::{Input, MAX_LINE_BYTES};
 pub use observe::{Notice, Observer, Progress, Unreadable};
 pub use options::{Options, Source, Tools};
 pub use record::{FoundCall, Recognised, RecordKind, read_record};
@@ -184,15 +189,29 @@ pub use report::{Lines, Pair, Report};
 /// one call a script or another language's binding needs.
 ///
 /// Each file is opened when its turn comes; the first that cannot be opened
-/// or read ends the audit with its [`Error`]. For warnings as they are
-/// raised, or inputs that are not files, use [`Audit`].
+/// or read whole (a JSON document cut short, a read failing partway) ends
+/// the audit with its [`Error`], so a script never takes part of a file for
+/// all of it. For warnings as they are raised, for the report of what could
+/// be read past such a file, or for inputs that are not files, use
+/// [`Audit`].
 pub fn audit_files<P: AsRef<Path>>(
     paths: impl IntoIterator<Item = P>,
     options: &Options,
 ) -> Result<Report, Error> {
     let mut audit = Audit::new(options)?;
     for path in paths {
-        audit.read_file(path)?;
+        let said = audit.report().notices.len();
+        audit.read_file(&path)?;
+        let cut = audit.report().notices[said..]
+            .iter()
+            .find(|notice| matches!(notice, Notice::CutShort { .. } | Notice::ReadFailed { .. }));
+        if let Some(cut) = cut {
+            return Err(Error::Incomplete {
+                role: Role::Input,
+                name: path.as_ref().display().to_string(),
+                why: cut.to_string(),
+            });
+        }
     }
     Ok(audit.finish())
 }

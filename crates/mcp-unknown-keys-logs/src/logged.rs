@@ -140,6 +140,16 @@ impl Segment {
     }
 }
 
+/// Whether `text` is the whole of a proxy's summary: a list of findings (an
+/// older proxy's), or an object recording its coverage or its findings. An
+/// object of neither is some other log's `summary`.
+pub fn is_summary(text: &str) -> bool {
+    let Some(summary) = Summary::parse(text) else {
+        return false;
+    };
+    text.trim_start().starts_with('[') || summary.coverage.is_some() || !summary.findings.is_empty()
+}
+
 #[derive(Deserialize)]
 struct Summary {
     #[serde(default)]

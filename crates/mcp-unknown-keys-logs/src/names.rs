@@ -64,7 +64,10 @@ pub enum Naming<'n> {
 
 /// Finds where a call to `tool`, named as `naming` says, is declared:
 /// `None` when no catalogue has it, or more than one bound server does and
-/// the call does not say which.
+/// the call does not say which. A call that names its server (apart, or in
+/// a host's name) meets that server's catalogue or the unbound one, never
+/// another server's: the same tool name on another server is another tool,
+/// and auditing against it would warn of keys its own server declares.
 pub fn resolve<'n, T>(
     unbound: &Catalog,
     bound: &[Bound<T>],
@@ -101,11 +104,7 @@ pub fn resolve<'n, T>(
         }
     };
     match naming {
-        Naming::Server(server) => {
-            return in_server(server, tool)
-                .or_else(|| in_unbound(tool))
-                .or_else(|| in_one_server(tool));
-        }
+        Naming::Server(server) => return in_server(server, tool).or_else(|| in_unbound(tool)),
         Naming::Listed => return in_unbound(tool).or_else(|| in_one_server(tool)),
         Naming::Host => {}
     }
@@ -113,7 +112,6 @@ pub fn resolve<'n, T>(
         .or_else(|| readings(tool).find_map(|(server, tool)| in_server(server, tool)))
         .or_else(|| readings(tool).find_map(|(_, tool)| in_unbound(tool)))
         .or_else(|| in_one_server(tool))
-        .or_else(|| readings(tool).find_map(|(_, tool)| in_one_server(tool)))
 }
 
 /// Every tool name met in a catalogue, with the servers it was bound to
@@ -248,9 +246,11 @@ mod tests {
         assert_eq!(resolve("mcp__a__read", Naming::Host), target(Some(0), "read"));
         assert_eq!(resolve("b__read", Naming::Host), target(Some(1), "read"));
         assert_eq!(resolve("read", Naming::Server("b")), target(Some(1), "read"));
-        // Unique to one server: matched even under another server's name.
-        assert_eq!(resolve("mcp__c__write", Naming::Host), target(Some(1), "write"));
+        // Unique to one server: matched by its own name, never under
+        // another server's.
         assert_eq!(resolve("write", Naming::Host), target(Some(1), "write"));
+        assert_eq!(resolve("mcp__c__write", Naming::Host), None);
+        assert_eq!(resolve("write", Naming::Server("c")), None);
         // On two servers, and the call does not say which: ambiguous.
         assert_eq!(resolve("read", Naming::Host), None);
         assert_eq!(resolve("mcp__c__read", Naming::Host), None);

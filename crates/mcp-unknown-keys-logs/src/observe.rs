@@ -140,6 +140,26 @@ pub enum Notice {
         /// What could not be read.
         note: Note,
     },
+    /// An input ends partway through a JSON document (a file cut short):
+    /// the values before the cut were read. Counted in
+    /// [`Report::incomplete_inputs`](crate::Report::incomplete_inputs).
+    CutShort {
+        /// The input's name.
+        input: String,
+        /// Where it ends: the length of its text (after decompression).
+        at: usize,
+    },
+    /// Reading an input failed partway (a corrupt compressed stream, a disk
+    /// error): the lines before were read, the rest is not. Counted in
+    /// [`Report::incomplete_inputs`](crate::Report::incomplete_inputs).
+    ReadFailed {
+        /// The input's name.
+        input: String,
+        /// The number of the line that could not be read, from 1.
+        line: u64,
+        /// Why, as the reader said it.
+        error: String,
+    },
     /// A listed tool that could not be read at all (its schema nests deeper
     /// than JSON is built): calls to it are not audited. Said once.
     UnreadableTool {
@@ -155,6 +175,12 @@ pub enum Unreadable {
     NotJson,
     /// It is not UTF-8 (so not JSON either).
     NotUtf8,
+    /// It nests records deeper than they are read, as only a hostile
+    /// record does: read no deeper (what lay above the cut was read).
+    TooDeep,
+    /// It is longer than any log writes a line
+    /// ([`MAX_LINE_BYTES`](crate::MAX_LINE_BYTES)): read past, not kept.
+    TooLong,
 }
 
 impl fmt::Display for Unreadable {
@@ -162,6 +188,8 @@ impl fmt::Display for Unreadable {
         f.write_str(match self {
             Unreadable::NotJson => "not JSON",
             Unreadable::NotUtf8 => "not UTF-8",
+            Unreadable::TooDeep => "nested deeper than records are read (read no deeper)",
+            Unreadable::TooLong => "longer than the longest line read (read past)",
         })
     }
 }
@@ -198,6 +226,14 @@ impl fmt::Display for Notice {
                 }
                 write!(f, " in {by} replaces the one in {previous}")
             }
+            Notice::CutShort { input, at } => write!(
+                f,
+                "{input} is cut short at byte {at}, partway through a JSON document: the values before the cut were read, element by element; the rest is missing"
+            ),
+            Notice::ReadFailed { input, line, error } => write!(
+                f,
+                "{input}:{line}: cannot read on ({error}): the lines before were read, the rest is not"
+            ),
             Notice::Schema { tool, note } => write!(f, "note: {}: {note}", Printable(tool)),
             Notice::UnreadableTool { tool } => write!(
                 f,

@@ -45,6 +45,10 @@ pub enum RecordKind {
     Idle,
     /// It held something an audit uses.
     Used,
+    /// JSON nesting records deeper than they are read (as only a hostile
+    /// record does): counted as unreadable; what lay above the cut was
+    /// read.
+    TooDeep,
 }
 
 /// One tool call [`read_record`] found.
@@ -90,6 +94,7 @@ pub fn read_record(record: &[u8]) -> Recognised {
         Read::Unreadable => RecordKind::NotJson,
         Read::Nothing => RecordKind::Idle,
         Read::Used => RecordKind::Used,
+        Read::TooDeep => RecordKind::TooDeep,
     };
     reader.finish(&mut found);
     found

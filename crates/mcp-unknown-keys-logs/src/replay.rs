@@ -15,7 +15,9 @@ use crate::shapes::{Found, Handler};
 impl<O: Observer> Handler for Audit<O> {
     /// A catalogue in the input (a request body's `tools`): a whole listing
     /// of its own. A request log sends the same tools with every request:
-    /// the catalogue they make is made once.
+    /// the catalogue they make is made once. A `tools` array holding no
+    /// declaration (Claude Code's `init` line lists tool names as strings)
+    /// is no catalogue: the one in force stays.
     fn tools(&mut self, text: &str) {
         let print = fingerprint(text);
         if Some(print) == self.unbound_print {
@@ -25,9 +27,12 @@ impl<O: Observer> Handler for Audit<O> {
         let Some(listed) = ListedTools::read(text) else {
             return;
         };
-        self.listing.abandon();
         let mut catalog = Catalog::new();
         catalog.extend_tools(&listed.tools);
+        if catalog.is_empty() && listed.unreadable.is_empty() {
+            return;
+        }
+        self.listing.abandon();
         self.set_unbound(catalog);
         self.unbound_print = Some(print);
         self.say_unreadable(listed.unreadable);

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use mcp_unknown_keys::audit::{Catalog, Cause, Coverage, Findings, VerdictCounts, Verdicts, Warning};
 use mcp_unknown_keys::jsonrpc::Id;
 
-use crate::Notice;
 use crate::logged::LogCounts;
 use crate::names::Known;
+use crate::{Notice, Unreadable};
 
 /// Everything an audit found, counted, and said. Its size grows with the
 /// distinct (tool, key) pairs, the tools listed and the notices (a few per
@@ -48,6 +48,10 @@ pub struct Report {
     pub findings: Findings,
     /// The lines read, and what became of them.
     pub lines: Lines,
+    /// Inputs read only in part: a JSON document cut short, or a read that
+    /// failed partway (each said in a notice); what came before the cut
+    /// was read.
+    pub incomplete_inputs: u64,
     /// Catalogues read: those given, and complete listings in the inputs.
     pub catalogues: u64,
     /// Warning lines read back from a proxy's `--log`.
@@ -81,6 +85,12 @@ pub struct Lines {
     pub not_json: u64,
     /// Lines that were not UTF-8.
     pub not_utf8: u64,
+    /// Lines nesting records deeper than they are read (hostile ones): read
+    /// no deeper.
+    pub too_deep: u64,
+    /// Lines longer than the longest read
+    /// ([`MAX_LINE_BYTES`](crate::MAX_LINE_BYTES)): read past.
+    pub too_long: u64,
     /// JSON lines holding nothing an audit uses: no call, catalogue, log
     /// line, stream event or JSON-RPC message that matters.
     pub idle: u64,
@@ -110,6 +120,27 @@ pub struct Pair<'a> {
     /// answer could be paired with them (a recording of both directions of
     /// JSON-RPC traffic, or a proxy's log): `{ignored: 2, rejected: 1}`.
     pub verdicts: VerdictCounts,
+}
+
+impl Lines {
+    /// Counts a line that could not be read (or not whole), as `why`.
+    pub(crate) fn count(&mut self, why: Unreadable) {
+        match why {
+            Unreadable::NotUtf8 => self.not_utf8 += 1,
+            Unreadable::NotJson => self.not_json += 1,
+            Unreadable::TooDeep => self.too_deep += 1,
+            Unreadable::TooLong => self.too_long += 1,
+        }
+    }
+}
+
+impl Lines {
+    /// The lines read in part only, or not at all, that may have held
+    /// calls: nested too deep or too long (a line that is not JSON or not
+    /// UTF-8 is no record, and logs hold such lines).
+    pub fn records_cut(&self) -> u64 {
+        self.too_deep + self.too_long
+    }
 }
 
 impl Report {

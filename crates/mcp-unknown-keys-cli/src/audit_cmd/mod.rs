@@ -53,7 +53,9 @@ pub struct Args {
     #[arg(long)]
     fail_on_warning: bool,
     /// Exit with status 1 when any call went unaudited (no catalogue, an
-    /// unlisted tool, a tool declaring nothing, unreadable arguments).
+    /// unlisted tool, a tool declaring nothing, unreadable arguments), or a
+    /// record that may hold calls could not be read whole (nested too deep,
+    /// a line too long).
     #[arg(long)]
     fail_on_unaudited: bool,
     /// Files to audit, in order (`-` is stdin): JSON Lines or JSON, plain,
@@ -73,9 +75,11 @@ enum Format {
 
 /// Runs `audit`: 0; 1 with `--fail-on-warning` when a warning was raised or
 /// with `--fail-on-unaudited` when a call went unaudited; 2 for a usage
-/// error, an unreadable catalogue or input.
+/// error, an unreadable catalogue or input, or an input read only in part
+/// (cut short, or failing partway: after the report of what was read).
 pub fn run(args: Args) -> ExitCode {
     match audit(&args) {
+        Ok(outcome) if outcome.incomplete_inputs > 0 => ExitCode::from(2),
         Ok(outcome) if outcome.fails(&args) => ExitCode::from(1),
         Ok(_) => ExitCode::SUCCESS,
         Err(Failure::Usage(message)) => {
@@ -84,6 +88,7 @@ pub fn run(args: Args) -> ExitCode {
         }
         // The reader of stdout went away (`| head`): nothing more to say,
         // but a gate still learns what was found.
+        Err(Failure::Closed(outcome)) if outcome.incomplete_inputs > 0 => ExitCode::from(2),
         Err(Failure::Closed(outcome)) if outcome.fails(&args) => ExitCode::from(1),
         Err(Failure::Closed(_)) => ExitCode::SUCCESS,
     }
@@ -93,14 +98,18 @@ pub fn run(args: Args) -> ExitCode {
 #[derive(Clone, Copy, Debug, Default)]
 struct Outcome {
     warnings: u64,
+    /// Calls unaudited, and records that may hold calls not read whole.
     unaudited: u64,
+    /// Inputs read only in part.
+    incomplete_inputs: u64,
 }
 
 impl Outcome {
     fn of(report: &Report) -> Outcome {
         Outcome {
             warnings: report.warnings.len() as u64,
-            unaudited: report.coverage.unaudited_calls(),
+            unaudited: report.coverage.unaudited_calls() + report.lines.records_cut(),
+            incomplete_inputs: report.incomplete_inputs,
         }
     }
 
@@ -178,6 +187,26 @@ impl Terminal {
     }
 }
 
+/// The inputs to read, in order: stdin when none is given. Each is checked
+/// first, so a misspelt name fails before any output, but opened only when
+/// its turn comes (thousands of files never hold thousands of descriptors).
+/// Stdin is read once: named twice, it is refused.
+fn inputs(args: &Args) -> Result<Vec<PathBuf>, Failure> {
+    let stdin = PathBuf::from("-");
+    if args.inputs.is_empty() {
+        return Ok(vec![stdin]);
+    }
+    if args.inputs.iter().filter(|path| **path == stdin).count() > 1 {
+        return Err(Failure::Usage(
+            "stdin (-) is given more than once: it can be read once; give - once".to_owned(),
+        ));
+    }
+    for path in &args.inputs {
+        Input::check(path)?;
+    }
+    Ok(args.inputs.clone())
+}
+
 /// Audits every input; what the gates decide on.
 fn audit(args: &Args) -> Result<Outcome, Failure> {
     let mut options = Options::default().top_level_only(args.top_level_only);
@@ -188,15 +217,10 @@ fn audit(args: &Args) -> Result<Outcome, Failure> {
         write_error: None,
         bar: ProgressBar::default(),
     };
+    let inputs = inputs(args)?;
     let mut audit = Audit::with_observer(&options, terminal)?;
-    // Every input is opened first, so a misspelt name fails before any output.
-    let inputs = if args.inputs.is_empty() {
-        vec![Input::stdin()?]
-    } else {
-        args.inputs.iter().map(Input::open).collect::<Result<_, _>>()?
-    };
-    for input in inputs {
-        audit.read(input)?;
+    for path in inputs {
+        audit.read(Input::open(path)?)?;
         if let Some(error) = audit.observer_mut().write_error.take() {
             return Err(output_error(error, Outcome::of(audit.report())));
         }

@@ -23,7 +23,19 @@ pub fn write(report: &Report, out: &mut impl Write) -> io::Result<()> {
 
 fn write_coverage(report: &Report, out: &mut impl Write) -> io::Result<()> {
     let coverage = &report.coverage;
-    writeln!(out, "Coverage: {coverage}")?;
+    // Never "all audited" of calls that were not there.
+    if coverage.calls == 0 {
+        writeln!(out, "Coverage: 0 tool calls found")?;
+    } else {
+        writeln!(out, "Coverage: {coverage}")?;
+    }
+    if report.incomplete_inputs > 0 {
+        writeln!(
+            out,
+            "  {} input(s) read only in part (cut short, or failing partway): calls past the cut are missing",
+            report.incomplete_inputs
+        )?;
+    }
     for (skip, calls) in &coverage.unaudited {
         writeln!(out, "  {:<22} {calls:>8}  {}", skip.as_str(), why(*skip))?;
     }
@@ -73,7 +85,7 @@ fn write_findings_by_tool(report: &Report, pairs: &[Pair<'_>], out: &mut impl Wr
     if pairs.is_empty() {
         // Never "no undeclared keys" of calls that were not looked at.
         if coverage.calls == 0 {
-            writeln!(out, "No tool calls found: nothing was audited.\n")?;
+            writeln!(out, "0 tool calls found: nothing was audited.\n")?;
         } else if coverage.is_complete() {
             writeln!(
                 out,
@@ -180,6 +192,9 @@ fn write_totals(report: &Report, out: &mut impl Write) -> io::Result<()> {
         ("lines read", lines.read),
         ("lines not JSON", lines.not_json),
         ("lines not UTF-8", lines.not_utf8),
+        ("lines nested too deep", lines.too_deep),
+        ("lines too long", lines.too_long),
+        ("inputs read in part", report.incomplete_inputs),
         ("lines with no call or catalogue", lines.idle),
         ("catalogues read", report.catalogues),
         ("calls read", coverage.calls),

@@ -6,6 +6,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -21,9 +23,16 @@ pub struct Run {
 
 /// Runs `audit ARGS` with `stdin` (bytes) as its input.
 pub fn audit_bytes(args: &[&str], stdin: &[u8]) -> Run {
-    let mut child = Command::new(BIN)
-        .arg("audit")
-        .args(args)
+    let mut command = Command::new(BIN);
+    command.arg("audit").args(args);
+    run(command, stdin)
+}
+
+/// Runs `command` with `stdin` as its input, killing it if it has not
+/// ended within five minutes: a hang fails the test rather than holding it
+/// forever.
+pub fn run(mut command: Command, stdin: &[u8]) -> Run {
+    let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -35,7 +44,16 @@ pub fn audit_bytes(args: &[&str], stdin: &[u8]) -> Run {
         // The audit may exit before reading everything (a usage error).
         let _ = input.write_all(&stdin);
     });
-    let output = child.wait_with_output().expect("wait for mcp-unknown-keys");
+    let pid = child.id();
+    let (done, waited) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    let Ok(output) = waited.recv_timeout(Duration::from_secs(300)) else {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+        panic!("mcp-unknown-keys did not end within five minutes");
+    };
+    let output = output.expect("wait for mcp-unknown-keys");
     writer.join().expect("stdin writer");
     Run {
         code: output.status.code().expect("exited, not killed"),

@@ -5,41 +5,71 @@
 
 use std::io::{self, BufRead};
 
-/// Reads lines into a buffer, one at a time.
-#[derive(Debug, Default)]
+/// Reads lines into a buffer, one at a time, each at most `max` bytes long.
+#[derive(Debug)]
 pub struct Lines {
     /// The last line ended with `\r`: a `\n` right after belongs to it.
     after_cr: bool,
+    /// The longest line kept; a longer one is read past, not kept.
+    max: usize,
+}
+
+/// One line read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// The bytes consumed, its line end included; 0 at the end of the input.
+    pub consumed: usize,
+    /// The line was longer than the most kept: the buffer holds its first
+    /// bytes only, and the rest was read past.
+    pub too_long: bool,
 }
 
 impl Lines {
+    /// Lines of at most `max` bytes.
+    pub fn new(max: usize) -> Lines {
+        Lines { after_cr: false, max }
+    }
+
     /// Reads the next line into `line` (cleared first), without its line
-    /// end. Returns the bytes consumed, 0 at the end of the input.
-    pub fn next(&mut self, reader: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<usize> {
+    /// end. A line longer than the most kept is read to its end without
+    /// being kept, so one line of gigabytes costs no memory.
+    pub fn next(&mut self, reader: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<Line> {
         line.clear();
-        let mut consumed = 0;
+        let mut read = Line {
+            consumed: 0,
+            too_long: false,
+        };
         loop {
             let available = reader.fill_buf()?;
             if available.is_empty() {
-                return Ok(if line.is_empty() { 0 } else { consumed });
+                if line.is_empty() && !read.too_long {
+                    read.consumed = 0;
+                }
+                return Ok(read);
             }
             if std::mem::take(&mut self.after_cr) && available[0] == b'\n' {
                 reader.consume(1);
-                consumed += 1;
+                read.consumed += 1;
                 continue;
             }
-            match memchr::memchr2(b'\n', b'\r', available) {
+            let end = memchr::memchr2(b'\n', b'\r', available);
+            let piece = &available[..end.unwrap_or(available.len())];
+            let room = self.max.saturating_sub(line.len());
+            if piece.len() > room {
+                read.too_long = true;
+            }
+            line.extend_from_slice(&piece[..piece.len().min(room)]);
+            match end {
                 Some(at) => {
-                    line.extend_from_slice(&available[..at]);
                     self.after_cr = available[at] == b'\r';
                     reader.consume(at + 1);
-                    return Ok(consumed + at + 1);
+                    read.consumed += at + 1;
+                    return Ok(read);
                 }
                 None => {
                     let len = available.len();
-                    line.extend_from_slice(available);
                     reader.consume(len);
-                    consumed += len;
+                    read.consumed += len;
                 }
             }
         }
@@ -51,14 +81,34 @@ mod tests {
     use super::*;
 
     fn split(text: &[u8], capacity: usize) -> Vec<String> {
+        split_at_most(text, capacity, usize::MAX)
+            .into_iter()
+            .map(|(line, _)| line)
+            .collect()
+    }
+
+    fn split_at_most(text: &[u8], capacity: usize, max: usize) -> Vec<(String, bool)> {
         let mut reader = io::BufReader::with_capacity(capacity, text);
-        let mut lines = Lines::default();
+        let mut lines = Lines::new(max);
         let mut line = Vec::new();
         let mut out = Vec::new();
-        while lines.next(&mut reader, &mut line).unwrap() > 0 {
-            out.push(String::from_utf8(line.clone()).unwrap());
+        loop {
+            let read = lines.next(&mut reader, &mut line).unwrap();
+            if read.consumed == 0 {
+                return out;
+            }
+            out.push((String::from_utf8(line.clone()).unwrap(), read.too_long));
         }
-        out
+    }
+
+    #[test]
+    fn a_line_past_the_most_kept_is_read_past_and_said_too_long() {
+        for capacity in [1, 3, 64] {
+            let lines = split_at_most(b"abc\nabcdefgh\r\nab\nabcd", capacity, 3);
+            let expected = [("abc", false), ("abc", true), ("ab", false), ("abc", true)];
+            let expected: Vec<(String, bool)> = expected.iter().map(|(l, t)| (l.to_string(), *t)).collect();
+            assert_eq!(lines, expected, "{capacity}");
+        }
     }
 
     #[test]

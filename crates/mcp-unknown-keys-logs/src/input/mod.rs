@@ -4,6 +4,7 @@
 //! order mark; with any line ends. A file that is not text is refused once,
 //! whole, rather than line by line.
 
+mod cut;
 mod decode;
 mod lines;
 
@@ -12,11 +13,16 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use serde::de::IgnoredAny;
-use serde_json::value::RawValue;
 
 use crate::error::{Error, Role};
+use cut::Values;
 use decode::Compression;
 use lines::Lines;
+
+/// The longest line read (64 MiB): a longer one, which no log writes but a
+/// hostile or broken stream may (one line of gigabytes, decompressed), is
+/// read past to its end without being kept, and counted as too long.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
 
 /// A line buffer grown past this by one long line is given back afterwards,
 /// so one huge line does not hold its memory for the rest of the run.
@@ -54,6 +60,12 @@ pub(crate) enum Event<'a> {
     Documents { values: usize },
     /// One JSON value of an input that is not JSON Lines.
     Document { text: &'a str },
+    /// The input is one JSON document (or several) whose text ends partway
+    /// through one, at `at`: the values before the cut follow, each as a
+    /// [`Event::Document`].
+    CutShort { at: usize },
+    /// A line longer than [`MAX_LINE_BYTES`], read past, and its number.
+    TooLong { number: u64 },
     /// The bytes read so far, after each line.
     Progress { read: u64 },
 }
@@ -61,17 +73,39 @@ pub(crate) enum Event<'a> {
 impl Input {
     /// Standard input.
     pub fn stdin() -> Result<Input, Error> {
-        Input::new(
-            "stdin".to_owned(),
-            Box::new(io::stdin().lock()),
-            None,
-            Role::Input,
-        )
+        Input::stdin_as(Role::Input)
+    }
+
+    /// Standard input, read as `role`. Not locked while the input lives: a
+    /// second input of stdin reads on where the first stopped, rather than
+    /// waiting for a lock the first holds.
+    fn stdin_as(role: Role) -> Result<Input, Error> {
+        let reader = BufReader::with_capacity(BUFFER_BYTES, io::stdin());
+        Input::new("stdin".to_owned(), Box::new(reader), None, role)
     }
 
     /// Opens a file; `-` is stdin, as command lines write it.
     pub fn open(path: impl AsRef<Path>) -> Result<Input, Error> {
         Input::open_as(path.as_ref(), Role::Input)
+    }
+
+    /// Whether the file at `path` can be opened as an input (`-`, stdin,
+    /// always can), without keeping it open: so every input of a long list
+    /// can be checked before any is read, and each opened only when read.
+    ///
+    /// ```
+    /// use mcp_unknown_keys_logs::{Error, Input};
+    ///
+    /// assert!(matches!(Input::check("no/such/log.jsonl"), Err(Error::Open { .. })));
+    /// assert!(matches!(Input::check("."), Err(Error::Directory { .. })));
+    /// assert!(Input::check("-").is_ok());
+    /// ```
+    pub fn check(path: impl AsRef<Path>) -> Result<(), Error> {
+        let path = path.as_ref();
+        if path == Path::new("-") {
+            return Ok(());
+        }
+        Input::file(path, Role::Input).map(drop)
     }
 
     /// Reads from `reader`, named `name` in messages.
@@ -94,8 +128,16 @@ impl Input {
     /// Opens a file (`-` is stdin) to be read as `role`.
     pub(crate) fn open_as(path: &Path, role: Role) -> Result<Input, Error> {
         if path == Path::new("-") {
-            return Input::new("stdin".to_owned(), Box::new(io::stdin().lock()), None, role);
+            return Input::stdin_as(role);
         }
+        let (file, len) = Input::file(path, role)?;
+        let reader = BufReader::with_capacity(BUFFER_BYTES, file);
+        Input::new(path.display().to_string(), Box::new(reader), Some(len), role)
+    }
+
+    /// Opens the file at `path`, refusing a directory: the file and its
+    /// length.
+    fn file(path: &Path, role: Role) -> Result<(File, u64), Error> {
         let name = path.display().to_string();
         let file = match File::open(path) {
             Ok(file) => file,
@@ -108,8 +150,7 @@ impl Input {
         if metadata.is_dir() {
             return Err(Error::Directory { role, name });
         }
-        let reader = BufReader::with_capacity(BUFFER_BYTES, file);
-        Input::new(name, Box::new(reader), Some(metadata.len()), role)
+        Ok((file, metadata.len()))
     }
 
     /// Looks at the first bytes: decompresses, drops a byte order mark, and
@@ -150,40 +191,47 @@ impl Input {
     /// into one reused buffer so memory holds one line at a time; or, when
     /// the first line opens a JSON document that does not end on it, each
     /// JSON value of the whole input (which is then held in memory).
+    ///
+    /// A read that fails partway is an error; the lines before it were
+    /// handed over.
     pub(crate) fn read(self, mut on_event: impl FnMut(Event<'_>)) -> io::Result<()> {
         let mut reader = self.reader;
-        let mut lines = Lines::default();
+        let mut lines = Lines::new(MAX_LINE_BYTES);
         let mut line = Vec::with_capacity(64 << 10);
         let mut number = 0;
         let mut read = 0;
         let mut looked = false;
         loop {
-            let consumed = lines.next(&mut *reader, &mut line)?;
-            if consumed == 0 {
+            let next = lines.next(&mut *reader, &mut line)?;
+            if next.consumed == 0 {
                 break;
             }
             if !looked && !line.trim_ascii().is_empty() {
                 looked = true;
-                if opens_a_document(&line) {
+                if !next.too_long && opens_a_document(&line) {
                     let mut whole = std::mem::take(&mut line);
-                    whole.push(b'\n');
+                    // Its line end, if it had one: a text cut inside a
+                    // string must end there, not in a raw line end.
+                    if next.consumed > whole.len() {
+                        whole.push(b'\n');
+                    }
                     reader.read_to_end(&mut whole)?;
-                    if let Some(values) = json_values(&whole) {
-                        on_event(Event::Documents { values: values.len() });
-                        for value in values {
-                            on_event(Event::Document { text: value.get() });
-                        }
+                    if documents(&whole, &mut on_event) {
                         return Ok(());
                     }
                     // Not one document after all: its lines, from memory.
                     reader = Box::new(io::Cursor::new(whole));
-                    lines = Lines::default();
+                    lines = Lines::new(MAX_LINE_BYTES);
                     continue;
                 }
             }
             number += 1;
-            on_event(Event::Line { bytes: &line, number });
-            read += consumed as u64;
+            if next.too_long {
+                on_event(Event::TooLong { number });
+            } else {
+                on_event(Event::Line { bytes: &line, number });
+            }
+            read += next.consumed as u64;
             on_event(Event::Progress { read });
             if line.capacity() > KEPT_BUFFER_BYTES {
                 line = Vec::with_capacity(64 << 10);
@@ -209,13 +257,26 @@ fn opens_a_document(line: &[u8]) -> bool {
         && serde_json::from_slice::<IgnoredAny>(line).is_err_and(|e| e.is_eof())
 }
 
-/// The JSON values `text` holds one after another, if it is nothing else.
-fn json_values(text: &[u8]) -> Option<Vec<&RawValue>> {
-    let text = std::str::from_utf8(text).ok()?;
-    let values: Result<Vec<&RawValue>, _> = serde_json::Deserializer::from_str(text)
-        .into_iter::<&RawValue>()
-        .collect();
-    values.ok().filter(|values| !values.is_empty())
+/// Hands over the JSON values `text` holds one after another, and says
+/// where it was cut short if it ends partway through one; `false` (and
+/// nothing handed over) when it is not JSON values.
+fn documents(text: &[u8], on_event: &mut impl FnMut(Event<'_>)) -> bool {
+    let Some(values) = std::str::from_utf8(text).ok().and_then(cut::values) else {
+        return false;
+    };
+    let (values, cut) = match values {
+        Values::Whole(values) => (values, None),
+        Values::CutShort { values, at } => (values, Some(at)),
+    };
+    // Said once: as documents, or as a document cut short.
+    match cut {
+        Some(at) => on_event(Event::CutShort { at }),
+        None => on_event(Event::Documents { values: values.len() }),
+    }
+    for value in values {
+        on_event(Event::Document { text: value.get() });
+    }
+    true
 }
 
 /// Why the first bytes of an input show it is not text, if they do.

@@ -13,6 +13,7 @@
 mod attributes;
 mod capture;
 mod plan;
+mod proxy_lines;
 mod rpc;
 mod seen;
 mod streams;
@@ -85,6 +86,10 @@ pub enum Read {
     Nothing,
     /// It held something the audit used.
     Used,
+    /// JSON nesting records (or arrays) deeper than they are read, as only
+    /// a hostile record does: read no deeper, never past the stack; what
+    /// lay above the cut was handed over.
+    TooDeep,
 }
 
 /// A JSON string's text, borrowed when it holds no escape; `None` for any

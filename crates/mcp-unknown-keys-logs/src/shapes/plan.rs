@@ -174,7 +174,7 @@ impl Plan {
             arguments: path(&mut v, "params.arguments", Keep::Raw),
             cursor: path(&mut v, "params.cursor", Keep::Raw),
             request: path(&mut v, "params.requestId", Keep::Raw),
-            tools: path(&mut v, "result.tools", Keep::Raw),
+            tools: members(&mut v, &[table::LISTING.0, table::LISTING.1], Keep::Raw),
             next_cursor: path(&mut v, "result.nextCursor", Keep::Raw),
         };
         let mut keyed = vec![0u128; usize::from(v.len())];
@@ -370,9 +370,15 @@ fn path(v: &mut Vocabulary, text: &'static str, last: Keep) -> Path {
     if text.is_empty() {
         return Path::Members(Box::new([]));
     }
-    let mut members: Vec<&'static str> = text.split('.').collect();
-    let final_member = members.pop().expect("split yields one part at least");
-    let mut words: Vec<Word> = members.into_iter().map(|m| v.add(m, Keep::Open)).collect();
+    let parts: Vec<&'static str> = text.split('.').collect();
+    members(v, &parts, last)
+}
+
+/// The path through `parts`, each but the last opened, the last kept as
+/// `last`.
+fn members(v: &mut Vocabulary, parts: &[&'static str], last: Keep) -> Path {
+    let (final_member, through) = parts.split_last().expect("a path of one member at least");
+    let mut words: Vec<Word> = through.iter().map(|m| v.add(m, Keep::Open)).collect();
     words.push(v.add(final_member, last));
     Path::Members(words.into())
 }

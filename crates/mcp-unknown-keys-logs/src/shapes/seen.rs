@@ -2,14 +2,22 @@
 //! repeats the whole conversation in every request, and a stream's events
 //! repeat a call its final message holds, yet each call counts once.
 //!
-//! A call with an id is the same call when its id, name and arguments are.
-//! A call without one (Gemini's often have none) is told apart by how many
-//! times the same name and arguments came before: in a request's history
-//! the third such call is the same as the third read before; anywhere else
-//! it is one more.
+//! A call with an id is the same call when its id, name and arguments are;
+//! arguments are compared by what they hold, not how they are written, for
+//! a client that writes a call back into its next request may lay them out,
+//! escape them (`\u00e9` for `é`, `\/` for `/`) or order their members
+//! anew. (Ids alone would do, were they unique: some servers reuse
+//! `call_0` in every response.) A call without one (Gemini's often have
+//! none) is told apart by how many times the same name and arguments came
+//! before: in a request's history the third such call is the same as the
+//! third read before; anywhere else it is one more.
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hasher};
+
+use serde_json::Value;
+
+use crate::strings::Strings;
 
 /// Fingerprints kept per generation; two generations are kept, so memory
 /// stays bounded (a few tens of MB at most) whatever the input's length,
@@ -88,31 +96,57 @@ fn fingerprint(call: &Print<'_>) -> u64 {
         hasher.write(part.unwrap_or_default().as_bytes());
         hasher.write_u8(0xff);
     }
-    match call.arguments {
-        Some(arguments) => write_without_layout(&mut hasher, arguments),
+    match call.arguments.map(serde_json::from_str::<Value>) {
+        Some(Ok(arguments)) => write_value(&mut hasher, &arguments),
+        // Past serde_json's depth, or not JSON: as written, layout aside.
+        Some(Err(_)) => write_without_layout(&mut hasher, call.arguments.unwrap_or_default()),
         None => hasher.write_u8(0xfe),
     }
     hasher.finish()
 }
 
+/// Hashes a JSON value by what it holds: strings decoded, members in
+/// order of their names. (Its depth is serde_json's, at most 128.)
+fn write_value(hasher: &mut DefaultHasher, value: &Value) {
+    match value {
+        Value::Null => hasher.write_u8(0),
+        Value::Bool(b) => hasher.write_u8(1 + u8::from(*b)),
+        Value::Number(n) => {
+            hasher.write_u8(3);
+            hasher.write(n.to_string().as_bytes());
+        }
+        Value::String(s) => {
+            hasher.write_u8(4);
+            hasher.write(s.as_bytes());
+            hasher.write_u8(0xff);
+        }
+        Value::Array(items) => {
+            hasher.write_u8(5);
+            items.iter().for_each(|item| write_value(hasher, item));
+            hasher.write_u8(6);
+        }
+        Value::Object(members) => {
+            hasher.write_u8(7);
+            let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
+            sorted.sort_unstable_by_key(|(name, _)| *name);
+            for (name, value) in sorted {
+                hasher.write(name.as_bytes());
+                hasher.write_u8(0xff);
+                write_value(hasher, value);
+            }
+            hasher.write_u8(8);
+        }
+    }
+}
+
 /// Hashes JSON text without the whitespace between its tokens: a client
 /// that writes a call back into its next request may lay it out anew.
 fn write_without_layout(hasher: &mut DefaultHasher, json: &str) {
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = Strings::default();
     let mut start = 0;
     let bytes = json.as_bytes();
     for (at, &byte) in bytes.iter().enumerate() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-        } else if byte == b'"' {
-            in_string = true;
-        } else if byte.is_ascii_whitespace() {
+        if strings.outside(byte) && byte.is_ascii_whitespace() {
             hasher.write(&bytes[start..at]);
             start = at + 1;
         }
@@ -134,14 +168,28 @@ mod tests {
     }
 
     #[test]
-    fn a_call_with_an_id_counts_once_whatever_its_layout() {
+    fn a_call_with_an_id_counts_once_however_its_arguments_are_written() {
         let mut seen = Seen::default();
-        assert!(seen.first_time(&print(Some("call_1"), r#"{"city":"Paris"}"#), false));
-        assert!(!seen.first_time(&print(Some("call_1"), r#"{ "city" : "Paris" }"#), true));
-        assert!(seen.first_time(&print(Some("call_1"), r#"{"city":"Rome"}"#), true));
-        assert!(seen.first_time(&print(Some("call_2"), r#"{"city":"Paris"}"#), false));
-        // Spaces inside strings are part of the value.
-        assert!(seen.first_time(&print(Some("call_2"), r#"{"city":"Paris "}"#), false));
+        assert!(seen.first_time(&print(Some("call_1"), r#"{"city":"Paris","n":1}"#), false));
+        assert!(!seen.first_time(&print(Some("call_1"), r#"{ "city" : "Paris", "n": 1 }"#), true));
+        assert!(!seen.first_time(&print(Some("call_1"), r#"{"n":1,"city":"P\u0061ris"}"#), true));
+        // An id reused for another call.
+        assert!(seen.first_time(&print(Some("call_1"), r#"{"city":"Rome","n":1}"#), false));
+        assert!(seen.first_time(&print(Some("call_2"), r#"{"city":"Paris","n":1}"#), false));
+        let other_tool = Print {
+            name: "get_time",
+            ..print(Some("call_1"), "{}")
+        };
+        assert!(seen.first_time(&other_tool, false));
+    }
+
+    #[test]
+    fn without_an_id_spaces_inside_strings_are_part_of_the_value() {
+        let mut seen = Seen::default();
+        assert!(seen.first_time(&print(None, r#"{"city":"Paris"}"#), false));
+        seen.new_record();
+        assert!(!seen.first_time(&print(None, r#"{ "city" : "Paris" }"#), true));
+        assert!(seen.first_time(&print(None, r#"{"city":"Paris "}"#), true));
     }
 
     #[test]

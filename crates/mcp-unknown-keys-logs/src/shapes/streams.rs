@@ -17,6 +17,7 @@ use std::borrow::Cow;
 
 use super::capture::{Node, Object};
 use super::plan::{Path, Plan};
+use super::table::event;
 
 /// The most completions assembled at once.
 pub const MAX_OPEN: usize = 64;
@@ -223,8 +224,8 @@ impl Streams {
         let paths = &plan.events;
         let index = number(plan, event, &paths.index).unwrap_or(0);
         match plan.text(event, &paths.kind).as_deref() {
-            Some("message_start" | "message_stop") => std::mem::take(&mut self.blocks).finish(out),
-            Some("content_block_start") => {
+            Some(event::MESSAGE_START | event::MESSAGE_STOP) => std::mem::take(&mut self.blocks).finish(out),
+            Some(event::CONTENT_BLOCK_START) => {
                 let Some(Node::Object(block)) = plan.node(event, &paths.block) else {
                     return;
                 };
@@ -247,12 +248,12 @@ impl Streams {
                     self.blocks.held += input.get().len();
                 }
             }
-            Some("content_block_delta") => {
+            Some(event::CONTENT_BLOCK_DELTA) => {
                 if let Some(fragment) = plan.text(event, &paths.fragment) {
                     self.blocks.add(index, &fragment);
                 }
             }
-            Some("content_block_stop") => self.blocks.finish_one(index, out),
+            Some(event::CONTENT_BLOCK_STOP) => self.blocks.finish_one(index, out),
             _ => {}
         }
         self.bound(out);

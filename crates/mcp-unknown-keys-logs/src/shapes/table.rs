@@ -14,6 +14,11 @@
 
 use super::capture::Keep;
 
+/// Where a `tools/list` response keeps its tools: `tools` in its `result`.
+/// A `result` holding them is a listing page (read as JSON-RPC), never an
+/// Anthropic batch result.
+pub const LISTING: (&str, &str) = ("result", "tools");
+
 /// The member an OpenTelemetry span keeps its attributes in.
 pub const ATTRIBUTES: &str = "attributes";
 
@@ -223,11 +228,12 @@ const fn typed(what: &'static str, types: &'static [&'static str], roles: &'stat
     shape(what, "", When::Is("type", types), Reads::Call(roles))
 }
 
-/// Every shape, in the order they are looked for in a record: the lines of
-/// a proxy's log (each only that), catalogues (so a request's calls meet
-/// its own tools), streams, calls, and last the records a record holds. A
-/// record that is a JSON-RPC message is read before any of them, by the
-/// core's reader ([`rpc`](super::rpc)).
+/// Every shape, in the order they are looked for in a record: catalogues
+/// (so a request's calls meet its own tools), streams, calls, and last the
+/// records a record holds; the lines of a proxy's log (each only that) are
+/// looked for in a record holding none of the others. A record that is a
+/// JSON-RPC message is read before any of them, by the core's reader
+/// ([`rpc`](super::rpc)).
 pub const SHAPES: &[Shape] = &[
     // A proxy's `--log`.
     shape("proxy log: verdict", "", When::Has("verdict"), Reads::Verdict),
@@ -274,16 +280,7 @@ pub const SHAPES: &[Shape] = &[
     shape(
         "Anthropic stream event",
         "",
-        When::Is(
-            "type",
-            &[
-                "message_start",
-                "content_block_start",
-                "content_block_delta",
-                "content_block_stop",
-                "message_stop",
-            ],
-        ),
+        When::Is("type", event::ALL),
         Reads::MessageEvent,
     ),
     // Calls.
@@ -299,10 +296,12 @@ pub const SHAPES: &[Shape] = &[
         When::Always,
         Reads::Call(&CHAT_OR_LANGCHAIN_CALL),
     ),
+    // A request's `function_call` directive (`"auto"`, or `{"name": …}`
+    // forcing a function) has no arguments: it is no call.
     shape(
         "OpenAI legacy function_call",
         "function_call",
-        When::Always,
+        When::Has("arguments"),
         Reads::Call(&FUNCTION_CALL_MEMBER),
     ),
     typed(
@@ -364,8 +363,8 @@ pub const SHAPES: &[Shape] = &[
     // A JSON-RPC `result` with `tools` is a listing page, read as JSON-RPC.
     shape(
         "Anthropic batch result",
-        "result",
-        When::Lacks("tools"),
+        LISTING.0,
+        When::Lacks(LISTING.1),
         Reads::Records { history: false },
     ),
     records("LangChain message dict", "data"),
@@ -470,6 +469,29 @@ impl<P> MessageEventPaths<P> {
             fragment: f(&self.fragment, Keep::Raw),
         }
     }
+}
+
+/// The types of a streamed Anthropic message's events, as the stream that
+/// assembles its calls reads them and as the table recognises them.
+pub mod event {
+    /// A message starts: blocks left open end.
+    pub const MESSAGE_START: &str = "message_start";
+    /// A content block starts (a `tool_use` block holds a call).
+    pub const CONTENT_BLOCK_START: &str = "content_block_start";
+    /// A fragment of a block's input.
+    pub const CONTENT_BLOCK_DELTA: &str = "content_block_delta";
+    /// A block ends: its call is whole.
+    pub const CONTENT_BLOCK_STOP: &str = "content_block_stop";
+    /// The message ends: blocks left open end.
+    pub const MESSAGE_STOP: &str = "message_stop";
+    /// Every event type the stream reads.
+    pub const ALL: &[&str] = &[
+        MESSAGE_START,
+        CONTENT_BLOCK_START,
+        CONTENT_BLOCK_DELTA,
+        CONTENT_BLOCK_STOP,
+        MESSAGE_STOP,
+    ];
 }
 
 /// The streamed Anthropic message.

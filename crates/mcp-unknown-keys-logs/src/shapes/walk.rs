@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use mcp_unknown_keys::audit::{Hint, Judged, MissingKey, Note, Warning, arguments_text};
+use mcp_unknown_keys::audit::arguments_text;
 use mcp_unknown_keys::jsonrpc::Message;
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -15,16 +15,17 @@ use super::plan::{CallPaths, Compiled, Path, Plan};
 use super::seen::{Print, Seen};
 use super::streams::{Assembled, Streams};
 use super::table::Reads;
-use super::{Found, Handler, Read, json_string, rpc};
+use super::{Found, Handler, Read, json_string, proxy_lines, rpc};
 
 /// How many levels down a record of no known shape is searched for records
 /// (`{"loglines":[…]}`, a results file whose entries hold trajectories).
 const MAX_SEARCH_DEPTH: u8 = 3;
 
 /// How many records deep records are read (an OTLP span is three down, a
-/// batch line's choice message five). A line nesting records past it, as
-/// only a hostile one would, is read no deeper: each level opened on demand
-/// reads its text again.
+/// batch line's choice message five), arrays of arrays counted as levels
+/// too. A line nesting records past it, as only a hostile one would, is
+/// read no deeper, and said to be too deep: each level opened on demand
+/// reads its text again, and each is a frame of the walker's stack.
 const MAX_RECORD_DEPTH: u8 = 16;
 
 /// Reads the records of one input, keeping what spans records: the calls
@@ -78,12 +79,19 @@ impl Reader {
 
     fn read_value(&mut self, text: &str, document: bool, to: &mut impl Handler) -> Read {
         self.seen.new_record();
-        match self.walk(to).text(text, 0, document) {
+        let mut walk = self.walk(to);
+        let read = walk.text(text, 0, document);
+        if walk.too_deep {
+            // Whatever was found above the cut was handed over; what lies
+            // below it may hold calls, so the record is not passed as read.
+            return Read::TooDeep;
+        }
+        match read {
             Some(true) => Read::Used,
             Some(false) => Read::Nothing,
-            // Valid JSON the walker could not open (nested past serde_json's
-            // depth limit) holds nothing it can use.
-            None if serde_json::from_str::<IgnoredAny>(text).is_ok() => Read::Nothing,
+            // Valid JSON the walker could not open: nested past serde_json's
+            // depth limit.
+            None if serde_json::from_str::<IgnoredAny>(text).is_ok() => Read::TooDeep,
             None => Read::Unreadable,
         }
     }
@@ -95,6 +103,7 @@ impl Reader {
             streams: &mut self.streams,
             to,
             depth: 0,
+            too_deep: false,
         }
     }
 }
@@ -106,6 +115,8 @@ struct Walk<'r, H> {
     to: &'r mut H,
     /// How many records deep the walk is.
     depth: u8,
+    /// Whether the walk met records nested past [`MAX_RECORD_DEPTH`].
+    too_deep: bool,
 }
 
 impl<H: Handler> Walk<'_, H> {
@@ -115,10 +126,18 @@ impl<H: Handler> Walk<'_, H> {
         if text.starts_with('[') {
             // Each element on its own, so a handler can be given its text.
             let elements: Vec<&RawValue> = serde_json::from_str(text).ok()?;
+            if !self.deeper() {
+                return Some(false);
+            }
             let mut any = false;
             for element in elements {
+                // Each element is a record of its own: a request body's
+                // history is counted against the calls read before it,
+                // not against its neighbours' in the same array.
+                self.seen.new_record();
                 any |= self.text(element.get(), depth, document).unwrap_or(false);
             }
+            self.depth -= 1;
             return Some(any);
         }
         let Node::Object(record) = self.plan.vocabulary.read(text, true).ok()? else {
@@ -134,6 +153,18 @@ impl<H: Handler> Walk<'_, H> {
             }
         }
         Some(found)
+    }
+
+    /// Goes one level deeper, unless that is past [`MAX_RECORD_DEPTH`]
+    /// (then notes that the record nests too deep). The caller comes back
+    /// up (`self.depth -= 1`) when it went down.
+    fn deeper(&mut self) -> bool {
+        if self.depth >= MAX_RECORD_DEPTH {
+            self.too_deep = true;
+            return false;
+        }
+        self.depth += 1;
+        true
     }
 
     /// Searches every member of an object that is itself an array or an
@@ -153,26 +184,39 @@ impl<H: Handler> Walk<'_, H> {
 
     /// Reads one record (whose `text` may be at hand) as a JSON-RPC message
     /// and against every shape; whether anything was used.
+    ///
+    /// A proxy's own log line is only that, and holds nothing else: it is
+    /// looked for only in a record in which no other shape was found, so a
+    /// message or a call that happens to have a `summary` or a `verdict`
+    /// member is read for what it holds.
     fn record(&mut self, record: &Object<'_>, text: Option<&str>, history: bool) -> bool {
         let plan = self.plan;
         let mut found = rpc::is_message(plan, record) && self.message(record, text);
         for shape in plan.candidates(record) {
-            let mut matched = false;
-            if let Reads::Catalogue = shape.reading {
-                matched = self.catalogue(record, &shape.at);
-            } else {
-                each_object(plan, record, &shape.at, &mut |object| {
-                    if shape.settled || plan.holds(&shape.when, object) {
-                        matched |= self.read(shape, object, history);
-                    }
-                });
+            if !shape.shape.reads.is_whole_record() {
+                found |= self.shape(shape, record, history);
             }
-            if matched && shape.shape.reads.is_whole_record() {
-                return true;
-            }
-            found |= matched;
         }
         found
+            || plan
+                .candidates(record)
+                .filter(|shape| shape.shape.reads.is_whole_record())
+                .any(|shape| self.shape(shape, record, history))
+    }
+
+    /// Reads `record` for one shape; whether it was there.
+    fn shape(&mut self, shape: &Compiled, record: &Object<'_>, history: bool) -> bool {
+        if let Reads::Catalogue = shape.reading {
+            return self.catalogue(record, &shape.at);
+        }
+        let plan = self.plan;
+        let mut matched = false;
+        each_object(plan, record, &shape.at, &mut |object| {
+            if shape.settled || plan.holds(&shape.when, object) {
+                matched |= self.read(shape, object, history);
+            }
+        });
+        matched
     }
 
     fn read(&mut self, shape: &Compiled, object: &Object<'_>, history: bool) -> bool {
@@ -181,17 +225,16 @@ impl<H: Handler> Walk<'_, H> {
             Reads::Records {
                 history: holds_history,
             } => {
-                if self.depth >= MAX_RECORD_DEPTH {
+                if !self.deeper() {
                     return false;
                 }
-                self.depth += 1;
                 let found = self.record(object, None, history || *holds_history);
                 self.depth -= 1;
                 found
             }
             Reads::Call(paths) => self.call(paths, object, history),
             Reads::Catalogue => false,
-            Reads::LoggedWarning => match self.logged_warning(object) {
+            Reads::LoggedWarning => match proxy_lines::warning(self.plan, object) {
                 Some(warning) => {
                     self.to.logged_warning(warning);
                     true
@@ -201,7 +244,7 @@ impl<H: Handler> Walk<'_, H> {
             // A Claude Code line's `summary` is a string: no proxy's summary.
             Reads::Summary => match plan
                 .raw(object, &plan.logged.summary)
-                .filter(|raw| raw.get().starts_with(['{', '[']))
+                .filter(|raw| crate::logged::is_summary(raw.get()))
             {
                 Some(summary) => {
                     self.to.summary(summary.get());
@@ -209,15 +252,15 @@ impl<H: Handler> Walk<'_, H> {
                 }
                 None => false,
             },
-            Reads::Verdict => match self.logged_verdict(object) {
+            Reads::Verdict => match proxy_lines::verdict(self.plan, object) {
                 Some(judged) => {
                     self.to.logged_verdict(judged);
                     true
                 }
                 None => false,
             },
-            Reads::LoggedNote => match self.logged_note(object) {
-                Some(LoggedNote { tool, note }) => {
+            Reads::LoggedNote => match proxy_lines::note(self.plan, object) {
+                Some(proxy_lines::LoggedNote { tool, note }) => {
                     self.to.logged_note(tool, note);
                     true
                 }
@@ -335,75 +378,6 @@ impl<H: Handler> Walk<'_, H> {
         }
         self.to.call(found);
     }
-
-    /// A verdict a proxy logged: `verdict`, `tool`, `id`, `unknown_keys`
-    /// and `unknown_paths` read as the proxy wrote them, other members
-    /// (the attribution) left aside.
-    fn logged_verdict(&self, object: &Object<'_>) -> Option<Judged> {
-        let plan = self.plan;
-        let paths = &plan.logged;
-        let mut text = String::from("{");
-        for (name, path) in [
-            ("verdict", &paths.verdict),
-            ("tool", &paths.tool),
-            ("id", &paths.id),
-            ("unknown_keys", &paths.unknown_keys),
-            ("unknown_paths", &paths.unknown_paths),
-        ] {
-            if let Some(raw) = plan.raw(object, path) {
-                if text.len() > 1 {
-                    text.push(',');
-                }
-                text.push_str(&format!("\"{name}\":{}", raw.get()));
-            }
-        }
-        text.push('}');
-        serde_json::from_str(&text).ok()
-    }
-
-    /// A note a proxy logged.
-    fn logged_note(&self, object: &Object<'_>) -> Option<LoggedNote> {
-        let raw = self.plan.raw(object, &self.plan.logged.note)?;
-        serde_json::from_str(raw.get()).ok()
-    }
-
-    /// A warning a proxy logged: its fields read leniently (fields added
-    /// later are ignored; a diagnosis that does not read is left out).
-    fn logged_warning(&self, object: &Object<'_>) -> Option<Warning> {
-        let plan = self.plan;
-        let paths = &plan.logged;
-        let list =
-            |path: &Path| -> Option<Vec<String>> { serde_json::from_str(plan.raw(object, path)?.get()).ok() };
-        let tool = plan.text(object, &paths.tool)?.into_owned();
-        let unknown_keys = list(&paths.unknown_keys)?;
-        let declared_keys = list(&paths.declared_keys).unwrap_or_default();
-        let id = match plan.raw(object, &paths.id) {
-            Some(raw) => json_string(raw).map_or_else(|| raw.get().to_owned(), Cow::into_owned),
-            None => String::new(),
-        };
-        let hints: Vec<Hint> = plan
-            .raw(object, &paths.hints)
-            .and_then(|raw| serde_json::from_str(raw.get()).ok())
-            .unwrap_or_default();
-        let missing: Vec<MissingKey> = plan
-            .raw(object, &paths.missing_keys)
-            .and_then(|raw| serde_json::from_str(raw.get()).ok())
-            .unwrap_or_default();
-        let unknown_paths = list(&paths.unknown_paths).unwrap_or_default();
-        let warning = Warning::new(tool, unknown_keys, declared_keys, id)
-            .with_diagnosis(hints, missing)
-            .with_unknown_paths(unknown_paths);
-        Some(warning)
-    }
-}
-
-/// A note as a proxy logs it: `{"note":{"tool":…,"at":…,"problem":…,…,"text":…}}`
-/// (`text` is the note said in words, made again from the rest).
-#[derive(serde::Deserialize)]
-struct LoggedNote {
-    tool: String,
-    #[serde(flatten)]
-    note: Note,
 }
 
 /// The first of `paths` at which `read` finds something.
@@ -455,6 +429,7 @@ fn each_in<'a>(plan: &Plan, node: &Node<'a>, rest: &[u16], f: &mut impl FnMut(&O
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcp_unknown_keys::audit::Warning;
 
     /// What a walk handed over, as text.
     #[derive(Default)]
@@ -555,18 +530,20 @@ mod tests {
         let (_, seen) = read(&[&line(3)]);
         assert_eq!(seen.len(), 1, "{seen:?}");
         let (reads, seen) = read(&[&line(20_000)]);
-        assert_eq!((reads, seen), (vec![Read::Nothing], vec![]));
+        assert_eq!((reads, seen), (vec![Read::TooDeep], vec![]));
     }
 
     #[test]
-    fn json_nested_past_the_parser_s_depth_is_valid_but_holds_nothing() {
+    fn json_nested_past_the_parser_s_depth_is_valid_but_too_deep() {
+        // Members a shape opens, each in the other's value (a member in its
+        // own value is skipped unopened).
         let deep = format!(
             "{}{}",
-            r#"{"message":"#.repeat(200),
+            r#"{"message":{"content":"#.repeat(100),
             "1".to_owned() + &"}".repeat(200)
         );
         let (reads, _) = read(&[&deep]);
-        assert_eq!(reads, [Read::Nothing]);
+        assert_eq!(reads, [Read::TooDeep]);
         let (reads, _) = read(&["{\"message\":"]);
         assert_eq!(reads, [Read::Unreadable]);
     }

@@ -1,0 +1,132 @@
+//! How `audit` takes its inputs: stdin read once, and each file opened only
+//! when its turn comes.
+
+mod audit_support;
+
+use std::process::Command;
+
+use audit_support::*;
+use serde_json::json;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mcp-unknown-keys");
+
+#[test]
+fn stdin_named_twice_is_refused_not_waited_on() {
+    let text = lines(&[
+        mcp_catalogue(),
+        openai_call("c1", "fs_read", json!({"path": "a"})),
+    ]);
+    let mut command = Command::new(BIN);
+    command.args(["audit", "-", "-"]);
+    let run = audit_support::run(command, text.as_bytes());
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("stdin (-) is given more than once"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// More files than the process may hold open at once: each is opened when
+/// read, and closed before the next.
+#[cfg(unix)]
+#[test]
+fn more_files_than_descriptors_are_read_one_at_a_time() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut paths = Vec::new();
+    for at in 0..200 {
+        let path = dir.path().join(format!("{at:03}.jsonl"));
+        let call = openai_call(&format!("c{at}"), "fs_read", json!({"path": "a"}));
+        std::fs::write(&path, lines(&[mcp_catalogue(), call])).expect("write a log");
+        paths.push(path.display().to_string());
+    }
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(r#"ulimit -n 64 && exec "$0" audit "$@""#)
+        .arg(BIN)
+        .args(&paths);
+    let run = audit_support::run(command, b"");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(coverage(&run), all_audited(200));
+    // Still checked before anything is read: a misspelt name fails first.
+    let mut command = Command::new(BIN);
+    command
+        .arg("audit")
+        .args(&paths)
+        .arg(dir.path().join("missing.jsonl"));
+    let run = audit_support::run(command, b"");
+    assert_eq!((run.code, run.stdout.as_str()), (2, ""), "{}", run.stderr);
+}
+
+#[test]
+fn a_document_cut_short_is_read_to_the_cut_said_and_exits_2() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let calls = json!([
+        mcp_catalogue(),
+        openai_call("c1", "fs_read", json!({"path": "a", "ffset": 1})),
+        openai_call("c2", "fs_read", json!({"path": "b", "limit": 2})),
+    ]);
+    let whole = serde_json::to_string_pretty(&calls).expect("JSON");
+    let cut = &whole[..whole.find("limit").expect("limit")];
+    let path = dir.path().join("cut.json");
+    std::fs::write(&path, cut).expect("write");
+    let run = audit(&[path.to_str().unwrap()], "");
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(
+        parse_output(&run.stdout),
+        (vec![fs_read_warning(&["ffset"], "c1")], all_audited(1))
+    );
+    assert!(
+        run.stderr
+            .contains(&format!("cut.json is cut short at byte {}", cut.len())),
+        "{}",
+        run.stderr
+    );
+
+    let run = audit(&["--format", "text", path.to_str().unwrap()], "");
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("1 input(s) read only in part"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn over_no_calls_the_report_says_none_were_found() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("cut.json");
+    std::fs::write(
+        &path,
+        r#"[{"id":"c1","type":"function","function":{"name":"fs_read","argu"#,
+    )
+    .expect("write");
+    let run = audit(
+        &["--format", "text", "--fail-on-unaudited", path.to_str().unwrap()],
+        "",
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("Coverage: 0 tool calls found"),
+        "{}",
+        run.stdout
+    );
+    for said in ["all audited", "No undeclared keys"] {
+        assert!(!run.stdout.contains(said), "{}", run.stdout);
+    }
+}
+
+#[test]
+fn a_record_too_deep_to_read_fails_the_unaudited_gate() {
+    let deep = format!("{}{}\n", "[".repeat(10_000), "]".repeat(10_000));
+    let run = audit(&["--fail-on-unaudited"], &deep);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("stdin:1: nested deeper than records are read"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(audit(&[], &deep).code, 0);
+}
