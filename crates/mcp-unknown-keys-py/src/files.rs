@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use mcp_unknown_keys::audit::Coverage;
-use mcp_unknown_keys_logs::{Error, Lines, Options, Report, Tools, audit_files};
+use mcp_unknown_keys_logs::{Audit, Error, Lines, Options, Report, Tools};
 use pyo3::exceptions::{
     PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyTypeError, PyValueError,
 };
@@ -45,9 +45,22 @@ pub fn audit_file(
     }
     // The files are read with the GIL released: other threads run meanwhile.
     let report = py
-        .detach(|| audit_files(&paths, &options))
+        .detach(|| read_in_full_or_in_part(&paths, &options))
         .map_err(python_error)?;
     Ok(PyReport::from(report))
+}
+
+/// Reads every file in turn. Unlike [`mcp_unknown_keys_logs::audit_files`],
+/// an input read only in part (cut short, or a read failing partway) is not
+/// an error: what was read before the cut is in the report, the cut in its
+/// notices, and `is_complete` is false — a Python caller keeps what was
+/// found. A file that cannot be opened at all is still an error.
+fn read_in_full_or_in_part(paths: &[PathBuf], options: &Options) -> Result<Report, Error> {
+    let mut audit = Audit::new(options)?;
+    for path in paths {
+        audit.read_file(path)?;
+    }
+    Ok(audit.finish())
 }
 
 /// What `audit_file` found: the warnings, the coverage of every call, and
@@ -58,6 +71,7 @@ pub struct PyReport {
     warnings: Vec<PyWarning>,
     coverage: Coverage,
     lines: Lines,
+    incomplete_inputs: u64,
     notices: Vec<String>,
 }
 
@@ -67,6 +81,7 @@ impl From<Report> for PyReport {
             warnings: report.warnings.into_iter().map(PyWarning::from).collect(),
             coverage: report.coverage,
             lines: report.lines,
+            incomplete_inputs: report.incomplete_inputs,
             notices: report.notices.iter().map(ToString::to_string).collect(),
         }
     }
@@ -88,14 +103,17 @@ impl PyReport {
 
     /// The lines read (blank ones aside; the JSON values of an input that is
     /// not JSON Lines) and what became of them: a dict of `read`,
-    /// `not_json`, `not_utf8` and `idle` (JSON holding nothing an audit
-    /// uses).
+    /// `not_json`, `not_utf8`, `too_deep` (nested past what is read),
+    /// `too_long` (a line past 64 MiB, read past) and `idle` (JSON holding
+    /// nothing an audit uses).
     #[getter]
     fn lines(&self) -> BTreeMap<&'static str, u64> {
         let Lines {
             read,
             not_json,
             not_utf8,
+            too_deep,
+            too_long,
             idle,
             ..
         } = self.lines;
@@ -103,14 +121,33 @@ impl PyReport {
             ("read", read),
             ("not_json", not_json),
             ("not_utf8", not_utf8),
+            ("too_deep", too_deep),
+            ("too_long", too_long),
             ("idle", idle),
         ])
     }
 
-    /// The lines that could not be read: not JSON, or not UTF-8.
+    /// The lines that could not be read: not JSON, not UTF-8, nested too
+    /// deep, or too long.
     #[getter]
     fn unreadable_lines(&self) -> u64 {
-        self.lines.not_json + self.lines.not_utf8
+        let Lines {
+            not_json,
+            not_utf8,
+            too_deep,
+            too_long,
+            ..
+        } = self.lines;
+        not_json + not_utf8 + too_deep + too_long
+    }
+
+    /// How many inputs were read only in part: cut short (a JSON document
+    /// that ends mid-value, a compressed stream that ends early) or a read
+    /// that failed partway. What came before the cut is in the report; the
+    /// cut is named in `notices`.
+    #[getter]
+    fn incomplete_inputs(&self) -> u64 {
+        self.incomplete_inputs
     }
 
     /// Everything said beside the warnings, as the `audit` command says it
@@ -122,11 +159,11 @@ impl PyReport {
         self.notices.clone()
     }
 
-    /// Whether nothing was passed over: every call audited and every line
-    /// read.
+    /// Whether nothing was passed over: every call audited, every line
+    /// read, and every input read to its end.
     #[getter]
     fn is_complete(&self) -> bool {
-        self.coverage.is_complete() && self.unreadable_lines() == 0
+        self.coverage.is_complete() && self.unreadable_lines() == 0 && self.incomplete_inputs == 0
     }
 
     fn __repr__(&self) -> String {

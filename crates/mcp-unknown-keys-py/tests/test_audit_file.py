@@ -98,7 +98,7 @@ def test_lines_that_cannot_be_read_are_counted_and_named(tmp_path):
     lines = [line.encode() for line in recording()] + [b'{"jsonrpc": "2.0", "id": 9, "method": "\xc3\x28"}']
     traffic.write_bytes(b"\n".join(lines) + b"\n")
     report = audit_file(traffic)
-    assert report.lines == {"read": 6, "not_json": 1, "not_utf8": 1, "idle": 0}
+    assert report.lines == {"read": 6, "not_json": 1, "not_utf8": 1, "too_deep": 0, "too_long": 0, "idle": 0}
     assert report.unreadable_lines == 2
     assert [n for n in report.notices if "unreadable" in n] == [
         f"{traffic}:5: not JSON, counted as unreadable",
@@ -106,6 +106,21 @@ def test_lines_that_cannot_be_read_are_counted_and_named(tmp_path):
     ]
     assert not report.is_complete
     assert "unreadable_lines=2" in repr(report)
+
+
+def test_a_document_cut_short_keeps_what_came_before_the_cut(tmp_path):
+    # A transcript saved as one JSON array, its end lost: the call before the
+    # cut is audited, the cut is said and counted, and nothing claims it whole.
+    calls = [claude_code_line(f"toolu_{i}", {"path": "a", "ffset": i}) for i in range(2)]
+    whole = "[" + ",".join(calls) + "]"
+    cut = tmp_path / "cut.json"
+    cut.write_text(whole[: len(whole) - len(calls[1]) // 2])
+    report = audit_file(cut, FS_TOOLS)
+    assert report.coverage.calls == 1
+    assert [w.unknown_keys for w in report.warnings] == [["ffset"]]
+    assert report.incomplete_inputs == 1
+    assert any("cut short" in notice for notice in report.notices), report.notices
+    assert not report.is_complete
 
 
 def test_what_cannot_be_read_is_an_error_naming_it(tmp_path):

@@ -99,6 +99,8 @@ class Lines(TypedDict):
     read: int
     not_json: int
     not_utf8: int
+    too_deep: int
+    too_long: int
     idle: int
 
 @final
@@ -113,6 +115,8 @@ class Report:
     def lines(self) -> Lines: ...
     @property
     def unreadable_lines(self) -> int: ...
+    @property
+    def incomplete_inputs(self) -> int: ...
     @property
     def notices(self) -> list[str]: ...
     @property
