@@ -33,7 +33,10 @@ mod verdicts;
 mod warning;
 
 pub use auditor::{Auditor, Call, Outcome, REASON_KEY, Skip};
-pub use catalog::{Catalog, Declared, MAX_COMPOSITION_DEPTH, MAX_SHAPES, MAX_SUBSCHEMAS, Note, Problem};
+pub use catalog::{
+    Catalog, Declared, MAX_COMPOSITION_DEPTH, MAX_LISTING_WORK, MAX_SCHEMA_WORK, MAX_SHAPES, MAX_SUBSCHEMAS,
+    Note, Problem,
+};
 pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS};
 pub use declarations::{declarations, name_and_schema};
 pub use diagnosis::{Cause, Hint, MissingKey};

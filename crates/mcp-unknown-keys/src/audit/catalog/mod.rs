@@ -23,7 +23,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use serde_json::Value;
 
 pub use note::{Note, Problem};
-pub use schema::{MAX_COMPOSITION_DEPTH, MAX_SHAPES, MAX_SUBSCHEMAS};
+pub use schema::{MAX_COMPOSITION_DEPTH, MAX_LISTING_WORK, MAX_SCHEMA_WORK, MAX_SHAPES, MAX_SUBSCHEMAS};
 pub(crate) use shape::{Object, Shape, ShapeId};
 
 use super::diagnosis::{CatalogIndex, Lazy, ToolIndex};
@@ -94,6 +94,9 @@ pub struct Catalog {
     tools: HashMap<Box<str>, Declared, BuildHasherDefault<NameHasher>>,
     /// Whether this is a listing; false for [`Catalog::none`] (the default).
     listed: bool,
+    /// The work spent reading this listing's schemas, against
+    /// [`MAX_LISTING_WORK`].
+    work: usize,
     /// Which tool declares each key, for the diagnosis of warnings: built on
     /// the first warning that needs it, dropped when a tool is inserted.
     diagnosis: Lazy<CatalogIndex>,
@@ -146,6 +149,9 @@ pub struct Declared {
     defaults: Box<[(Box<str>, Value)]>,
     /// What could not be read.
     notes: Box<[Note]>,
+    /// The arguments' own keys were read in part only (a bound was met):
+    /// the keys read are kept, and the tool is not audited.
+    partial: bool,
     /// The keys indexed for the diagnosis of warnings: built on the first
     /// warning that needs it, never by [`Declared::declares`].
     diagnosis: Lazy<ToolIndex>,
@@ -172,8 +178,14 @@ impl Declared {
     /// assert!(declared.declares("x-trace") && !declared.declares("offset"));
     /// ```
     pub fn from_schema(schema: &Value) -> Option<Declared> {
-        let read = schema::read(schema)?;
-        Some(Declared {
+        Declared::read(schema, MAX_SCHEMA_WORK).map(|(declared, _)| declared)
+    }
+
+    /// [`Declared::from_schema`], spending at most `budget` work; with the
+    /// work spent.
+    fn read(schema: &Value, budget: usize) -> Option<(Declared, usize)> {
+        let read = schema::read(schema, budget)?;
+        let declared = Declared {
             root: read.root,
             shapes: read.shapes.into(),
             defaults: {
@@ -182,8 +194,10 @@ impl Declared {
                 defaults.into()
             },
             notes: read.notes.into(),
+            partial: !read.complete,
             diagnosis: Lazy::default(),
-        })
+        };
+        Some((declared, read.work))
     }
 
     /// Whether `key` is a declared top-level key: a property, or a key
@@ -203,9 +217,11 @@ impl Declared {
     /// pattern, or its schema is closed (`additionalProperties: false` or
     /// `unevaluatedProperties: false`), and it was read whole. An open
     /// schema declaring nothing is not: every key would be equally
-    /// undeclared.
+    /// undeclared. Nor is one whose arguments' own keys could not all be
+    /// read within the bounds (see [`Catalog`]): a key it did not read
+    /// would be said undeclared.
     pub fn is_audited(&self) -> bool {
-        self.root.audits()
+        !self.partial && self.root.audits()
     }
 
     /// Whether the schema allows no key but those it declares.
@@ -339,8 +355,10 @@ impl Catalog {
     /// that cannot be read (which removes the tool).
     pub fn insert(&mut self, name: &str, schema: Option<&Value>) {
         self.diagnosis = Lazy::default();
-        match schema.and_then(Declared::from_schema) {
-            Some(declared) => {
+        let budget = MAX_SCHEMA_WORK.min(MAX_LISTING_WORK - self.work);
+        match schema.and_then(|schema| Declared::read(schema, budget)) {
+            Some((declared, work)) => {
+                self.work += work;
                 self.tools.insert(name.into(), declared);
             }
             None => {
