@@ -1,5 +1,7 @@
 //! JSON-RPC ids, compared as a peer's JSON parser compares them.
 
+use std::fmt;
+
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -65,6 +67,72 @@ impl Id {
             Value::String(text) => Some(Id::Text(text.clone())),
             Value::Number(number) => Decimal::parse(&number.to_string()).map(Id::Number),
             _ => None,
+        }
+    }
+
+    /// The id as a JSON value, for a [`Call`](crate::audit::Call)'s `id`:
+    /// a string as a string, a number as a number when a JSON number value
+    /// holds it exactly, and otherwise as a string of its exact digits
+    /// (`12345678901234567890123`, which a float would round), so that
+    /// [`id_text`](crate::id_text) gives the id's exact text.
+    ///
+    /// ```
+    /// use mcp_unknown_keys::id_text;
+    /// use mcp_unknown_keys::jsonrpc::Id;
+    /// use serde_json::value::RawValue;
+    ///
+    /// let id = |text: &str| Id::read(&RawValue::from_string(text.to_owned()).unwrap()).unwrap();
+    /// assert_eq!(id("7").to_value(), 7);
+    /// assert_eq!(id_text(Some(&id("12345678901234567890123").to_value())), "12345678901234567890123");
+    /// ```
+    pub fn to_value(&self) -> Value {
+        match self {
+            Id::Text(text) => Value::String(text.clone()),
+            Id::Number(number) => {
+                let text = number.to_string();
+                match serde_json::from_str::<Value>(&text) {
+                    Ok(value) if Id::of(&value).as_ref() == Some(self) => value,
+                    _ => Value::String(text),
+                }
+            }
+        }
+    }
+}
+
+/// A string id as its text, a number as its exact decimal digits.
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Id::Text(text) => f.write_str(text),
+            Id::Number(number) => number.fmt(f),
+        }
+    }
+}
+
+/// The exact value, as JSON writes a number: digits with a decimal point
+/// where one is needed, and an exponent past a few dozen zeros.
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        /// The most zeros written out before an exponent is used instead.
+        const ZEROS: i64 = 32;
+        if self.digits.is_empty() {
+            return f.write_str("0");
+        }
+        if self.negative {
+            f.write_str("-")?;
+        }
+        let digits = self.digits.as_str();
+        let len = digits.len() as i64;
+        match self.exponent {
+            exponent @ 0..=ZEROS => write!(f, "{digits}{}", "0".repeat(exponent as usize)),
+            exponent if exponent < 0 && -exponent < len => {
+                let (whole, fraction) = digits.split_at((len + exponent) as usize);
+                write!(f, "{whole}.{fraction}")
+            }
+            exponent if exponent < 0 && -exponent - len <= ZEROS => {
+                write!(f, "0.{}{digits}", "0".repeat((-exponent - len) as usize))
+            }
+            exponent => write!(f, "{digits}e{exponent}"),
         }
     }
 }
@@ -144,5 +212,21 @@ mod tests {
         assert_eq!(id(r#""a\u0031""#), id(r#""a1""#));
         assert_ne!(id("12345678901234567890123"), id("12345678901234567890124"));
         assert_eq!(Id::read(&RawValue::from_string("null".into()).unwrap()), None);
+    }
+
+    #[test]
+    fn an_id_is_written_back_exactly() {
+        for (read, written) in [
+            ("12345678901234567890123", "12345678901234567890123"),
+            ("-1.50", "-1.5"),
+            ("0.0012", "0.0012"),
+            ("12e2", "1200"),
+            ("-0", "0"),
+            ("1e999", "1e999"),
+            ("1e-999", "1e-999"),
+        ] {
+            assert_eq!(id(read).to_string(), written, "{read}");
+            assert_eq!(id(written), id(read), "{written} reads back as {read}");
+        }
     }
 }
