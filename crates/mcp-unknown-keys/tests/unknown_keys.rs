@@ -6,7 +6,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::{Recorder, block_on, declares, fs_catalogue, recording_auditor};
-use mcp_unknown_keys::audit::{Auditor, Warning};
+use mcp_unknown_keys::audit::{Auditor, Skip, Warning};
 use mcp_unknown_keys::{Provider, ToolCall, ToolDeclaration, UnknownKeys, UnknownKeysLayer};
 use serde_json::{Value, json};
 use tower_layer::Layer;
@@ -117,6 +117,20 @@ fn every_call_is_counted_audited_or_unaudited_with_its_reason() {
         coverage.unlisted_tools.keys().collect::<Vec<_>>(),
         ["fs_delete", "fs_read"]
     );
+}
+
+#[test]
+fn a_call_that_names_no_tool_is_counted_as_an_unlisted_tool_named_empty() {
+    let harness = Harness::listed();
+    harness.call(vec![
+        ToolCall::from(json!({"id": "a", "function": {"arguments": r#"{"path":"a"}"#}})),
+        ToolCall::from(json!({"id": "b", "function": {"name": 5, "arguments": "{}"}})),
+    ]);
+    let coverage = harness.layer.coverage();
+    assert_eq!((coverage.calls, coverage.audited), (2, 0));
+    assert_eq!(coverage.unaudited[&Skip::UnlistedTool], 2);
+    assert_eq!(coverage.unlisted_tools[""], 2);
+    assert!(harness.warnings().is_empty());
 }
 
 #[test]

@@ -113,11 +113,18 @@ impl<'a> Call<'a> {
 
     /// Reads an OpenAI tool call; `None` for a call without a tool name.
     pub fn from_tool_call(call: &'a ToolCall) -> Option<Call<'a>> {
-        Some(Call {
-            tool: call.name()?,
+        call.name()?;
+        Some(Call::of_tool_call(call))
+    }
+
+    /// Reads an OpenAI tool call, one without a readable tool name as a
+    /// call to the empty name `""` (counted as an unlisted tool).
+    pub fn of_tool_call(call: &'a ToolCall) -> Call<'a> {
+        Call {
+            tool: call.name().unwrap_or_default(),
             arguments: call.arguments().and_then(Arguments::from_value),
             id: call.id(),
-        })
+        }
     }
 }
 
@@ -163,7 +170,8 @@ pub enum Skip {
     /// No listing was known when the call was made: before the first one,
     /// or after the server's tools changed and before the next.
     NoCatalogue,
-    /// A listing was known, and the tool is not in it.
+    /// A listing was known, and the tool is not in it; or the call names no
+    /// tool at all (counted under the empty name `""`).
     UnlistedTool,
     /// The tool declares no property nor pattern and its schema is open, so
     /// every key would be equally undeclared; or its schema could not be
@@ -331,8 +339,12 @@ impl Auditor {
     /// Audits one call against `catalog`, claiming the pairs it says. The
     /// warning is returned, not delivered: deliver it with [`Auditor::warn`].
     pub fn audit(&self, catalog: &Catalog, call: Call<'_>) -> Outcome {
-        let Some(declared) = catalog.get(call.tool) else {
-            let skip = if catalog.is_listed() {
+        let declared = Some(call.tool)
+            .filter(|tool| !tool.is_empty())
+            .and_then(|tool| catalog.get(tool));
+        let Some(declared) = declared else {
+            // A call naming no tool names no listed one, listing or not.
+            let skip = if catalog.is_listed() || call.tool.is_empty() {
                 Skip::UnlistedTool
             } else {
                 Skip::NoCatalogue
@@ -431,7 +443,8 @@ impl Auditor {
     }
 
     /// Audits a batch against one catalogue snapshot and returns its
-    /// warnings in call order. Calls without a tool name are passed over.
+    /// warnings in call order. A call without a tool name is a call to the
+    /// empty name: never audited, counted as an unlisted tool.
     pub fn audit_batch(&self, calls: &[ToolCall]) -> Vec<Warning> {
         self.audit_batch_counted(calls, &mut Coverage::default())
     }
@@ -441,7 +454,7 @@ impl Auditor {
         let catalog = self.catalog();
         calls
             .iter()
-            .filter_map(Call::from_tool_call)
+            .map(Call::of_tool_call)
             .filter_map(|call| {
                 let outcome = self.audit(&catalog, call);
                 coverage.record(&call, &outcome);
