@@ -19,6 +19,7 @@ mod table;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -91,7 +92,10 @@ use crate::wire::ToolDeclaration;
 /// not as an unlisted tool.
 #[derive(Clone, Debug, Default)]
 pub struct Catalog {
-    tools: HashMap<Box<str>, Declared, BuildHasherDefault<NameHasher>>,
+    /// Each tool's declaration, shared: a listing handed out page by page
+    /// ([`Listing`](super::Listing)) copies a pointer per tool, never a
+    /// declaration.
+    tools: HashMap<Arc<str>, Arc<Declared>, BuildHasherDefault<NameHasher>>,
     /// Whether this is a listing; false for [`Catalog::none`] (the default).
     listed: bool,
     /// The work spent reading this listing's schemas, against
@@ -359,7 +363,7 @@ impl Catalog {
         match schema.and_then(|schema| Declared::read(schema, budget)) {
             Some((declared, work)) => {
                 self.work += work;
-                self.tools.insert(name.into(), declared);
+                self.tools.insert(name.into(), Arc::new(declared));
             }
             None => {
                 self.tools.remove(name);
@@ -369,7 +373,7 @@ impl Catalog {
 
     /// The declaration of a listed tool.
     pub fn get(&self, tool: &str) -> Option<&Declared> {
-        self.tools.get(tool)
+        self.tools.get(tool).map(|declared| &**declared)
     }
 
     /// How many tools are kept.
@@ -391,7 +395,7 @@ impl Catalog {
 
     /// The tools kept, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Declared)> {
-        self.tools.iter().map(|(name, declared)| (&**name, declared))
+        self.tools.iter().map(|(name, declared)| (&**name, &**declared))
     }
 
     /// The diagnosis's index of which tool declares each key, built on
