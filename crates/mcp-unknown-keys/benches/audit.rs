@@ -293,7 +293,12 @@ fn against_composition(c: &mut Criterion) {
 }
 
 /// Patterns as servers write them.
-const PATTERNS: [&str; 4] = ["^x-[a-z]+$", "^meta_[0-9]{1,3}$", "^[a-z]+(_[a-z]+)*$", "\\bid\\b"];
+const PATTERNS: [&str; 4] = [
+    "^x-[a-z]+$",
+    "^meta_[0-9]{1,3}$",
+    "^[a-z]+(_[a-z]+)*$",
+    "\\bid\\b",
+];
 
 /// Keys a call carries against them: most match one, some none.
 const PATTERN_KEYS: [&str; 8] = [
@@ -308,7 +313,8 @@ const PATTERN_KEYS: [&str; 8] = [
 ];
 
 fn against_patterns(c: &mut Criterion) {
-    let properties: serde_json::Map<String, Value> = PATTERNS.iter().map(|p| (p.to_string(), json!({}))).collect();
+    let properties: serde_json::Map<String, Value> =
+        PATTERNS.iter().map(|p| (p.to_string(), json!({}))).collect();
     let declared = Declared::from_schema(&json!({ "patternProperties": properties })).unwrap();
     let unicode = regress::Flags {
         unicode: true,

@@ -173,9 +173,10 @@ pub enum Skip {
     /// A listing was known, and the tool is not in it; or the call names no
     /// tool at all (counted under the empty name `""`).
     UnlistedTool,
-    /// The tool declares no property nor pattern and its schema is open, so
-    /// every key would be equally undeclared; or its schema could not be
-    /// read whole (see [`Catalog::notes`]).
+    /// The tool is listed, and declares no property nor pattern and its
+    /// schema is open, so every key would be equally undeclared; or it was
+    /// listed with no schema, or one that is not an object schema; or its
+    /// schema could not be read whole (see [`Catalog::notes`]).
     DeclaresNothing,
     /// The arguments are absent or do not read as a JSON object: the
     /// provider's to report.

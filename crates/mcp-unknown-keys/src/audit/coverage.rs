@@ -19,6 +19,11 @@ pub const MAX_NAMED_UNLISTED_TOOLS: usize = 1000;
 
 /// Every call found, audited or unaudited for a named reason.
 ///
+/// A listed tool is never counted as unlisted: one whose schema is absent
+/// or cannot be read at all is counted as [`Skip::DeclaresNothing`]. A call
+/// that names no tool is counted as [`Skip::UnlistedTool`], under the empty
+/// name `""`.
+///
 /// Serialised, it is the object a door reports (one line; wrapped here):
 ///
 /// ```json

@@ -37,8 +37,12 @@ use crate::wire::ToolDeclaration;
 /// ([`Catalog::extend_tools`]), or page by page with
 /// [`Listing`](super::Listing); all follow the same rules for what is kept:
 ///
-/// - a schema that is not an object, or whose `properties` is present but
-///   not an object, is not kept: there is nothing to check against;
+/// - a tool is kept whatever its schema: one given no schema, a schema
+///   that is not an object, or one whose `properties` is present but not an
+///   object, declares nothing, so its calls are counted as
+///   [`Skip::DeclaresNothing`](super::Skip::DeclaresNothing) (it is
+///   listed), never as an unlisted tool; a schema present but unreadable is
+///   said in a [`Note`] ([`Problem::UnreadableSchema`]);
 /// - when a listing repeats a name, the last declaration wins.
 ///
 /// and for what a kept schema declares ([`Declared`]), read once per
@@ -204,6 +208,15 @@ impl Declared {
         Some((declared, read.work))
     }
 
+    /// What a schema that cannot be read at all declares: nothing, with a
+    /// note saying so.
+    fn unreadable() -> Declared {
+        Declared {
+            notes: Box::new([Note::new("", Problem::UnreadableSchema)]),
+            ..Declared::default()
+        }
+    }
+
     /// Whether `key` is a declared top-level key: a property, or a key
     /// matching a `patternProperties` pattern.
     #[inline]
@@ -312,14 +325,12 @@ impl Catalog {
     }
 
     /// Reads OpenAI function declarations (`function.name`,
-    /// `function.parameters`). Declarations without a name are passed over.
+    /// `function.parameters`), by the rules of every other form
+    /// ([`Catalog::extend_tools`]). Declarations without a name are passed
+    /// over.
     pub fn from_declarations<'a>(declarations: impl IntoIterator<Item = &'a ToolDeclaration>) -> Catalog {
         let mut catalog = Catalog::new();
-        for declaration in declarations {
-            if let Some(name) = declaration.name() {
-                catalog.insert(name, declaration.parameters());
-            }
-        }
+        catalog.extend_tools(declarations.into_iter().map(ToolDeclaration::as_value));
         catalog
     }
 
@@ -356,19 +367,20 @@ impl Catalog {
     }
 
     /// Records one tool's schema; the last record of a name wins, even one
-    /// that cannot be read (which removes the tool).
+    /// that cannot be read (which leaves the tool declaring nothing: it is
+    /// listed all the same).
     pub fn insert(&mut self, name: &str, schema: Option<&Value>) {
         self.diagnosis = Lazy::default();
         let budget = MAX_SCHEMA_WORK.min(MAX_LISTING_WORK - self.work);
-        match schema.and_then(|schema| Declared::read(schema, budget)) {
-            Some((declared, work)) => {
+        let declared = match schema.map(|schema| Declared::read(schema, budget)) {
+            Some(Some((declared, work))) => {
                 self.work += work;
-                self.tools.insert(name.into(), Arc::new(declared));
+                declared
             }
-            None => {
-                self.tools.remove(name);
-            }
-        }
+            Some(None) => Declared::unreadable(),
+            None => Declared::default(),
+        };
+        self.tools.insert(name.into(), Arc::new(declared));
     }
 
     /// The declaration of a listed tool.
