@@ -37,7 +37,7 @@ pub use catalog::{
     Catalog, Declared, MAX_COMPOSITION_DEPTH, MAX_LISTING_WORK, MAX_SCHEMA_WORK, MAX_SHAPES, MAX_SUBSCHEMAS,
     Note, Problem,
 };
-pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS};
+pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS, MAX_UNLISTED_NAME_BYTES, OTHER_UNLISTED_TOOLS};
 pub use declarations::{declarations, name_and_schema};
 pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};
