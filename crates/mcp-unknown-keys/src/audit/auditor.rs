@@ -294,6 +294,8 @@ impl Auditor {
     /// says its notes not said before ([`Auditor::say_notes`]). Pairs
     /// already said stay said.
     pub fn replace_catalog(&self, catalog: Catalog) {
+        // Built here, once per tool, so that no call pays for it.
+        catalog.index_tools_for_diagnosis();
         let catalog = Arc::new(catalog);
         // The old catalogue is dropped after the lock is released.
         let _old = mem::replace(

@@ -160,8 +160,9 @@ pub struct Declared {
     /// The arguments' own keys were read in part only (a bound was met):
     /// the keys read are kept, and the tool is not audited.
     partial: bool,
-    /// The keys indexed for the diagnosis of warnings: built on the first
-    /// warning that needs it, never by [`Declared::declares`].
+    /// The keys indexed for the diagnosis of warnings: built when an
+    /// auditor takes the listing (or on the first warning that needs it),
+    /// never by [`Declared::declares`].
     diagnosis: Lazy<ToolIndex>,
 }
 
@@ -408,6 +409,15 @@ impl Catalog {
     /// The tools kept, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Declared)> {
         self.tools.iter().map(|(name, declared)| (&**name, &**declared))
+    }
+
+    /// Builds each tool's index for the diagnosis of warnings, if it was
+    /// not built before (a declaration shared with an earlier page keeps
+    /// its own): off the path of calls.
+    pub(crate) fn index_tools_for_diagnosis(&self) {
+        for declared in self.tools.values() {
+            declared.diagnosis_index();
+        }
     }
 
     /// The diagnosis's index of which tool declares each key, built on

@@ -3,9 +3,13 @@
 //! A warning must cost a small multiple of its clean audit whatever the size
 //! of the tool or the catalogue, so no work per warning may grow with the
 //! number of declared keys. Each [`Declared`](super::super::Declared) and the
-//! [`Catalog`] hold a [`Lazy`] index, built from their
-//! keys on the first warning that needs it and kept until the listing is
-//! replaced: calls that raise nothing never pay for it.
+//! [`Catalog`] hold a [`Lazy`] index, built from their keys and kept until
+//! the listing is replaced: each tool's when an
+//! [`Auditor`](super::super::Auditor) takes the listing
+//! ([`replace_catalog`](super::super::Auditor::replace_catalog)), once per
+//! tool however many pages share it, so no call pays for it; the
+//! catalogue's (a page's, rebuilt for each) on the first warning that needs
+//! it.
 //!
 //! - [`ToolIndex`]: one tool's keys by normalised form (case variants,
 //!   plurals), by prefix and suffix (truncations), by initials
@@ -311,6 +315,12 @@ impl ToolIndex {
     pub(crate) fn with_form<'i>(&'i self, form: &'i str) -> impl Iterator<Item = u32> + 'i {
         let ids = self.by_form.get(hash(form));
         ids.iter().copied().filter(move |&id| self.form(id) == form)
+    }
+
+    /// How many keys [`ToolIndex::with_form`] may give for `form`, at
+    /// most: what ranking them may cost, known before they are read.
+    pub(crate) fn count_with_form(&self, form: &str) -> usize {
+        self.by_form.get(hash(form)).len()
     }
 
     /// Whether some declared key is longer than `key` (in bytes).
