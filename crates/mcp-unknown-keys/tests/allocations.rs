@@ -76,3 +76,19 @@ fn a_clean_call_allocates_nothing() {
     }
     assert_eq!(clean(&auditor, &catalog, "tree", &tree), 0);
 }
+
+#[test]
+fn arguments_sent_as_a_json_string_are_decoded_with_one_copy_at_most() {
+    let object = json!({"path": "a\nb", "text": "x".repeat(10_000)}).to_string();
+    let member = Value::String(object.clone()).to_string();
+    let mut decoded = None;
+    let made = allocations(|| decoded = Some(mcp_unknown_keys::audit::arguments_text(&member)));
+    assert_eq!(decoded.as_deref(), Some(object.as_str()));
+    assert_eq!(made, 1, "one String, allocated once");
+    let plain = r#""{\u0020}""#.replace("\\u0020", " ");
+    assert_eq!(
+        allocations(|| drop(mcp_unknown_keys::audit::arguments_text(&plain))),
+        0,
+        "a string without escapes is borrowed"
+    );
+}

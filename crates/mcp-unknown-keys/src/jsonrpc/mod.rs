@@ -39,6 +39,7 @@
 
 mod id;
 mod listings;
+mod text;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -203,12 +204,10 @@ pub fn absent(member: Option<&RawValue>) -> bool {
 /// A JSON string's decoded text, borrowed when it holds no escape; `None`
 /// for any other value.
 pub fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
-    #[derive(serde::Deserialize)]
-    struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
-    serde_json::from_str::<Text<'_>>(raw.get())
-        .ok()
-        .map(|Text(text)| text)
+    text::decode(raw.get())
 }
+
+pub(crate) use text::decode as decode_string;
 
 /// The raw value of each of `names` among the members of the JSON object
 /// `text`, the last one when a name repeats; `None` when `text` is not an
