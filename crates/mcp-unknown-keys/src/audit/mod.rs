@@ -26,6 +26,7 @@ mod coverage;
 mod declarations;
 pub mod diagnosis;
 mod findings;
+mod hash;
 mod keys;
 mod listing;
 mod sink;

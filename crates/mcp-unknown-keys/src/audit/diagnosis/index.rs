@@ -103,18 +103,7 @@ impl Fnv {
 /// The hash of a whole key or form, eight bytes at a time (forms and keys
 /// are hashed whole on both sides, unlike initials, built letter by letter).
 fn hash(text: &str) -> u64 {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-    let bytes = text.as_bytes();
-    let mut chunks = bytes.chunks_exact(8);
-    let mut hash = bytes.len() as u64;
-    for chunk in &mut chunks {
-        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        hash = (hash.rotate_left(5) ^ word).wrapping_mul(SEED);
-    }
-    for &byte in chunks.remainder() {
-        hash = (hash.rotate_left(5) ^ u64::from(byte)).wrapping_mul(SEED);
-    }
-    hash
+    crate::audit::hash::fold_words(text.len() as u64, text.as_bytes())
 }
 
 /// The hash of a string of initials, as [`Fnv`] builds it letter by letter.
