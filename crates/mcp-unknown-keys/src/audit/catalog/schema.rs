@@ -76,28 +76,6 @@ fn is_structural_keyword(keyword: &str) -> bool {
     )
 }
 
-/// Whether the walk reads `keyword`'s value: what it reads is charged to
-/// the budget, by the number of members or items it holds.
-fn is_walked_keyword(keyword: &str) -> bool {
-    matches!(
-        keyword,
-        "$ref"
-            | "$dynamicRef"
-            | "$recursiveRef"
-            | "properties"
-            | "patternProperties"
-            | "items"
-            | "allOf"
-            | "anyOf"
-            | "oneOf"
-            | "if"
-            | "then"
-            | "else"
-            | "dependentSchemas"
-            | "dependencies"
-    )
-}
-
 /// Whether `keyword` says nothing of a value's shape: a schema holding only
 /// these beside a `$ref` is read as the schema it refers to.
 fn is_annotation(keyword: &str) -> bool {
@@ -280,15 +258,16 @@ impl<'s> Reader<'s> {
             // One pass over the members, not one lookup per keyword: most
             // subschemas hold a few members, and there are sixteen keywords.
             for (keyword, value) in members {
-                // Each property, pattern, branch and reference is charged
-                // before it is read: a listing cannot make this walk longer
-                // than the budget, however it repeats itself.
+                // Each property, pattern, branch and reference (each member
+                // or item of a structural keyword's value) is charged before
+                // it is read: a listing cannot make this walk longer than
+                // the budget, however it repeats itself.
                 let work = match value {
                     Value::Object(members) => members.len(),
                     Value::Array(items) => items.len(),
                     _ => 1,
                 };
-                if is_walked_keyword(keyword) && !self.spend(work) {
+                if is_structural_keyword(keyword) && !self.spend(work) {
                     facts.truncated = true;
                     return facts;
                 }
