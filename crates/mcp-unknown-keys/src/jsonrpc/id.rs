@@ -31,12 +31,29 @@ pub enum Id {
 
 /// A JSON number's exact value: `digits × 10^exponent`, with no leading or
 /// trailing zero in `digits` (zero is no digits, of either sign). No float
-/// rounding: ids that differ in their 20th digit are told apart.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// rounding: ids that differ in their 20th digit are told apart. It keeps
+/// the text it was read from, to show as written (`7.0`), which plays no
+/// part in comparing it.
+#[derive(Clone, Debug)]
 pub struct Decimal {
     negative: bool,
     digits: String,
     exponent: i64,
+    written: Box<str>,
+}
+
+impl PartialEq for Decimal {
+    fn eq(&self, other: &Decimal) -> bool {
+        (self.negative, &self.digits, self.exponent) == (other.negative, &other.digits, other.exponent)
+    }
+}
+
+impl Eq for Decimal {}
+
+impl std::hash::Hash for Decimal {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.negative, &self.digits, self.exponent).hash(state);
+    }
 }
 
 impl Id {
@@ -72,7 +89,7 @@ impl Id {
 
     /// The id as a JSON value, for a [`Call`](crate::audit::Call)'s `id`:
     /// a string as a string, a number as a number when a JSON number value
-    /// holds it exactly, and otherwise as a string of its exact digits
+    /// holds it exactly, and otherwise as a string of the number as written
     /// (`12345678901234567890123`, which a float would round), so that
     /// [`id_text`](crate::id_text) gives the id's exact text.
     ///
@@ -99,7 +116,7 @@ impl Id {
     }
 }
 
-/// A string id as its text, a number as its exact decimal digits.
+/// A string id as its text, a number as it was written.
 impl fmt::Display for Id {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -109,31 +126,10 @@ impl fmt::Display for Id {
     }
 }
 
-/// The exact value, as JSON writes a number: digits with a decimal point
-/// where one is needed, and an exponent past a few dozen zeros.
+/// The number as it was written.
 impl fmt::Display for Decimal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        /// The most zeros written out before an exponent is used instead.
-        const ZEROS: i64 = 32;
-        if self.digits.is_empty() {
-            return f.write_str("0");
-        }
-        if self.negative {
-            f.write_str("-")?;
-        }
-        let digits = self.digits.as_str();
-        let len = digits.len() as i64;
-        match self.exponent {
-            exponent @ 0..=ZEROS => write!(f, "{digits}{}", "0".repeat(exponent as usize)),
-            exponent if exponent < 0 && -exponent < len => {
-                let (whole, fraction) = digits.split_at((len + exponent) as usize);
-                write!(f, "{whole}.{fraction}")
-            }
-            exponent if exponent < 0 && -exponent - len <= ZEROS => {
-                write!(f, "0.{}{digits}", "0".repeat((-exponent - len) as usize))
-            }
-            exponent => write!(f, "{digits}e{exponent}"),
-        }
+        f.write_str(&self.written)
     }
 }
 
@@ -164,12 +160,14 @@ impl Decimal {
                 negative: false,
                 digits: String::new(),
                 exponent: 0,
+                written: text.into(),
             });
         }
         Some(Decimal {
             negative,
             digits: digits.to_owned(),
             exponent,
+            written: text.into(),
         })
     }
 }
@@ -215,18 +213,27 @@ mod tests {
     }
 
     #[test]
-    fn an_id_is_written_back_exactly() {
-        for (read, written) in [
-            ("12345678901234567890123", "12345678901234567890123"),
-            ("-1.50", "-1.5"),
-            ("0.0012", "0.0012"),
-            ("12e2", "1200"),
-            ("-0", "0"),
-            ("1e999", "1e999"),
-            ("1e-999", "1e-999"),
+    fn an_id_is_shown_as_written_and_compared_by_value() {
+        for written in [
+            "12345678901234567890123",
+            "-1.50",
+            "0.0012",
+            "12e2",
+            "-0",
+            "1e999",
+            "7.0",
         ] {
-            assert_eq!(id(read).to_string(), written, "{read}");
-            assert_eq!(id(written), id(read), "{written} reads back as {read}");
+            assert_eq!(id(written).to_string(), written);
+            let value = id(written).to_value();
+            assert!(
+                Id::of(&value) == Some(id(written)) || value == written,
+                "{written} as {value}"
+            );
         }
+        // Shown as a call's id: exactly, where a float would round.
+        for written in ["12345678901234567890123", "7.0", "7"] {
+            assert_eq!(crate::id_text(Some(&id(written).to_value())), written);
+        }
+        assert_eq!(id("7.0"), id("7"));
     }
 }
