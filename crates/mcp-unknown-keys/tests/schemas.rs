@@ -304,6 +304,10 @@ fn a_schema_that_cannot_be_read_leaves_its_tool_listed_declaring_nothing() {
         ["array_properties", "branch", "no_schema", "string"]
     );
     assert_eq!(catalog.get("branch").unwrap().keys().collect::<Vec<_>>(), ["a"]);
+    assert!(catalog.get("branch").unwrap().has_schema());
+    for tool in ["string", "array_properties", "no_schema"] {
+        assert!(!catalog.get(tool).unwrap().has_schema(), "{tool}");
+    }
     // Listed: its calls are not counted as calls to an unlisted tool.
     let mut coverage = Coverage::default();
     for tool in ["string", "array_properties", "no_schema"] {

@@ -152,6 +152,9 @@ pub struct Declared {
     /// The arguments' own keys were read in part only (a bound was met):
     /// the keys read are kept, and the tool is not audited.
     partial: bool,
+    /// No schema was read: the listing gave none, or one that is not an
+    /// object schema.
+    unread: bool,
     /// The keys indexed for the diagnosis of warnings: built when an
     /// auditor takes the listing (or on the first warning that needs it),
     /// never by [`Declared::declares`].
@@ -196,6 +199,7 @@ impl Declared {
             },
             notes: read.notes.into(),
             partial: !read.complete,
+            unread: false,
             diagnosis: Lazy::default(),
         };
         Some((declared, read.work))
@@ -206,8 +210,23 @@ impl Declared {
     fn unreadable() -> Declared {
         Declared {
             notes: Box::new([Note::new("", Problem::UnreadableSchema)]),
+            ..Declared::unread()
+        }
+    }
+
+    /// What a tool listed without a schema declares: nothing.
+    fn unread() -> Declared {
+        Declared {
+            unread: true,
             ..Declared::default()
         }
+    }
+
+    /// Whether a schema was read for the tool: false when it was listed
+    /// with none, or with one that is not an object schema (it declares
+    /// nothing then).
+    pub fn has_schema(&self) -> bool {
+        !self.unread
     }
 
     /// Whether `key` is a declared top-level key: a property, or a key
@@ -371,7 +390,7 @@ impl Catalog {
                 declared
             }
             Some(None) => Declared::unreadable(),
-            None => Declared::default(),
+            None => Declared::unread(),
         };
         self.tools.insert(name.into(), Arc::new(declared));
     }
