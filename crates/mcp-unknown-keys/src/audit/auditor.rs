@@ -118,7 +118,8 @@ impl<'a> Call<'a> {
     }
 
     /// Reads an OpenAI tool call, one without a readable tool name as a
-    /// call to the empty name `""` (counted as an unlisted tool).
+    /// call to the empty name `""` (which no listing names: counted as an
+    /// unlisted tool).
     pub fn of_tool_call(call: &'a ToolCall) -> Call<'a> {
         Call {
             tool: call.name().unwrap_or_default(),
@@ -170,8 +171,9 @@ pub enum Skip {
     /// No listing was known when the call was made: before the first one,
     /// or after the server's tools changed and before the next.
     NoCatalogue,
-    /// A listing was known, and the tool is not in it; or the call names no
-    /// tool at all (counted under the empty name `""`).
+    /// A listing was known, and the tool is not in it; a call that names no
+    /// tool is counted so, under the empty name `""` (before any listing,
+    /// as [`Skip::NoCatalogue`], as every call is).
     UnlistedTool,
     /// The tool is listed, and declares no property nor pattern and its
     /// schema is open, so every key would be equally undeclared; or it was
@@ -342,12 +344,8 @@ impl Auditor {
     /// Audits one call against `catalog`, claiming the pairs it says. The
     /// warning is returned, not delivered: deliver it with [`Auditor::warn`].
     pub fn audit(&self, catalog: &Catalog, call: Call<'_>) -> Outcome {
-        let declared = Some(call.tool)
-            .filter(|tool| !tool.is_empty())
-            .and_then(|tool| catalog.get(tool));
-        let Some(declared) = declared else {
-            // A call naming no tool names no listed one, listing or not.
-            let skip = if catalog.is_listed() || call.tool.is_empty() {
+        let Some(declared) = catalog.get(call.tool) else {
+            let skip = if catalog.is_listed() {
                 Skip::UnlistedTool
             } else {
                 Skip::NoCatalogue
@@ -447,7 +445,7 @@ impl Auditor {
 
     /// Audits a batch against one catalogue snapshot and returns its
     /// warnings in call order. A call without a tool name is a call to the
-    /// empty name: never audited, counted as an unlisted tool.
+    /// empty name, counted as an unlisted tool.
     pub fn audit_batch(&self, calls: &[ToolCall]) -> Vec<Warning> {
         self.audit_batch_counted(calls, &mut Coverage::default())
     }

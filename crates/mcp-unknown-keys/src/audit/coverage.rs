@@ -30,8 +30,8 @@ pub const OTHER_UNLISTED_TOOLS: &str = "(other)";
 ///
 /// A listed tool is never counted as unlisted: one whose schema is absent
 /// or cannot be read at all is counted as [`Skip::DeclaresNothing`]. A call
-/// that names no tool is counted as [`Skip::UnlistedTool`], under the empty
-/// name `""`.
+/// that names no tool is counted under the empty name `""`: as
+/// [`Skip::UnlistedTool`] once a listing is known.
 ///
 /// Serialised, it is the object a door reports (one line; wrapped here):
 ///
