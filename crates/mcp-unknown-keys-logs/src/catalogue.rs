@@ -145,11 +145,11 @@ fn read_file(input: Input, say: &mut impl FnMut(Notice)) -> Result<Vec<Value>, E
     })
 }
 
-/// `tools`, unless none of them can be kept.
+/// `tools`, unless none of them has a schema that can be read.
 fn readable(name: &str, tools: Vec<Value>, holds: impl FnOnce() -> String) -> Result<Vec<Value>, Error> {
     let mut catalog = Catalog::new();
     catalog.extend_tools(&tools);
-    if catalog.is_empty() {
+    if !catalog.iter().any(|(_, declared)| declared.has_schema()) {
         return Err(Error::NoTools {
             name: name.to_owned(),
             holds: holds(),

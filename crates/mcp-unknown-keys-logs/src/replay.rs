@@ -4,7 +4,7 @@
 use mcp_unknown_keys::audit::{
     Answer, Arguments, Call, Catalog, Judged, ListedTools, Note, Outcome, Skip, Warning,
 };
-use mcp_unknown_keys::jsonrpc::{Id, ListingPage, Message};
+use mcp_unknown_keys::jsonrpc::{ListingPage, Message};
 use serde_json::{Map, Value};
 
 use crate::audit::Audit;
@@ -94,7 +94,7 @@ impl<O: Observer> Handler for Audit<O> {
         }
         report.coverage.record(&as_shown, &outcome);
         report.findings.record(&as_shown, &outcome);
-        let awaited = found.id.filter(|_| found.as_listed).and_then(Id::of);
+        let awaited = found.rpc_id.filter(|_| found.as_listed).cloned();
         let judged = match awaited {
             Some(id) => report.pairing.call(id, &as_shown, &outcome),
             None => Vec::new(),

@@ -76,3 +76,45 @@ fn a_clean_call_allocates_nothing() {
     }
     assert_eq!(clean(&auditor, &catalog, "tree", &tree), 0);
 }
+
+#[test]
+fn arguments_sent_as_a_json_string_are_decoded_with_one_copy_at_most() {
+    let object = json!({"path": "a\nb", "text": "x".repeat(10_000)}).to_string();
+    let member = Value::String(object.clone()).to_string();
+    let mut decoded = None;
+    let made = allocations(|| decoded = Some(mcp_unknown_keys::audit::arguments_text(&member)));
+    assert_eq!(decoded.as_deref(), Some(object.as_str()));
+    assert_eq!(made, 1, "one String, allocated once");
+    let plain = r#""{\u0020}""#.replace("\\u0020", " ");
+    assert_eq!(
+        allocations(|| drop(mcp_unknown_keys::audit::arguments_text(&plain))),
+        0,
+        "a string without escapes is borrowed"
+    );
+}
+
+#[test]
+fn a_nested_key_repeated_in_every_item_costs_its_path_once() {
+    let catalog = Catalog::from_mcp_tools(&[json!({"name": "create_entities", "inputSchema": {
+        "properties": {"entities": {"items": {"properties": {"name": {}}}}},
+    }})]);
+    let call = |items: usize| {
+        let entities: Vec<Value> = (0..items)
+            .map(|i| json!({"name": format!("e{i}"), "age": i}))
+            .collect();
+        json!({ "entities": entities }).to_string()
+    };
+    let audit = |arguments: &str| {
+        // A fresh auditor each time: the same warning is built for both.
+        let auditor = Auditor::new().with_sink(());
+        allocations(|| {
+            let outcome = auditor.audit(&catalog, Call::new("create_entities", Arguments::Json(arguments)));
+            let Outcome::Audited { undeclared_paths, .. } = outcome else {
+                panic!("audited")
+            };
+            assert_eq!(undeclared_paths, ["entities[].age"]);
+        })
+    };
+    let (few, many) = (audit(&call(10)), audit(&call(10_000)));
+    assert_eq!(few, many, "the work of a finding does not grow with the items");
+}

@@ -288,6 +288,38 @@ async fn allow_under_a_directory_needs_every_path_inside_it() {
 }
 
 #[tokio::test]
+async fn deny_and_ask_under_a_directory_fold_case_and_allow_does_not() {
+    // On a case-insensitive file system `SECRETS/key.pem` is the file a
+    // `deny under secrets` rule is about.
+    let rules = rules(
+        r#"[{"tool": "fs_*", "decision": "allow", "under": "src"},
+            {"tool": "fs_*", "decision": "deny", "under": "secrets"},
+            {"tool": "fs_*", "decision": "ask", "under": "Élan"}]"#,
+    );
+    let ask_rule = rules[2].clone();
+    let (layer, asked) = answering(rules, Answer::DenyOnce);
+    let (policy, _) = policy(layer);
+    let run = |path: &str| {
+        let call = ToolCall::new("r", "fs_read", json!({ "path": path }).to_string().as_str());
+        let results = policy.execute_tool_calls(vec![call]);
+        async { results.await.unwrap().remove(0) }
+    };
+    for path in ["SECRETS/key.pem", "Secrets", "./SeCrEtS//x"] {
+        assert_eq!(
+            run(path).await.content,
+            "fs_read was not run: the permission policy denies it (deny fs_* under secrets).",
+            "{path}"
+        );
+    }
+    run("éLAN/notes").await;
+    let question = asked.lock().unwrap().pop().expect("asked");
+    assert_eq!(question.rule, Some(ask_rule), "asked by the ask rule");
+    // Allow stays exact: `SRC` is not the directory the allow rule names.
+    assert!(!run("src/main.rs").await.is_error);
+    assert!(run("SRC/main.rs").await.is_error);
+}
+
+#[tokio::test]
 async fn paths_that_cannot_be_placed_fail_closed() {
     let (policy, _) = policy(PolicyLayer::new(rules(
         r#"[{"tool": "fs_read", "decision": "allow", "under": "src"},

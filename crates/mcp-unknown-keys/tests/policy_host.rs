@@ -44,7 +44,9 @@ fn host_patterns_are_a_host_or_a_subdomain_glob() {
         "exa mple.com",
         "ex%61mple.com",
         "*.::1",
-        "[::1]",
+        "[::1",
+        "fe80::1%eth0",
+        ":::",
         "bücher.de",
     ] {
         assert!(HostPattern::new(bad).is_err(), "{bad:?} was accepted");
@@ -86,6 +88,9 @@ fn a_url_host_is_read_strictly() {
         ("https://docs.rs/@evil.test", "docs.rs"),
         ("http://[::1]:8080/", "::1"),
         ("http://[FE80::1]/", "fe80::1"),
+        ("http://[0:0::1]/", "::1"),
+        ("http://[0000:0000:0000:0000:0000:0000:0000:0001]:80/", "::1"),
+        ("http://[::ffff:127.0.0.1]/", "::ffff:127.0.0.1"),
         ("http://127.0.0.1:3000/", "127.0.0.1"),
         ("https://xn--bcher-kva.de/", "xn--bcher-kva.de"),
     ];
@@ -155,6 +160,32 @@ async fn host_rules_allow_deny_and_ask() {
             harness.fate("web_fetch", fetch(json!(url))).await,
             expected,
             "{url}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_exact_ipv6_rule_matches_every_spelling_of_its_address() {
+    for pattern in ["::1", "[::1]", "0:0:0:0:0:0:0:1", "0000::0001"] {
+        let json = format!(r#"[{{"tool": "web_fetch", "decision": "deny", "host": "{pattern}"}}]"#);
+        let harness = Harness::new(PolicyLayer::new(rules(&json)));
+        for url in [
+            "http://[::1]/",
+            "http://[0:0::1]:8080/x",
+            "http://[0000:0000:0000:0000:0000:0000:0000:0001]/",
+            // A zone id cannot be read: a deny rule about the tool fires.
+            "http://[fe80::1%25eth0]/",
+        ] {
+            assert_eq!(
+                harness.fate("web_fetch", fetch(json!(url))).await,
+                Fate::Denied,
+                "{pattern} against {url}"
+            );
+        }
+        assert_eq!(
+            harness.fate("web_fetch", fetch(json!("http://[::2]/"))).await,
+            Fate::Asked,
+            "{pattern}"
         );
     }
 }

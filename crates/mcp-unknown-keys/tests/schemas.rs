@@ -5,7 +5,7 @@
 mod common;
 
 use common::said::{audit, listed, undeclared};
-use mcp_unknown_keys::audit::{Catalog, Outcome, Problem, Skip};
+use mcp_unknown_keys::audit::{Arguments, Call, Catalog, Coverage, Outcome, Problem, Skip};
 use mcp_unknown_keys::{Provider, ToolCall, ToolDeclaration, UnknownKeys};
 use serde_json::{Value, json};
 
@@ -290,15 +290,43 @@ fn additional_properties_does_not_change_what_is_reported() {
 }
 
 #[test]
-fn what_is_not_cached_stays_as_it_was() {
-    let catalog = Catalog::from_mcp_tools(&[
+fn a_schema_that_cannot_be_read_leaves_its_tool_listed_declaring_nothing() {
+    let (auditor, said) = listed(&[
         json!({"name": "string", "inputSchema": "object"}),
         json!({"name": "array_properties", "inputSchema": {"properties": ["a"]}}),
+        json!({"name": "no_schema"}),
         // Inside a branch, properties that are not an object declare nothing.
         json!({"name": "branch", "inputSchema": {"properties": {"a": {}}, "allOf": [{"properties": ["b"]}]}}),
     ]);
-    assert_eq!(catalog.tool_names(), ["branch"]);
+    let catalog = auditor.catalog();
+    assert_eq!(
+        catalog.tool_names(),
+        ["array_properties", "branch", "no_schema", "string"]
+    );
     assert_eq!(catalog.get("branch").unwrap().keys().collect::<Vec<_>>(), ["a"]);
+    assert!(catalog.get("branch").unwrap().has_schema());
+    for tool in ["string", "array_properties", "no_schema"] {
+        assert!(!catalog.get(tool).unwrap().has_schema(), "{tool}");
+    }
+    // Listed: its calls are not counted as calls to an unlisted tool.
+    let mut coverage = Coverage::default();
+    for tool in ["string", "array_properties", "no_schema"] {
+        let call = Call::new(tool, Arguments::Json(r#"{"x":1}"#));
+        let outcome = auditor.audit(&catalog, call);
+        assert_eq!(outcome, Outcome::Skipped(Skip::DeclaresNothing), "{tool}");
+        coverage.record(&call, &outcome);
+    }
+    assert!(coverage.unlisted_tools.is_empty());
+    // Said once each, but for the tool given no schema at all (a tool
+    // without arguments).
+    let notes = said.notes.lock().unwrap();
+    assert_eq!(
+        *notes,
+        [
+            "array_properties: the schema is not an object schema (or its properties are not an object): the tool's arguments are not audited",
+            "string: the schema is not an object schema (or its properties are not an object): the tool's arguments are not audited",
+        ]
+    );
 }
 
 #[test]

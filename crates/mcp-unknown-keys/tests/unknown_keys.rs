@@ -6,7 +6,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::{Recorder, block_on, declares, fs_catalogue, recording_auditor};
-use mcp_unknown_keys::audit::{Auditor, Warning};
+use mcp_unknown_keys::audit::{Auditor, Skip, Warning};
 use mcp_unknown_keys::{Provider, ToolCall, ToolDeclaration, UnknownKeys, UnknownKeysLayer};
 use serde_json::{Value, json};
 use tower_layer::Layer;
@@ -120,6 +120,20 @@ fn every_call_is_counted_audited_or_unaudited_with_its_reason() {
 }
 
 #[test]
+fn a_call_that_names_no_tool_is_counted_as_an_unlisted_tool_named_empty() {
+    let harness = Harness::listed();
+    harness.call(vec![
+        ToolCall::from(json!({"id": "a", "function": {"arguments": r#"{"path":"a"}"#}})),
+        ToolCall::from(json!({"id": "b", "function": {"name": 5, "arguments": "{}"}})),
+    ]);
+    let coverage = harness.layer.coverage();
+    assert_eq!((coverage.calls, coverage.audited), (2, 0));
+    assert_eq!(coverage.unaudited[&Skip::UnlistedTool], 2);
+    assert_eq!(coverage.unlisted_tools[""], 2);
+    assert!(harness.warnings().is_empty());
+}
+
+#[test]
 fn a_tool_that_declares_no_properties_is_listed_but_not_audited() {
     let harness = Harness::over(Recorder::listing(vec![
         ToolDeclaration::new("no_properties", None, json!({"type": "object"})),
@@ -142,7 +156,7 @@ fn a_tool_that_declares_no_properties_is_listed_but_not_audited() {
 }
 
 #[test]
-fn a_schema_that_cannot_be_read_is_not_cached() {
+fn a_tool_whose_schema_cannot_be_read_is_listed_declaring_nothing() {
     let harness = Harness::over(Recorder::listing(vec![
         ToolDeclaration::new("string_schema", None, json!("object")),
         ToolDeclaration::new("array_properties", None, json!({"properties": ["path"]})),
@@ -150,7 +164,22 @@ fn a_schema_that_cannot_be_read_is_not_cached() {
         declares("fs_read", &["path"]),
     ]));
     harness.list();
-    assert_eq!(harness.layer.audited_tools(), ["fs_read"]);
+    harness.call(vec![
+        ToolCall::new("a", "string_schema", r#"{"x":1}"#),
+        ToolCall::new("b", "array_properties", r#"{"x":1}"#),
+        ToolCall::new("c", "no_parameters", r#"{"x":1}"#),
+    ]);
+    assert!(harness.warnings().is_empty());
+    let coverage = harness.layer.coverage();
+    assert_eq!(coverage.unaudited[&Skip::DeclaresNothing], 3);
+    assert!(coverage.unlisted_tools.is_empty(), "they are listed");
+    let catalog = harness.layer.auditor().catalog();
+    let audited: Vec<&str> = catalog
+        .iter()
+        .filter(|(_, declared)| declared.is_audited())
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(audited, ["fs_read"]);
 }
 
 #[test]
@@ -168,7 +197,8 @@ fn when_a_listing_repeats_a_name_the_last_declaration_wins() {
         ToolDeclaration::new("fs_read", None, json!(null)),
     ]));
     unreadable_last.list();
-    assert!(unreadable_last.layer.audited_tools().is_empty());
+    let catalog = unreadable_last.layer.auditor().catalog();
+    assert!(!catalog.get("fs_read").unwrap().is_audited());
 }
 
 #[test]

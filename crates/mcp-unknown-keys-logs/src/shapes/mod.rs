@@ -23,7 +23,7 @@ mod walk;
 use std::borrow::Cow;
 
 use mcp_unknown_keys::audit::{Judged, Note, Warning};
-use mcp_unknown_keys::jsonrpc::{self, Message};
+use mcp_unknown_keys::jsonrpc::{self, Id, Message};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -40,6 +40,9 @@ pub struct Found<'a> {
     pub arguments: Option<&'a str>,
     /// The call's id.
     pub id: Option<&'a Value>,
+    /// The JSON-RPC id of a call sent to its server, read exactly (a
+    /// number of any size keeps every digit): what its answer is paired by.
+    pub rpc_id: Option<&'a Id>,
     /// The name is the one its server listed (a JSON-RPC `tools/call`,
     /// sent to the server itself): a host's forms of names are not read in
     /// it.

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use mcp_unknown_keys::audit::arguments_text;
-use mcp_unknown_keys::jsonrpc::Message;
+use mcp_unknown_keys::jsonrpc::{Id, Message};
 use serde::de::IgnoredAny;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -305,11 +305,13 @@ impl<H: Handler> Walk<'_, H> {
         let mut kept = String::new();
         match rpc::read(self.plan, record, text, &mut kept) {
             Some(Message::Call { id, name, arguments }) => {
+                let value = id.as_ref().map(Id::to_value);
                 let found = Found {
                     tool: &name,
                     server: None,
                     arguments: arguments.as_deref(),
-                    id: id.as_ref(),
+                    id: value.as_ref(),
+                    rpc_id: id.as_ref(),
                     as_listed: true,
                 };
                 self.emit(found, false, false);
@@ -338,6 +340,7 @@ impl<H: Handler> Walk<'_, H> {
             server: server.as_deref(),
             arguments: arguments.as_deref(),
             id: id.as_ref(),
+            rpc_id: None,
             as_listed: false,
         };
         self.emit(found, true, history);
@@ -353,6 +356,7 @@ impl<H: Handler> Walk<'_, H> {
                 server: call.server.as_deref(),
                 arguments: call.arguments.as_deref(),
                 id: Some(&id).filter(|id| id.as_str() != Some("")),
+                rpc_id: None,
                 as_listed: false,
             };
             self.emit(found, true, false);

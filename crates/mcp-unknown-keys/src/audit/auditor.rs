@@ -113,11 +113,19 @@ impl<'a> Call<'a> {
 
     /// Reads an OpenAI tool call; `None` for a call without a tool name.
     pub fn from_tool_call(call: &'a ToolCall) -> Option<Call<'a>> {
-        Some(Call {
-            tool: call.name()?,
+        call.name()?;
+        Some(Call::of_tool_call(call))
+    }
+
+    /// Reads an OpenAI tool call, one without a readable tool name as a
+    /// call to the empty name `""` (which no listing names: counted as an
+    /// unlisted tool).
+    pub fn of_tool_call(call: &'a ToolCall) -> Call<'a> {
+        Call {
+            tool: call.name().unwrap_or_default(),
             arguments: call.arguments().and_then(Arguments::from_value),
             id: call.id(),
-        })
+        }
     }
 }
 
@@ -163,11 +171,14 @@ pub enum Skip {
     /// No listing was known when the call was made: before the first one,
     /// or after the server's tools changed and before the next.
     NoCatalogue,
-    /// A listing was known, and the tool is not in it.
+    /// A listing was known, and the tool is not in it; a call that names no
+    /// tool is counted so, under the empty name `""` (before any listing,
+    /// as [`Skip::NoCatalogue`], as every call is).
     UnlistedTool,
-    /// The tool declares no property nor pattern and its schema is open, so
-    /// every key would be equally undeclared; or its schema could not be
-    /// read whole (see [`Catalog::notes`]).
+    /// The tool is listed, and declares no property nor pattern and its
+    /// schema is open, so every key would be equally undeclared; or it was
+    /// listed with no schema, or one that is not an object schema; or its
+    /// schema could not be read whole (see [`Catalog::notes`]).
     DeclaresNothing,
     /// The arguments are absent or do not read as a JSON object: the
     /// provider's to report.
@@ -285,6 +296,8 @@ impl Auditor {
     /// says its notes not said before ([`Auditor::say_notes`]). Pairs
     /// already said stay said.
     pub fn replace_catalog(&self, catalog: Catalog) {
+        // Built here, once per tool, so that no call pays for it.
+        catalog.index_tools_for_diagnosis();
         let catalog = Arc::new(catalog);
         // The old catalogue is dropped after the lock is released.
         let _old = mem::replace(
@@ -431,7 +444,8 @@ impl Auditor {
     }
 
     /// Audits a batch against one catalogue snapshot and returns its
-    /// warnings in call order. Calls without a tool name are passed over.
+    /// warnings in call order. A call without a tool name is a call to the
+    /// empty name, counted as an unlisted tool.
     pub fn audit_batch(&self, calls: &[ToolCall]) -> Vec<Warning> {
         self.audit_batch_counted(calls, &mut Coverage::default())
     }
@@ -441,7 +455,7 @@ impl Auditor {
         let catalog = self.catalog();
         calls
             .iter()
-            .filter_map(Call::from_tool_call)
+            .map(Call::of_tool_call)
             .filter_map(|call| {
                 let outcome = self.audit(&catalog, call);
                 coverage.record(&call, &outcome);

@@ -5,6 +5,7 @@
 //! each count every call they find in a [`Coverage`], under the reasons of
 //! [`Skip`].
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -13,11 +14,24 @@ use serde::{Deserialize, Serialize};
 use super::{Call, Outcome, Skip};
 
 /// The most distinct tool names [`Coverage::unlisted_tools`] names; calls to
-/// further names are still counted in [`Coverage::unaudited`]. A log full of
+/// further names are counted under [`OTHER_UNLISTED_TOOLS`]. A log full of
 /// invented names costs bounded memory.
 pub const MAX_NAMED_UNLISTED_TOOLS: usize = 1000;
 
+/// The longest unlisted tool name kept, in bytes: a longer one is cut at a
+/// character boundary and ends with `…`, within this length.
+pub const MAX_UNLISTED_NAME_BYTES: usize = 256;
+
+/// The entry of [`Coverage::unlisted_tools`] that counts the calls to names
+/// past [`MAX_NAMED_UNLISTED_TOOLS`].
+pub const OTHER_UNLISTED_TOOLS: &str = "(other)";
+
 /// Every call found, audited or unaudited for a named reason.
+///
+/// A listed tool is never counted as unlisted: one whose schema is absent
+/// or cannot be read at all is counted as [`Skip::DeclaresNothing`]. A call
+/// that names no tool is counted under the empty name `""`: as
+/// [`Skip::UnlistedTool`] once a listing is known.
 ///
 /// Serialised, it is the object a door reports (one line; wrapped here):
 ///
@@ -55,7 +69,9 @@ pub struct Coverage {
     pub unaudited: BTreeMap<Skip, u64>,
     /// The tool names of the calls unaudited because no listing named them
     /// ([`Skip::NoCatalogue`] or [`Skip::UnlistedTool`]), each with its
-    /// number of calls; at most [`MAX_NAMED_UNLISTED_TOOLS`] names.
+    /// number of calls; at most [`MAX_NAMED_UNLISTED_TOOLS`] names, each
+    /// at most [`MAX_UNLISTED_NAME_BYTES`] long, and the calls to any
+    /// further name under [`OTHER_UNLISTED_TOOLS`].
     #[serde(default)]
     pub unlisted_tools: BTreeMap<String, u64>,
 }
@@ -97,11 +113,19 @@ impl Coverage {
     }
 
     fn name_unlisted(&mut self, tool: &str, calls: u64) {
-        if let Some(counted) = self.unlisted_tools.get_mut(tool) {
+        let tool = shortened(tool);
+        if let Some(counted) = self.unlisted_tools.get_mut(&*tool) {
             *counted += calls;
-        } else if self.unlisted_tools.len() < MAX_NAMED_UNLISTED_TOOLS {
-            self.unlisted_tools.insert(tool.to_owned(), calls);
+            return;
         }
+        let named =
+            self.unlisted_tools.len() - usize::from(self.unlisted_tools.contains_key(OTHER_UNLISTED_TOOLS));
+        let tool = if named < MAX_NAMED_UNLISTED_TOOLS {
+            tool.into_owned()
+        } else {
+            OTHER_UNLISTED_TOOLS.to_owned()
+        };
+        *self.unlisted_tools.entry(tool).or_default() += calls;
     }
 
     /// How many calls went unaudited, whatever the reason.
@@ -123,6 +147,19 @@ impl Coverage {
         }
         serde_json::to_string(&Line { coverage: self }).expect("a coverage serialises")
     }
+}
+
+/// `name`, or its first bytes and `…` within [`MAX_UNLISTED_NAME_BYTES`]:
+/// a name shortened already stays as it is.
+fn shortened(name: &str) -> Cow<'_, str> {
+    if name.len() <= MAX_UNLISTED_NAME_BYTES {
+        return Cow::Borrowed(name);
+    }
+    let mut end = MAX_UNLISTED_NAME_BYTES - '…'.len_utf8();
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(format!("{}…", &name[..end]))
 }
 
 /// `12 call(s): 9 audited, 3 unaudited (2 unlisted_tool, 1 unreadable_arguments)`,
@@ -191,10 +228,35 @@ mod tests {
         for i in 0..MAX_NAMED_UNLISTED_TOOLS + 10 {
             coverage.count_unaudited(&format!("tool_{i}"), Skip::UnlistedTool);
         }
-        assert_eq!(coverage.unlisted_tools.len(), MAX_NAMED_UNLISTED_TOOLS);
+        assert_eq!(coverage.unlisted_tools.len(), MAX_NAMED_UNLISTED_TOOLS + 1);
+        assert_eq!(coverage.unlisted_tools[OTHER_UNLISTED_TOOLS], 10);
         assert_eq!(
             coverage.unaudited[&Skip::UnlistedTool],
             MAX_NAMED_UNLISTED_TOOLS as u64 + 10
         );
+        // Merged, the calls past the bound stay counted under one entry.
+        let mut merged = Coverage::default();
+        merged.merge(&coverage);
+        merged.merge(&coverage);
+        assert_eq!(merged.unlisted_tools.len(), MAX_NAMED_UNLISTED_TOOLS + 1);
+        assert_eq!(merged.unlisted_tools[OTHER_UNLISTED_TOOLS], 20);
+        let named: u64 = merged.unlisted_tools.values().sum();
+        assert_eq!(named, merged.unaudited[&Skip::UnlistedTool]);
+    }
+
+    #[test]
+    fn a_long_unlisted_name_is_cut_at_a_character_boundary() {
+        let mut coverage = Coverage::default();
+        let long = "é".repeat(1_000);
+        coverage.count_unaudited(&long, Skip::UnlistedTool);
+        coverage.count_unaudited(&long, Skip::NoCatalogue);
+        let (name, calls) = coverage.unlisted_tools.iter().next().unwrap();
+        assert_eq!(*calls, 2);
+        assert!(name.len() <= MAX_UNLISTED_NAME_BYTES, "{}", name.len());
+        assert!(name.ends_with('…') && long.starts_with(name.trim_end_matches('…')));
+        // Merging a coverage keeps the name as it was cut.
+        let mut merged = Coverage::default();
+        merged.merge(&coverage);
+        assert_eq!(merged.unlisted_tools, coverage.unlisted_tools);
     }
 }

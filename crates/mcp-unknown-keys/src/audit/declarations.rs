@@ -36,7 +36,7 @@ const GROUP_MEMBERS: [&str; 2] = ["functionDeclarations", "function_declarations
 /// holds several: read it with [`declarations`]).
 ///
 /// The schema is `None` when the declaration gives none; a catalogue then
-/// keeps no declaration for the name (nothing to check against).
+/// keeps the name as declaring nothing (nothing to check against).
 ///
 /// ```
 /// use mcp_unknown_keys::audit::name_and_schema;

@@ -45,8 +45,9 @@ impl Listing {
     ///
     /// Returns `None`, and the catalogue in use stays, for a further page
     /// of a listing that was never opened, was abandoned, or had already
-    /// ended. Each page but the last hands out a copy of the listing so far,
-    /// so a listing of many small pages costs its size times its pages.
+    /// ended. Each schema is read once, on its page; each page but the last
+    /// hands out the listing so far, which shares every declaration read
+    /// before (one pointer copied per tool, never a declaration).
     pub fn page<'a>(
         &mut self,
         tools: impl IntoIterator<Item = &'a Value>,
@@ -164,6 +165,35 @@ mod tests {
         let last = listing.page(&[tool("c", "z")], false, false).unwrap();
         assert_eq!(last.tool_names(), ["b", "c"]);
         assert!(!listing.is_assembling());
+    }
+
+    #[test]
+    fn each_page_shares_the_declarations_of_the_pages_before() {
+        // A wide schema: copying it page after page made a listing of many
+        // pages cost its size times its pages.
+        let wide: serde_json::Map<String, Value> = (0..1_000).map(|i| (format!("k{i}"), json!({}))).collect();
+        let mut listing = Listing::default();
+        let first = listing
+            .page(
+                &[json!({"name": "a", "inputSchema": {"properties": wide}})],
+                true,
+                true,
+            )
+            .unwrap();
+        let mut catalogs = vec![first];
+        for page in 1..200 {
+            let tool = tool(&format!("t{page}"), "x");
+            catalogs.push(listing.page(&[tool], false, page < 199).unwrap());
+        }
+        let declared = |catalog: &Catalog| catalog.get("a").unwrap() as *const _;
+        let first = declared(&catalogs[0]);
+        assert!(
+            catalogs
+                .iter()
+                .all(|catalog| std::ptr::eq(declared(catalog), first)),
+            "every page hands out the one declaration read on the first"
+        );
+        assert_eq!(catalogs[199].len(), 200);
     }
 
     #[test]

@@ -26,6 +26,7 @@ mod coverage;
 mod declarations;
 pub mod diagnosis;
 mod findings;
+mod hash;
 mod keys;
 mod listing;
 mod sink;
@@ -33,8 +34,11 @@ mod verdicts;
 mod warning;
 
 pub use auditor::{Auditor, Call, Outcome, REASON_KEY, Skip};
-pub use catalog::{Catalog, Declared, MAX_COMPOSITION_DEPTH, MAX_SHAPES, MAX_SUBSCHEMAS, Note, Problem};
-pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS};
+pub use catalog::{
+    Catalog, Declared, MAX_COMPOSITION_DEPTH, MAX_LISTING_WORK, MAX_SCHEMA_WORK, MAX_SHAPES, MAX_SUBSCHEMAS,
+    Note, Problem,
+};
+pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS, MAX_UNLISTED_NAME_BYTES, OTHER_UNLISTED_TOOLS};
 pub use declarations::{declarations, name_and_schema};
 pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};

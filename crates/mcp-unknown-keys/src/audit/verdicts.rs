@@ -222,16 +222,24 @@ pub const MAX_AWAITED: usize = 1024;
 /// ```
 #[derive(Clone, Debug)]
 pub struct Verdicts<K> {
-    awaited: HashMap<K, Awaited>,
-    /// Ids in the order their calls came, oldest first; an id answered
-    /// already is skipped when met.
-    order: VecDeque<K>,
+    /// The calls awaiting their answer under each id, oldest first: a
+    /// server answers requests that share an id in the order they came.
+    awaited: HashMap<K, VecDeque<Awaited>>,
+    /// How many calls are awaited, under every id.
+    count: usize,
+    /// Every call awaited, by id and sequence number, in the order calls
+    /// came, oldest first; a call answered already is skipped when met.
+    order: VecDeque<(K, u64)>,
+    /// The sequence number of the next call.
+    next: u64,
     cap: usize,
     counted: BTreeMap<String, ToolVerdicts>,
 }
 
 #[derive(Clone, Debug)]
 struct Awaited {
+    /// Its place in the order calls came.
+    sequence: u64,
     tool: String,
     id: String,
     unknown_keys: Vec<String>,
@@ -255,16 +263,19 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
     pub fn with_cap(cap: usize) -> Verdicts<K> {
         Verdicts {
             awaited: HashMap::new(),
+            count: 0,
             order: VecDeque::new(),
+            next: 0,
             cap: cap.max(1),
             counted: BTreeMap::new(),
         }
     }
 
     /// An audited call: awaited when it carried undeclared keys or paths.
-    /// Returns the calls judged now: the oldest awaited, should the cap be
-    /// exceeded, and an earlier call with the same id, which a second
-    /// request with that id leaves without its answer.
+    /// Calls that share an id are paired with their answers in the order
+    /// they came (a response answers the oldest call awaited under its id).
+    /// Returns the calls judged now: the oldest awaited, judged
+    /// [`Verdict::Unanswered`], should the cap be exceeded.
     pub fn call(&mut self, id: K, call: &Call<'_>, outcome: &Outcome) -> Vec<Judged> {
         let Outcome::Audited {
             undeclared,
@@ -277,21 +288,25 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
         if undeclared.is_empty() && undeclared_paths.is_empty() {
             return Vec::new();
         }
-        let mut judged: Vec<Judged> = self.judge(&id, Verdict::Unanswered).into_iter().collect();
-        while self.awaited.len() >= self.cap {
-            let Some(oldest) = self.order.pop_front() else {
+        let mut judged = Vec::new();
+        while self.count >= self.cap {
+            let Some((oldest, sequence)) = self.order.pop_front() else {
                 break;
             };
-            judged.extend(self.judge(&oldest, Verdict::Unanswered));
+            judged.extend(self.judge_call(&oldest, sequence, Verdict::Unanswered));
         }
+        let sequence = self.next;
+        self.next += 1;
         let awaited = Awaited {
+            sequence,
             tool: call.tool.to_owned(),
             id: id_text(call.id),
             unknown_keys: undeclared.clone(),
             unknown_paths: undeclared_paths.clone(),
         };
-        self.awaited.insert(id.clone(), awaited);
-        self.order.push_back(id);
+        self.awaited.entry(id.clone()).or_default().push_back(awaited);
+        self.count += 1;
+        self.order.push_back((id, sequence));
         self.compact();
         judged
     }
@@ -303,15 +318,17 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
 
     /// How many calls await their answer.
     pub fn awaited(&self) -> usize {
-        self.awaited.len()
+        self.count
     }
 
-    /// A response: the verdict on the call it answers, if one was awaited.
+    /// A response: the verdict on the call it answers (the oldest awaited
+    /// under its id), if one was awaited.
     pub fn answer(&mut self, id: &K, answer: Answer) -> Option<Judged> {
         self.judge(id, answer.verdict())
     }
 
-    /// The client cancelled a request: an awaited call is unanswered.
+    /// The client cancelled a request: the oldest call awaited under its id
+    /// is unanswered.
     pub fn cancel(&mut self, id: &K) -> Option<Judged> {
         self.judge(id, Verdict::Unanswered)
     }
@@ -322,7 +339,7 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
         let order = std::mem::take(&mut self.order);
         order
             .iter()
-            .filter_map(|id| self.judge(id, Verdict::Unanswered))
+            .filter_map(|(id, sequence)| self.judge_call(id, *sequence, Verdict::Unanswered))
             .collect()
     }
 
@@ -347,8 +364,24 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
         }
     }
 
+    /// Judges the oldest call awaited under `id`.
     fn judge(&mut self, id: &K, verdict: Verdict) -> Option<Judged> {
-        let awaited = self.awaited.remove(id)?;
+        let sequence = self.awaited.get(id)?.front()?.sequence;
+        self.judge_call(id, sequence, verdict)
+    }
+
+    /// Judges the call `sequence` under `id`, if it is still awaited: only
+    /// the oldest under an id can be (calls are judged oldest first).
+    fn judge_call(&mut self, id: &K, sequence: u64, verdict: Verdict) -> Option<Judged> {
+        let calls = self.awaited.get_mut(id)?;
+        if calls.front()?.sequence != sequence {
+            return None;
+        }
+        let awaited = calls.pop_front()?;
+        if calls.is_empty() {
+            self.awaited.remove(id);
+        }
+        self.count -= 1;
         let counted = self.counted.entry(awaited.tool.clone()).or_default();
         for key in &awaited.unknown_keys {
             *counted
@@ -378,9 +411,16 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
     /// Drops ids already judged from the order, once they outnumber those
     /// awaited: the order stays proportional to what is awaited.
     fn compact(&mut self) {
-        if self.order.len() > 2 * self.awaited.len() + 16 {
+        if self.order.len() > 2 * self.count + 16 {
             let awaited = &self.awaited;
-            self.order.retain(|id| awaited.contains_key(id));
+            // Calls under an id are judged oldest first: one is awaited
+            // while it is not older than the oldest awaited under its id.
+            self.order.retain(|(id, sequence)| {
+                awaited
+                    .get(id)
+                    .and_then(VecDeque::front)
+                    .is_some_and(|oldest| oldest.sequence <= *sequence)
+            });
         }
     }
 }
@@ -454,21 +494,24 @@ mod tests {
         }
     }
 
+    fn keys(judged: &[Judged]) -> Vec<(String, Vec<String>, Verdict)> {
+        judged
+            .iter()
+            .map(|j| (j.id.clone(), j.unknown_keys.clone(), j.verdict))
+            .collect()
+    }
+
+    fn one(id: &str, key: &str, verdict: Verdict) -> (String, Vec<String>, Verdict) {
+        (id.to_owned(), vec![key.to_owned()], verdict)
+    }
+
     #[test]
-    fn beyond_the_cap_the_oldest_is_unanswered_and_a_reused_id_gives_up_the_first_call() {
+    fn beyond_the_cap_the_oldest_is_unanswered() {
         let mut verdicts = Verdicts::with_cap(2);
         assert!(flagged(&mut verdicts, 1, r#"{"b":1}"#).is_empty());
         assert!(flagged(&mut verdicts, 2, r#"{"b":1}"#).is_empty());
         let judged = flagged(&mut verdicts, 3, r#"{"b":1}"#);
-        assert_eq!(
-            (judged[0].id.as_str(), judged[0].verdict),
-            ("1", Verdict::Unanswered)
-        );
-        let judged = flagged(&mut verdicts, 3, r#"{"c":1}"#);
-        assert_eq!(
-            (judged[0].unknown_keys.as_slice(), judged[0].verdict),
-            (&["b".to_owned()][..], Verdict::Unanswered)
-        );
+        assert_eq!(keys(&judged), [one("1", "b", Verdict::Unanswered)]);
         assert_eq!(verdicts.awaited(), 2);
         for id in 10..1000 {
             flagged(&mut verdicts, id, r#"{"b":1}"#);
@@ -476,5 +519,38 @@ mod tests {
         }
         // The order holds ids already judged only a bounded while.
         assert!(verdicts.order.len() <= 2 * 2 + 16, "{}", verdicts.order.len());
+    }
+
+    #[test]
+    fn calls_that_share_an_id_are_answered_first_in_first_out() {
+        let mut verdicts = Verdicts::with_cap(3);
+        assert!(
+            flagged(&mut verdicts, 1, r#"{"b":1}"#).is_empty(),
+            "nothing judged yet"
+        );
+        assert!(flagged(&mut verdicts, 1, r#"{"c":1}"#).is_empty());
+        assert_eq!(verdicts.awaited(), 2);
+        let first = verdicts.answer(&1, Answer::Error).unwrap();
+        assert_eq!(keys(&[first]), [one("1", "b", Verdict::Rejected)]);
+        let second = verdicts.answer(&1, Answer::read(Some("{}"))).unwrap();
+        assert_eq!(keys(&[second]), [one("1", "c", Verdict::Ignored)]);
+        assert!(!verdicts.awaits(&1));
+
+        // Past the cap, the oldest call goes, not the newest under its id.
+        flagged(&mut verdicts, 5, r#"{"b":1}"#);
+        flagged(&mut verdicts, 6, r#"{"c":1}"#);
+        flagged(&mut verdicts, 5, r#"{"d":1}"#);
+        let judged = flagged(&mut verdicts, 7, r#"{"e":1}"#);
+        assert_eq!(keys(&judged), [one("5", "b", Verdict::Unanswered)]);
+        let answered = verdicts.answer(&5, Answer::Error).unwrap();
+        assert_eq!(keys(&[answered]), [one("5", "d", Verdict::Rejected)]);
+        assert_eq!(
+            keys(&verdicts.finish()),
+            [
+                one("6", "c", Verdict::Unanswered),
+                one("7", "e", Verdict::Unanswered)
+            ]
+        );
+        assert_eq!(verdicts.awaited(), 0);
     }
 }

@@ -1,5 +1,7 @@
 //! JSON-RPC ids, compared as a peer's JSON parser compares them.
 
+use std::fmt;
+
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -29,12 +31,29 @@ pub enum Id {
 
 /// A JSON number's exact value: `digits × 10^exponent`, with no leading or
 /// trailing zero in `digits` (zero is no digits, of either sign). No float
-/// rounding: ids that differ in their 20th digit are told apart.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// rounding: ids that differ in their 20th digit are told apart. It keeps
+/// the text it was read from, to show as written (`7.0`), which plays no
+/// part in comparing it.
+#[derive(Clone, Debug)]
 pub struct Decimal {
     negative: bool,
     digits: String,
     exponent: i64,
+    written: Box<str>,
+}
+
+impl PartialEq for Decimal {
+    fn eq(&self, other: &Decimal) -> bool {
+        (self.negative, &self.digits, self.exponent) == (other.negative, &other.digits, other.exponent)
+    }
+}
+
+impl Eq for Decimal {}
+
+impl std::hash::Hash for Decimal {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.negative, &self.digits, self.exponent).hash(state);
+    }
 }
 
 impl Id {
@@ -67,6 +86,51 @@ impl Id {
             _ => None,
         }
     }
+
+    /// The id as a JSON value, for a [`Call`](crate::audit::Call)'s `id`:
+    /// a string as a string, a number as a number when a JSON number value
+    /// holds it exactly, and otherwise as a string of the number as written
+    /// (`12345678901234567890123`, which a float would round), so that
+    /// [`id_text`](crate::id_text) gives the id's exact text.
+    ///
+    /// ```
+    /// use mcp_unknown_keys::id_text;
+    /// use mcp_unknown_keys::jsonrpc::Id;
+    /// use serde_json::value::RawValue;
+    ///
+    /// let id = |text: &str| Id::read(&RawValue::from_string(text.to_owned()).unwrap()).unwrap();
+    /// assert_eq!(id("7").to_value(), 7);
+    /// assert_eq!(id_text(Some(&id("12345678901234567890123").to_value())), "12345678901234567890123");
+    /// ```
+    pub fn to_value(&self) -> Value {
+        match self {
+            Id::Text(text) => Value::String(text.clone()),
+            Id::Number(number) => {
+                let text = number.to_string();
+                match serde_json::from_str::<Value>(&text) {
+                    Ok(value) if Id::of(&value).as_ref() == Some(self) => value,
+                    _ => Value::String(text),
+                }
+            }
+        }
+    }
+}
+
+/// A string id as its text, a number as it was written.
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Id::Text(text) => f.write_str(text),
+            Id::Number(number) => number.fmt(f),
+        }
+    }
+}
+
+/// The number as it was written.
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.written)
+    }
 }
 
 impl Decimal {
@@ -96,12 +160,14 @@ impl Decimal {
                 negative: false,
                 digits: String::new(),
                 exponent: 0,
+                written: text.into(),
             });
         }
         Some(Decimal {
             negative,
             digits: digits.to_owned(),
             exponent,
+            written: text.into(),
         })
     }
 }
@@ -144,5 +210,30 @@ mod tests {
         assert_eq!(id(r#""a\u0031""#), id(r#""a1""#));
         assert_ne!(id("12345678901234567890123"), id("12345678901234567890124"));
         assert_eq!(Id::read(&RawValue::from_string("null".into()).unwrap()), None);
+    }
+
+    #[test]
+    fn an_id_is_shown_as_written_and_compared_by_value() {
+        for written in [
+            "12345678901234567890123",
+            "-1.50",
+            "0.0012",
+            "12e2",
+            "-0",
+            "1e999",
+            "7.0",
+        ] {
+            assert_eq!(id(written).to_string(), written);
+            let value = id(written).to_value();
+            assert!(
+                Id::of(&value) == Some(id(written)) || value == written,
+                "{written} as {value}"
+            );
+        }
+        // Shown as a call's id: exactly, where a float would round.
+        for written in ["12345678901234567890123", "7.0", "7"] {
+            assert_eq!(crate::id_text(Some(&id(written).to_value())), written);
+        }
+        assert_eq!(id("7.0"), id("7"));
     }
 }

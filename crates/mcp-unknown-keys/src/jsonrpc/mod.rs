@@ -25,7 +25,7 @@
 //! let Line::Message(Message::Call { id, name, arguments }) = read_line(line) else {
 //!     panic!("a call");
 //! };
-//! assert_eq!(id, Some(8.into())); // the last `id`
+//! assert_eq!(id.map(|id| id.to_string()).as_deref(), Some("8")); // the last `id`
 //! assert_eq!(name, "fs_read");
 //! assert_eq!(arguments.as_deref(), Some(r#"{"path":"a","ffset":1}"#));
 //! ```
@@ -39,12 +39,12 @@
 
 mod id;
 mod listings;
+mod text;
 
 use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::audit::arguments_text;
@@ -75,11 +75,14 @@ pub enum Message<'a> {
         /// It has no cursor: its response opens a new listing.
         first: bool,
     },
-    /// A `tools/call` request with a tool name.
+    /// A `tools/call` request.
     Call {
-        /// Its id, as it came (`None` for a call sent as a notification).
-        id: Option<Value>,
-        /// The tool called.
+        /// Its id, read exactly ([`Id`]: a number of any size keeps every
+        /// digit), so the response that answers it is paired with it;
+        /// `None` for a call sent as a notification.
+        id: Option<Id>,
+        /// The tool called; `""` when the request names none that reads as
+        /// a string (the call is still counted: as an unlisted tool).
         name: Cow<'a, str>,
         /// The JSON text to scan for its argument keys, or `None` when the
         /// request has no `arguments`.
@@ -178,13 +181,10 @@ pub fn read_message(text: &str) -> Option<Message<'_>> {
             },
             None => Message::Other,
         },
-        "tools/call" => match name.and_then(string) {
-            Some(name) => Message::Call {
-                id: id.and_then(|id| serde_json::from_str(id.get()).ok()),
-                name,
-                arguments: arguments.map(|raw| arguments_text(raw.get())),
-            },
-            None => Message::Other,
+        "tools/call" => Message::Call {
+            id: id.and_then(Id::read),
+            name: name.and_then(string).unwrap_or_default(),
+            arguments: arguments.map(|raw| arguments_text(raw.get())),
         },
         "notifications/cancelled" => match request.and_then(Id::read) {
             Some(request) => Message::Cancelled { request },
@@ -204,12 +204,10 @@ pub fn absent(member: Option<&RawValue>) -> bool {
 /// A JSON string's decoded text, borrowed when it holds no escape; `None`
 /// for any other value.
 pub fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
-    #[derive(serde::Deserialize)]
-    struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
-    serde_json::from_str::<Text<'_>>(raw.get())
-        .ok()
-        .map(|Text(text)| text)
+    text::decode(raw.get())
 }
+
+pub(crate) use text::decode as decode_string;
 
 /// The raw value of each of `names` among the members of the JSON object
 /// `text`, the last one when a name repeats; `None` when `text` is not an
@@ -294,7 +292,7 @@ mod tests {
         };
         assert_eq!(
             (id, &*name, arguments.as_deref()),
-            (Some(3.into()), "b", Some(r#"{"y":1}"#))
+            (Some(self::id("3")), "b", Some(r#"{"y":1}"#))
         );
         let params_twice = r#"{"id":1,"method":"tools/call","params":{"name":"a"},"params":{"name":"b"}}"#;
         assert!(matches!(message(params_twice), Message::Call { ref name, .. } if name == "b"));
@@ -340,14 +338,35 @@ mod tests {
         // A request of the server's own with a pending id is no response.
         assert_eq!(message(r#"{"id":7,"method":"roots/list"}"#), Message::Other);
         assert_eq!(message(r#"{"id":7,"method":5}"#), Message::Other);
-        assert_eq!(
-            message(r#"{"id":1,"method":"tools/call","params":[]}"#),
-            Message::Other
-        );
-        assert_eq!(
-            message(r#"{"id":1,"method":"tools/call","params":{"name":5}}"#),
-            Message::Other
-        );
+    }
+
+    #[test]
+    fn a_call_with_no_readable_name_is_a_call_to_the_empty_name() {
+        for line in [
+            r#"{"id":1,"method":"tools/call","params":[]}"#,
+            r#"{"id":1,"method":"tools/call","params":{"name":5,"arguments":{"a":1}}}"#,
+            r#"{"id":1,"method":"tools/call"}"#,
+        ] {
+            assert!(
+                matches!(message(line), Message::Call { ref name, id: Some(_), .. } if name.is_empty()),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_call_keeps_every_digit_of_its_id() {
+        let line = r#"{"id":12345678901234567890123,"method":"tools/call","params":{"name":"t"}}"#;
+        let Message::Call { id, .. } = message(line) else {
+            panic!()
+        };
+        let answer = r#"{"id":12345678901234567890123,"result":{}}"#;
+        let Message::Response { id: answered, .. } = message(answer) else {
+            panic!()
+        };
+        assert_eq!(id, Some(answered));
+        assert_ne!(id, Some(self::id("12345678901234567890124")));
+        assert_eq!(id.unwrap().to_string(), "12345678901234567890123");
     }
 
     #[test]

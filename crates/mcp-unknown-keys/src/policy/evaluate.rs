@@ -4,7 +4,7 @@
 use super::checks::{Checks, Tristate};
 use super::command::Command;
 use super::facts::Facts;
-use super::paths::Lexical;
+use super::paths::{Case, Lexical};
 use super::{Decision, Rule};
 
 /// Who decided.
@@ -116,7 +116,8 @@ fn matches(rule: &Rule, facts: &Facts<'_>, command: Option<&Command>, checks: &C
     let allow = rule.decision == Decision::Allow;
     if let Some(under) = &rule.under {
         let dir = Lexical::of_dir(under).resolve(facts.root);
-        let placement = facts.paths.placement(&dir);
+        let case = if allow { Case::Exact } else { Case::Folded };
+        let placement = facts.paths.placement(&dir, case);
         let fires = match allow {
             true => placement.all_within && !placement.unknown,
             false => placement.any_within || placement.unknown,

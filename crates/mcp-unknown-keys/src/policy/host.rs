@@ -15,8 +15,12 @@ use super::patterns::checked_string;
 /// `*.example.com` matches `api.example.com` and `a.b.example.com`, but not
 /// `example.com` itself (write a second rule for it) and not
 /// `evilexample.com`. A `*` anywhere else, a scheme, a port, a path, a
-/// trailing dot or characters no host name has are refused. An IPv6 literal
-/// is written without brackets (`::1`) and matched as written.
+/// trailing dot or characters no host name has are refused. An IPv6 address
+/// is written with or without brackets (`::1`, `[::1]`) and matched as an
+/// address, whatever the spelling on either side (`0:0::1`,
+/// `0000:0000:0000:0000:0000:0000:0000:0001`); a zone id (`fe80::1%eth0`)
+/// is refused in a pattern, and a URL carrying one (`%25eth0`) cannot be
+/// read (a deny or ask rule about its tool fires).
 ///
 /// ```
 /// use mcp_unknown_keys::policy::HostPattern;
@@ -35,9 +39,15 @@ impl HostPattern {
     /// Reads a pattern; fails on anything but a host or `*.` and a host.
     pub fn new(pattern: impl Into<String>) -> Result<HostPattern, RuleError> {
         let pattern = pattern.into();
+        let unbracketed = pattern
+            .strip_prefix('[')
+            .and_then(|inner| inner.strip_suffix(']'))
+            .unwrap_or(&pattern);
+        if let Some(address) = canonical_ipv6(unbracketed) {
+            return Ok(HostPattern(address));
+        }
         let host = pattern.strip_prefix("*.").unwrap_or(&pattern);
-        let readable = is_host_name(host) || (host.len() == pattern.len() && is_ipv6_literal(host));
-        if !readable {
+        if !is_host_name(host) {
             return Err(RuleError::new(format!(
                 "`{}` is not a host pattern: write a host such as `docs.rs`, or `*.` and a host such as `*.example.com` (no scheme, port, path or other `*`)",
                 pattern.escape_debug()
@@ -144,10 +154,8 @@ pub fn url_host(url: &str) -> Result<String, UrlProblem> {
     }
     if let Some(bracketed) = authority.strip_prefix('[') {
         let (literal, after) = bracketed.split_once(']').ok_or(UrlProblem::Host)?;
-        if !is_ipv6_literal(literal) {
-            return Err(UrlProblem::Host);
-        }
-        return port_of(after).map(|()| literal.to_ascii_lowercase());
+        let address = canonical_ipv6(literal).ok_or(UrlProblem::Host)?;
+        return port_of(after).map(|()| address);
     }
     let (host, after) = authority.split_at(authority.find(':').unwrap_or(authority.len()));
     if after.matches(':').count() > 1 {
@@ -198,13 +206,14 @@ fn is_host_name(host: &str) -> bool {
         })
 }
 
-/// Hex digits, colons and the dots of an IPv4 tail, with at least two
-/// colons.
-fn is_ipv6_literal(literal: &str) -> bool {
-    literal.bytes().filter(|&b| b == b':').count() >= 2
-        && literal
-            .bytes()
-            .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+/// An IPv6 address in its one canonical spelling (RFC 5952: lower case,
+/// zeros compressed, `::1`), or `None` when `literal` is not one (a zone id
+/// included).
+fn canonical_ipv6(literal: &str) -> Option<String> {
+    literal
+        .parse::<std::net::Ipv6Addr>()
+        .ok()
+        .map(|address| address.to_string())
 }
 
 /// Whether a URL parser would take the host for an IPv4 address: its last

@@ -59,12 +59,24 @@ impl Lexical {
     }
 
     /// Whether this path lies in `dir` (or is `dir`); unknown when one is
-    /// absolute and the other relative.
-    fn within(&self, dir: &Lexical) -> Result<bool, Unknown> {
+    /// absolute and the other relative. With `Case::Folded`, parts are
+    /// compared without case, as a case-insensitive file system (macOS's,
+    /// Windows') places them.
+    fn within(&self, dir: &Lexical, case: Case) -> Result<bool, Unknown> {
         if self.absolute != dir.absolute {
             return Err(Unknown::Mixed);
         }
-        Ok(self.parts.starts_with(&dir.parts))
+        Ok(match case {
+            Case::Exact => self.parts.starts_with(&dir.parts),
+            Case::Folded => {
+                self.parts.len() >= dir.parts.len()
+                    && self
+                        .parts
+                        .iter()
+                        .zip(&dir.parts)
+                        .all(|(part, of_dir)| same_folded(part, of_dir))
+            }
+        })
     }
 
     /// The directory holding this path.
@@ -79,7 +91,7 @@ impl Lexical {
 
     /// This path relative to `root`, when it lies in it.
     fn relative_to(&self, root: &Lexical) -> Option<Lexical> {
-        (self.within(root).ok()?).then(|| Lexical {
+        (self.within(root, Case::Exact).ok()?).then(|| Lexical {
             absolute: false,
             parts: self.parts[root.parts.len()..].to_vec(),
         })
@@ -97,6 +109,23 @@ impl Lexical {
                 .collect(),
         })
     }
+}
+
+/// How path parts are compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Case {
+    /// Byte for byte: for an `allow` rule, which must not match more than
+    /// it says.
+    Exact,
+    /// Without case: for a `deny` or `ask` rule, so that `SECRETS/key`
+    /// is under `secrets` on a file system that would open the same file
+    /// (over-matching only asks or denies more).
+    Folded,
+}
+
+/// Whether two path parts are one without case.
+fn same_folded(a: &str, b: &str) -> bool {
+    a.eq_ignore_ascii_case(b) || (!(a.is_ascii() && b.is_ascii()) && a.to_lowercase() == b.to_lowercase())
 }
 
 impl fmt::Display for Lexical {
@@ -196,8 +225,9 @@ impl<'a> CallPaths<'a> {
         }
     }
 
-    /// Where the paths lie with respect to `dir`.
-    pub(super) fn placement(&self, dir: &Lexical) -> Placement {
+    /// Where the paths lie with respect to `dir`, their parts compared as
+    /// `case` says.
+    pub(super) fn placement(&self, dir: &Lexical, case: Case) -> Placement {
         let mut placement = Placement {
             any_within: false,
             all_within: !self.named.is_empty(),
@@ -208,7 +238,7 @@ impl<'a> CallPaths<'a> {
                 .resolved
                 .as_ref()
                 .map_err(|why| *why)
-                .and_then(|p| p.within(dir))
+                .and_then(|p| p.within(dir, case))
             {
                 Ok(true) => placement.any_within = true,
                 Ok(false) => placement.all_within = false,

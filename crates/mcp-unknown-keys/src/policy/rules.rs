@@ -68,8 +68,11 @@ pub enum Severity {
 /// A call that names no path, URL or command is not about one: a rule with
 /// `under`, `host` or `command` does not match it.
 ///
-/// `allow` compares programs and arguments exactly; `deny` and `ask` fold
-/// case, as a case-insensitive file system would.
+/// `allow` compares programs, arguments and the directories of `under`
+/// exactly; `deny` and `ask` fold case, as a case-insensitive file system
+/// (macOS's, Windows') would: `deny under secrets` also denies
+/// `SECRETS/key`. Hosts are compared without case by every rule, and an IPv6
+/// address in any spelling (see [`HostPattern`]).
 ///
 /// Unknown members are refused when a rule is read, and so are bad
 /// patterns, directories and hosts, and `args` without a `command`:

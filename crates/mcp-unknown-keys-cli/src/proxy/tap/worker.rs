@@ -13,7 +13,6 @@ use mcp_unknown_keys::audit::{
     Verdicts, Warning,
 };
 use mcp_unknown_keys::jsonrpc::{AwaitedListings, Id, Line, ListingPage, Message, read_line};
-use serde_json::Value;
 
 use super::Report;
 use super::answers::AwaitedIds;
@@ -193,7 +192,7 @@ impl Worker {
         match (entry.from, message) {
             (From::Client, Message::ListTools { id, first }) => self.expect_listing(id, first, window),
             (From::Client, Message::Call { id, name, arguments }) => {
-                self.audit(&name, arguments.as_deref(), id.as_ref(), &entry.line, gates);
+                self.audit(&name, arguments.as_deref(), id, &entry.line, gates);
             }
             (From::Client, Message::Cancelled { request }) => {
                 self.forget(&request, window);
@@ -269,7 +268,11 @@ impl Worker {
 
     /// Audits one `tools/call` request, counts it, delivers its warning, if
     /// any, and awaits its answer when it carried undeclared keys.
-    fn audit(&self, tool: &str, arguments: Option<&str>, id: Option<&Value>, line: &[u8], gates: &Gates) {
+    fn audit(&self, tool: &str, arguments: Option<&str>, key: Option<Id>, line: &[u8], gates: &Gates) {
+        // The id as the warnings show it; `key`, read exactly, pairs the
+        // call with its answer.
+        let value = key.as_ref().map(Id::to_value);
+        let id = value.as_ref();
         let call = Call {
             tool,
             arguments: arguments.map(Arguments::Json),
@@ -280,7 +283,6 @@ impl Worker {
         let flagged = matches!(&outcome, Outcome::Audited { undeclared, undeclared_paths, .. }
             if !undeclared.is_empty() || !undeclared_paths.is_empty());
         let trace = flagged.then(|| TraceContext::of_call(line, id)).flatten();
-        let key = id.and_then(Id::of);
         let judged = {
             let mut state = self.state();
             state.coverage.record(&call, &outcome);

@@ -19,11 +19,12 @@ mod table;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 pub use note::{Note, Problem};
-pub use schema::{MAX_COMPOSITION_DEPTH, MAX_SHAPES, MAX_SUBSCHEMAS};
+pub use schema::{MAX_COMPOSITION_DEPTH, MAX_LISTING_WORK, MAX_SCHEMA_WORK, MAX_SHAPES, MAX_SUBSCHEMAS};
 pub(crate) use shape::{Object, Shape, ShapeId};
 
 use super::diagnosis::{CatalogIndex, Lazy, ToolIndex};
@@ -36,8 +37,12 @@ use crate::wire::ToolDeclaration;
 /// ([`Catalog::extend_tools`]), or page by page with
 /// [`Listing`](super::Listing); all follow the same rules for what is kept:
 ///
-/// - a schema that is not an object, or whose `properties` is present but
-///   not an object, is not kept: there is nothing to check against;
+/// - a tool is kept whatever its schema: one given no schema, a schema
+///   that is not an object, or one whose `properties` is present but not an
+///   object, declares nothing, so its calls are counted as
+///   [`Skip::DeclaresNothing`](super::Skip::DeclaresNothing) (it is
+///   listed), never as an unlisted tool; a schema present but unreadable is
+///   said in a [`Note`] ([`Problem::UnreadableSchema`]);
 /// - when a listing repeats a name, the last declaration wins.
 ///
 /// and for what a kept schema declares ([`Declared`]), read once per
@@ -91,9 +96,15 @@ use crate::wire::ToolDeclaration;
 /// not as an unlisted tool.
 #[derive(Clone, Debug, Default)]
 pub struct Catalog {
-    tools: HashMap<Box<str>, Declared, BuildHasherDefault<NameHasher>>,
+    /// Each tool's declaration, shared: a listing handed out page by page
+    /// ([`Listing`](super::Listing)) copies a pointer per tool, never a
+    /// declaration.
+    tools: HashMap<Arc<str>, Arc<Declared>, BuildHasherDefault<NameHasher>>,
     /// Whether this is a listing; false for [`Catalog::none`] (the default).
     listed: bool,
+    /// The work spent reading this listing's schemas, against
+    /// [`MAX_LISTING_WORK`].
+    work: usize,
     /// Which tool declares each key, for the diagnosis of warnings: built on
     /// the first warning that needs it, dropped when a tool is inserted.
     diagnosis: Lazy<CatalogIndex>,
@@ -110,15 +121,7 @@ struct NameHasher(u64);
 
 impl Hasher for NameHasher {
     fn write(&mut self, bytes: &[u8]) {
-        const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(SEED);
-        }
-        for &byte in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(byte)).wrapping_mul(SEED);
-        }
+        self.0 = super::hash::fold_words(self.0, bytes);
     }
 
     fn finish(&self) -> u64 {
@@ -146,8 +149,15 @@ pub struct Declared {
     defaults: Box<[(Box<str>, Value)]>,
     /// What could not be read.
     notes: Box<[Note]>,
-    /// The keys indexed for the diagnosis of warnings: built on the first
-    /// warning that needs it, never by [`Declared::declares`].
+    /// The arguments' own keys were read in part only (a bound was met):
+    /// the keys read are kept, and the tool is not audited.
+    partial: bool,
+    /// No schema was read: the listing gave none, or one that is not an
+    /// object schema.
+    unread: bool,
+    /// The keys indexed for the diagnosis of warnings: built when an
+    /// auditor takes the listing (or on the first warning that needs it),
+    /// never by [`Declared::declares`].
     diagnosis: Lazy<ToolIndex>,
 }
 
@@ -172,8 +182,14 @@ impl Declared {
     /// assert!(declared.declares("x-trace") && !declared.declares("offset"));
     /// ```
     pub fn from_schema(schema: &Value) -> Option<Declared> {
-        let read = schema::read(schema)?;
-        Some(Declared {
+        Declared::read(schema, MAX_SCHEMA_WORK).map(|(declared, _)| declared)
+    }
+
+    /// [`Declared::from_schema`], spending at most `budget` work; with the
+    /// work spent.
+    fn read(schema: &Value, budget: usize) -> Option<(Declared, usize)> {
+        let read = schema::read(schema, budget)?;
+        let declared = Declared {
             root: read.root,
             shapes: read.shapes.into(),
             defaults: {
@@ -182,8 +198,35 @@ impl Declared {
                 defaults.into()
             },
             notes: read.notes.into(),
+            partial: !read.complete,
+            unread: false,
             diagnosis: Lazy::default(),
-        })
+        };
+        Some((declared, read.work))
+    }
+
+    /// What a schema that cannot be read at all declares: nothing, with a
+    /// note saying so.
+    fn unreadable() -> Declared {
+        Declared {
+            notes: Box::new([Note::new("", Problem::UnreadableSchema)]),
+            ..Declared::unread()
+        }
+    }
+
+    /// What a tool listed without a schema declares: nothing.
+    fn unread() -> Declared {
+        Declared {
+            unread: true,
+            ..Declared::default()
+        }
+    }
+
+    /// Whether a schema was read for the tool: false when it was listed
+    /// with none, or with one that is not an object schema (it declares
+    /// nothing then).
+    pub fn has_schema(&self) -> bool {
+        !self.unread
     }
 
     /// Whether `key` is a declared top-level key: a property, or a key
@@ -203,9 +246,11 @@ impl Declared {
     /// pattern, or its schema is closed (`additionalProperties: false` or
     /// `unevaluatedProperties: false`), and it was read whole. An open
     /// schema declaring nothing is not: every key would be equally
-    /// undeclared.
+    /// undeclared. Nor is one whose arguments' own keys could not all be
+    /// read within the bounds (see [`Catalog`]): a key it did not read
+    /// would be said undeclared.
     pub fn is_audited(&self) -> bool {
-        self.root.audits()
+        !self.partial && self.root.audits()
     }
 
     /// Whether the schema allows no key but those it declares.
@@ -292,14 +337,12 @@ impl Catalog {
     }
 
     /// Reads OpenAI function declarations (`function.name`,
-    /// `function.parameters`). Declarations without a name are passed over.
+    /// `function.parameters`), by the rules of every other form
+    /// ([`Catalog::extend_tools`]). Declarations without a name are passed
+    /// over.
     pub fn from_declarations<'a>(declarations: impl IntoIterator<Item = &'a ToolDeclaration>) -> Catalog {
         let mut catalog = Catalog::new();
-        for declaration in declarations {
-            if let Some(name) = declaration.name() {
-                catalog.insert(name, declaration.parameters());
-            }
-        }
+        catalog.extend_tools(declarations.into_iter().map(ToolDeclaration::as_value));
         catalog
     }
 
@@ -336,22 +379,25 @@ impl Catalog {
     }
 
     /// Records one tool's schema; the last record of a name wins, even one
-    /// that cannot be read (which removes the tool).
+    /// that cannot be read (which leaves the tool declaring nothing: it is
+    /// listed all the same).
     pub fn insert(&mut self, name: &str, schema: Option<&Value>) {
         self.diagnosis = Lazy::default();
-        match schema.and_then(Declared::from_schema) {
-            Some(declared) => {
-                self.tools.insert(name.into(), declared);
+        let budget = MAX_SCHEMA_WORK.min(MAX_LISTING_WORK - self.work);
+        let declared = match schema.map(|schema| Declared::read(schema, budget)) {
+            Some(Some((declared, work))) => {
+                self.work += work;
+                declared
             }
-            None => {
-                self.tools.remove(name);
-            }
-        }
+            Some(None) => Declared::unreadable(),
+            None => Declared::unread(),
+        };
+        self.tools.insert(name.into(), Arc::new(declared));
     }
 
     /// The declaration of a listed tool.
     pub fn get(&self, tool: &str) -> Option<&Declared> {
-        self.tools.get(tool)
+        self.tools.get(tool).map(|declared| &**declared)
     }
 
     /// How many tools are kept.
@@ -373,7 +419,16 @@ impl Catalog {
 
     /// The tools kept, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Declared)> {
-        self.tools.iter().map(|(name, declared)| (&**name, declared))
+        self.tools.iter().map(|(name, declared)| (&**name, &**declared))
+    }
+
+    /// Builds each tool's index for the diagnosis of warnings, if it was
+    /// not built before (a declaration shared with an earlier page keeps
+    /// its own): off the path of calls.
+    pub(crate) fn index_tools_for_diagnosis(&self) {
+        for declared in self.tools.values() {
+            declared.diagnosis_index();
+        }
     }
 
     /// The diagnosis's index of which tool declares each key, built on

@@ -67,6 +67,10 @@ pub enum Problem {
         pattern: String,
     },
 
+    /// The schema is not a JSON object, or its `properties` is not one:
+    /// the tool is listed, declaring nothing, and not audited.
+    UnreadableSchema,
+
     /// The schema is too large or too deeply composed to be read whole
     /// within the catalogue's bounds (subschemas visited, reference chains,
     /// object shapes): the tool is not audited when this happens reading the
@@ -86,9 +90,10 @@ impl Note {
     /// Whether the problem leaves the tool's arguments unaudited altogether.
     pub fn leaves_tool_unaudited(&self) -> bool {
         match self.problem {
-            Problem::TooLarge | Problem::RemoteRef { .. } | Problem::UnresolvedRef { .. } => {
-                self.at.is_empty()
-            }
+            Problem::TooLarge
+            | Problem::RemoteRef { .. }
+            | Problem::UnresolvedRef { .. }
+            | Problem::UnreadableSchema => self.at.is_empty(),
             Problem::BadPattern { .. } => false,
         }
     }
@@ -135,7 +140,11 @@ impl fmt::Display for Note {
                 }
                 Ok(())
             }
-
+            Problem::UnreadableSchema => write!(
+                f,
+                "the schema is not an object schema (or its properties are not an object): {}",
+                self.effect()
+            ),
             Problem::TooLarge => write!(f, "the schema is too large to read whole: {}", self.effect()),
         }
     }
@@ -155,6 +164,7 @@ mod tests {
                 reference: "#/$defs/x".into(),
             },
             Problem::BadPattern { pattern: "([".into() },
+            Problem::UnreadableSchema,
             Problem::TooLarge,
         ] {
             let note = Note::new("entities[]", problem);

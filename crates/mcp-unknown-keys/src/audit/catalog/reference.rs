@@ -18,6 +18,9 @@ pub(crate) struct References<'s> {
     /// `$anchor`, `$dynamicAnchor` and `#name` `$id`s, gathered on the first
     /// reference to one.
     anchors: Option<HashMap<&'s str, &'s Value>>,
+    /// Each reference resolved so far, by its text: a definition that many
+    /// places refer to is looked up once, not once per place.
+    resolved: HashMap<&'s str, Result<&'s Value, Problem>>,
 }
 
 impl<'s> References<'s> {
@@ -32,12 +35,22 @@ impl<'s> References<'s> {
             root,
             base,
             anchors: None,
+            resolved: HashMap::new(),
         }
     }
 
     /// The subschema a reference points at, within this schema: never
     /// fetched from elsewhere.
-    pub fn resolve(&mut self, reference: &str) -> Result<&'s Value, Problem> {
+    pub fn resolve(&mut self, reference: &'s str) -> Result<&'s Value, Problem> {
+        if let Some(resolved) = self.resolved.get(reference) {
+            return resolved.clone();
+        }
+        let resolved = self.look_up(reference);
+        self.resolved.insert(reference, resolved.clone());
+        resolved
+    }
+
+    fn look_up(&mut self, reference: &str) -> Result<&'s Value, Problem> {
         let fragment = match reference.split_once('#') {
             Some(("", fragment)) => Some(fragment),
             Some((base, fragment)) if Some(base) == self.base => Some(fragment),

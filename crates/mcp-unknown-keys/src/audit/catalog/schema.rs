@@ -34,6 +34,20 @@ pub const MAX_COMPOSITION_DEPTH: usize = 64;
 /// arguments' own keys still are.
 pub const MAX_SHAPES: usize = 4_096;
 
+/// The most work spent reading one tool's schema: each subschema visited,
+/// each property and pattern read, each branch and reference followed
+/// counts one, over all its shapes (a definition read again for another
+/// shape counts again). Past it, reading stops: met reading the arguments'
+/// own keys, the keys read so far stay declared but the tool is not audited;
+/// met later, the nested values not read yet are not
+/// ([`Problem::TooLarge`] either way).
+pub const MAX_SCHEMA_WORK: usize = 1 << 18;
+
+/// The most work (as [`MAX_SCHEMA_WORK`] counts it) spent reading the
+/// schemas of one listing, over all its tools: a tool read when it is spent
+/// is read as one past its own bound.
+pub const MAX_LISTING_WORK: usize = 1 << 23;
+
 /// The most notes kept about one tool.
 const MAX_NOTES: usize = 16;
 
@@ -90,12 +104,19 @@ pub(crate) struct Read {
     pub defaults: Vec<(Box<str>, Value)>,
     /// What could not be read.
     pub notes: Vec<Note>,
+    /// Whether the arguments' own keys were read whole: when not, the keys
+    /// in `root` are those read before a bound was met, and the tool is not
+    /// audited.
+    pub complete: bool,
+    /// The work spent, as [`MAX_SCHEMA_WORK`] counts it.
+    pub work: usize,
 }
 
-/// Reads a tool's schema, or `None` when there is nothing to read: the
-/// schema is not an object, or its `properties` is not an object. A schema
-/// that cannot be read whole declares nothing, with a note saying why.
-pub(crate) fn read(schema: &Value) -> Option<Read> {
+/// Reads a tool's schema, spending at most `budget` work, or `None` when
+/// there is nothing to read: the schema is not an object, or its
+/// `properties` is not an object. A schema that cannot be read whole says
+/// why in a note.
+pub(crate) fn read(schema: &Value, budget: usize) -> Option<Read> {
     let members = schema.as_object()?;
     if members.get("properties").is_some_and(|p| !p.is_object()) {
         return None;
@@ -104,24 +125,23 @@ pub(crate) fn read(schema: &Value) -> Option<Read> {
         root: schema,
         references: References::of(schema),
         visits: 0,
+        budget,
+        left: budget,
         exhausted: false,
         notes: Vec::new(),
         interned: HashMap::new(),
         pending: Vec::new(),
     };
-    Some(reader.read().unwrap_or_else(|TooLarge| Read {
-        notes: vec![Note::new("", Problem::TooLarge)],
-        ..Read::default()
-    }))
+    Some(reader.read())
 }
-
-/// A bound was passed.
-struct TooLarge;
 
 struct Reader<'s> {
     root: &'s Value,
     references: References<'s>,
     visits: usize,
+    /// The work this read may spend, and what is left of it.
+    budget: usize,
+    left: usize,
     /// Whether a bound was met reading nested shapes: no new shape is made
     /// (and past [`MAX_SUBSCHEMAS`], none is read).
     exhausted: bool,
@@ -143,39 +163,45 @@ struct Facts<'s> {
     closed: bool,
     /// Why the shape's declared keys are unknown, if they are.
     problem: Option<Problem>,
+    /// A bound was met: what is gathered is only part of what the schemas
+    /// say.
+    truncated: bool,
 }
 
 impl<'s> Reader<'s> {
-    fn read(&mut self) -> Result<Read, TooLarge> {
+    fn read(&mut self) -> Read {
         // Not interned: most schemas never refer back to their root, and one
         // that does gets a shape of its own for it, read the same way.
         self.pending.push((vec![self.root], String::new()));
         let mut built: Vec<Shape> = Vec::new();
         let mut defaults = Vec::new();
+        let mut complete = true;
         while built.len() < self.pending.len() {
             let id = built.len();
             let (schemas, at) = std::mem::take(&mut self.pending[id]);
-            let facts = match self.walk(&schemas) {
-                Ok(facts) => facts,
-                // The arguments' own keys unknown: the tool is not audited.
-                Err(TooLarge) if id == 0 => return Err(TooLarge),
-                Err(TooLarge) => {
-                    self.exhaust(&at);
-                    built.push(Shape::default());
-                    continue;
-                }
-            };
+            let facts = self.walk(&schemas);
             if let Some(problem) = facts.problem {
                 self.note(&at, problem);
                 built.push(Shape::default());
                 continue;
+            }
+            if facts.truncated {
+                // Past a bound, nothing more is read, no new shape made.
+                self.exhaust(&at);
+                if id != 0 {
+                    built.push(Shape::default());
+                    continue;
+                }
+                // The arguments' own keys read in part: those read stay
+                // declared (for the diagnosis), and the tool is not audited.
+                complete = false;
             }
             let defaults = (id == 0).then_some(&mut defaults);
             let shape = self.shape_of(facts, &at, defaults);
             built.push(shape);
         }
         let mut shapes = if built.len() == 1 { built } else { prune(built) };
-        let nested = shapes[0].object.as_ref().is_some_and(Object::has_children);
+        let nested = complete && shapes[0].object.as_ref().is_some_and(Object::has_children);
         let root = if nested {
             // Kept in its place too: a recursive schema's shapes may lead
             // back to the arguments' own.
@@ -185,19 +211,32 @@ impl<'s> Reader<'s> {
             shapes.clear();
             root
         };
-        Ok(Read {
+        Read {
             shapes,
             root,
             defaults,
             notes: std::mem::take(&mut self.notes),
-        })
+            complete,
+            work: self.budget - self.left,
+        }
+    }
+
+    /// Spends `work`; false, with nothing spent, when less than that is
+    /// left (then nothing is left: reading stops).
+    fn spend(&mut self, work: usize) -> bool {
+        if work > self.left {
+            self.left = 0;
+            return false;
+        }
+        self.left -= work;
+        true
     }
 
     /// Gathers what `schemas` say, following combinators and references.
     /// `closed` is read only on the way that every value must satisfy
     /// (`allOf` and references): an `anyOf` branch that is closed does not
     /// close the object.
-    fn walk(&mut self, schemas: &[&'s Value]) -> Result<Facts<'s>, TooLarge> {
+    fn walk(&mut self, schemas: &[&'s Value]) -> Facts<'s> {
         let mut facts = Facts::default();
         let mut seen = Seen::default();
         let mut stack: Vec<(&'s Value, bool, usize)> =
@@ -212,12 +251,26 @@ impl<'s> Reader<'s> {
                 continue;
             }
             self.visits += 1;
-            if self.visits > MAX_SUBSCHEMAS || depth > MAX_COMPOSITION_DEPTH {
-                return Err(TooLarge);
+            if self.visits > MAX_SUBSCHEMAS || depth > MAX_COMPOSITION_DEPTH || !self.spend(1) {
+                facts.truncated = true;
+                return facts;
             }
             // One pass over the members, not one lookup per keyword: most
             // subschemas hold a few members, and there are sixteen keywords.
             for (keyword, value) in members {
+                // Each property, pattern, branch and reference (each member
+                // or item of a structural keyword's value) is charged before
+                // it is read: a listing cannot make this walk longer than
+                // the budget, however it repeats itself.
+                let work = match value {
+                    Value::Object(members) => members.len(),
+                    Value::Array(items) => items.len(),
+                    _ => 1,
+                };
+                if is_structural_keyword(keyword) && !self.spend(work) {
+                    facts.truncated = true;
+                    return facts;
+                }
                 let mut push = |value: &'s Value, must: bool| stack.push((value, must, depth + 1));
                 match (keyword.as_str(), value) {
                     ("$ref" | "$dynamicRef" | "$recursiveRef", Value::String(reference)) => {
@@ -256,7 +309,7 @@ impl<'s> Reader<'s> {
                 }
             }
         }
-        Ok(facts)
+        facts
     }
 
     /// The shape of what `facts` say, interning the shapes of its keys'
@@ -454,6 +507,7 @@ mod tests {
         let read = read(
             &json!({"properties": {"a": {"type": "string"}, "b": {"$ref": "#/$defs/s"}},
                                 "$defs": {"s": {"type": "string"}}}),
+            MAX_SCHEMA_WORK,
         )
         .unwrap();
         assert!(read.shapes.is_empty());
@@ -465,7 +519,7 @@ mod tests {
         let read = read(&json!({
             "$ref": "#/$defs/node",
             "$defs": {"node": {"properties": {"name": {}, "children": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}},
-        }))
+        }), MAX_SCHEMA_WORK)
         .unwrap();
         // The arguments, their `children` (an array) and its items: the
         // items are the node again, so read once.

@@ -3,9 +3,13 @@
 //! A warning must cost a small multiple of its clean audit whatever the size
 //! of the tool or the catalogue, so no work per warning may grow with the
 //! number of declared keys. Each [`Declared`](super::super::Declared) and the
-//! [`Catalog`] hold a [`Lazy`] index, built from their
-//! keys on the first warning that needs it and kept until the listing is
-//! replaced: calls that raise nothing never pay for it.
+//! [`Catalog`] hold a [`Lazy`] index, built from their keys and kept until
+//! the listing is replaced: each tool's when an
+//! [`Auditor`](super::super::Auditor) takes the listing
+//! ([`replace_catalog`](super::super::Auditor::replace_catalog)), once per
+//! tool however many pages share it, so no call pays for it; the
+//! catalogue's (a page's, rebuilt for each) on the first warning that needs
+//! it.
 //!
 //! - [`ToolIndex`]: one tool's keys by normalised form (case variants,
 //!   plurals), by prefix and suffix (truncations), by initials
@@ -99,18 +103,7 @@ impl Fnv {
 /// The hash of a whole key or form, eight bytes at a time (forms and keys
 /// are hashed whole on both sides, unlike initials, built letter by letter).
 fn hash(text: &str) -> u64 {
-    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-    let bytes = text.as_bytes();
-    let mut chunks = bytes.chunks_exact(8);
-    let mut hash = bytes.len() as u64;
-    for chunk in &mut chunks {
-        let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
-        hash = (hash.rotate_left(5) ^ word).wrapping_mul(SEED);
-    }
-    for &byte in chunks.remainder() {
-        hash = (hash.rotate_left(5) ^ u64::from(byte)).wrapping_mul(SEED);
-    }
-    hash
+    crate::audit::hash::fold_words(text.len() as u64, text.as_bytes())
 }
 
 /// The hash of a string of initials, as [`Fnv`] builds it letter by letter.
@@ -311,6 +304,12 @@ impl ToolIndex {
     pub(crate) fn with_form<'i>(&'i self, form: &'i str) -> impl Iterator<Item = u32> + 'i {
         let ids = self.by_form.get(hash(form));
         ids.iter().copied().filter(move |&id| self.form(id) == form)
+    }
+
+    /// How many keys [`ToolIndex::with_form`] may give for `form`, at
+    /// most: what ranking them may cost, known before they are read.
+    pub(crate) fn count_with_form(&self, form: &str) -> usize {
+        self.by_form.get(hash(form)).len()
     }
 
     /// Whether some declared key is longer than `key` (in bytes).

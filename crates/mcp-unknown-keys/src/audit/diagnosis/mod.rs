@@ -50,11 +50,13 @@
 //! the size of the tool or the catalogue:
 //!
 //! - what a key is matched against comes from indexes built once per
-//!   listing, on the first warning that needs them: case variants, plurals
-//!   and other tools' keys are hash lookups, and abbreviations, truncations
-//!   and near misses only compare a key with the declared keys that share a
-//!   prefix or suffix, initials or a length with it;
-//! - those comparisons draw on a budget of [`COMPARISONS_PER_WARNING`] plus
+//!   listing (each tool's when an auditor takes the listing, the
+//!   catalogue's on the first warning that needs it): case variants,
+//!   plurals and other tools' keys are hash lookups, and abbreviations,
+//!   truncations and near misses only compare a key with the declared keys
+//!   that share a prefix or suffix, initials or a length with it;
+//! - those comparisons, and each declared key a case or plural lookup
+//!   finds, draw on a budget of [`COMPARISONS_PER_WARNING`] plus
 //!   [`COMPARISONS_PER_KEY`] for each key the call carried, and the searches
 //!   of values for fragments on a budget of [`SEARCHED_BYTES_PER_WARNING`]
 //!   plus [`SEARCHES_PER_WARNING`] times the call's text. A check whose
@@ -228,10 +230,10 @@ impl<'a> Checks<'_, 'a> {
     fn cause_of(&mut self, key: &str, seen_on_tools: usize) -> Result<Hint, OverBudget> {
         let suggesting = |cause, declared: &str| Hint::new(key, cause).with_suggestion(declared);
         let form = normalized(key);
-        if let Some(declared) = self.case_variant_of(&form) {
+        if let Some(declared) = self.case_variant_of(&form)? {
             return Ok(suggesting(Cause::CaseVariant, declared));
         }
-        if let Some(declared) = self.plural_of(&form) {
+        if let Some(declared) = self.plural_of(&form)? {
             return Ok(suggesting(Cause::Plural, declared));
         }
         if let Some(declared) = self.abbreviation_of(key, &form)? {
@@ -286,26 +288,36 @@ impl<'a> Checks<'_, 'a> {
         first_carried.filter(|_| carried_too).map(|id| index.key(id))
     }
 
-    /// A declared key with the same normalised form.
-    fn case_variant_of(&mut self, form: &str) -> Option<&'a str> {
+    /// A declared key with the same normalised form. Each key of that form
+    /// is a candidate ranked, so each is charged to the budget.
+    fn case_variant_of(&mut self, form: &str) -> Result<Option<&'a str>, OverBudget> {
         if form.is_empty() {
-            return None;
+            return Ok(None);
         }
         self.work.lookups += 1;
         let index = self.index;
-        self.first_of(index.with_form(form).map(|id| (id, ())), true)
+        self.spend(index.count_with_form(form))?;
+        Ok(self.first_of(index.with_form(form).map(|id| (id, ())), true))
     }
 
     /// A declared key whose normalised form is a singular or plural of
-    /// `form`.
-    fn plural_of(&mut self, form: &str) -> Option<&'a str> {
+    /// `form`; each key of each such form charged, as for case variants.
+    fn plural_of(&mut self, form: &str) -> Result<Option<&'a str>, OverBudget> {
         let index = self.index;
         let mut ids: Vec<u32> = Vec::new();
+        let mut over_budget = false;
         for_each_plural_form(form, |form| {
             self.work.lookups += 1;
+            if over_budget || self.spend(index.count_with_form(form)).is_err() {
+                over_budget = true;
+                return;
+            }
             ids.extend(index.with_form(form));
         });
-        self.first_of(ids.into_iter().map(|id| (id, ())), true)
+        if over_budget {
+            return Err(OverBudget);
+        }
+        Ok(self.first_of(ids.into_iter().map(|id| (id, ())), true))
     }
 
     /// The declared key, longer and not carried, that `key` is a prefix or

@@ -332,6 +332,63 @@ fn the_indexes_are_built_once_on_the_first_warning_that_needs_them() {
 }
 
 #[test]
+fn a_listing_indexes_each_tool_once_before_any_warning() {
+    let (tools, catalogs) = index::built::counts();
+    let built = || {
+        let (now_tools, now_catalogs) = index::built::counts();
+        (now_tools - tools, now_catalogs - catalogs)
+    };
+    let auditor = crate::audit::Auditor::new().with_sink(());
+    let mut listing = crate::audit::Listing::default();
+    let page = |name: &str| json!({"name": name, "inputSchema": {"properties": {"path": {}}}});
+    auditor.replace_catalog(listing.page(&[page("a"), page("b")], true, true).unwrap());
+    assert_eq!(built(), (2, 0), "each tool's index, built with the listing");
+    auditor.replace_catalog(listing.page(&[page("c")], false, false).unwrap());
+    assert_eq!(built(), (3, 0), "a later page indexes only its own tools");
+    let catalog = auditor.catalog();
+    let call = crate::audit::Call::new("a", crate::audit::Arguments::Json(r#"{"Path":1}"#));
+    let warning = auditor.audit(&catalog, call).warning().unwrap();
+    assert_eq!(warning.hints[0].cause, Cause::CaseVariant);
+    assert_eq!(built(), (3, 0), "a warning builds none");
+}
+
+#[test]
+fn each_key_a_case_or_plural_lookup_finds_is_charged_to_the_budget() {
+    // Every case variant of one word: 4,096 keys of one normalised form.
+    let word = "abcdefghijkl";
+    let variants: Map<String, Value> = (0..1u32 << word.len())
+        .map(|bits| {
+            let key: String = word
+                .chars()
+                .enumerate()
+                .map(|(at, c)| {
+                    if bits >> at & 1 == 1 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            (key, json!({}))
+        })
+        .collect();
+    let plurals: Map<String, Value> = variants
+        .keys()
+        .map(|key| (format!("{key}s"), json!({})))
+        .collect();
+    for (properties, key) in [(variants, "abcdef_ghijkl"), (plurals, "abcdef_ghijkl")] {
+        let catalog =
+            Catalog::from_mcp_tools(&[json!({"name": "t", "inputSchema": {"properties": properties}})]);
+        let (hints, _, work) = diagnose_in(&catalog, "t", &json!({ key: 1 }), 1);
+        assert_eq!(hints[0].cause, Cause::Undiagnosed, "{hints:?}");
+        assert!(
+            operations(work) <= OPERATIONS_PER_KEY + OPERATIONS_PER_WARNING,
+            "{work:?}"
+        );
+    }
+}
+
+#[test]
 fn the_search_of_values_stops_at_its_budget() {
     let long = "x".repeat(SEARCHED_BYTES_PER_WARNING);
     let arguments: Map<String, Value> = (0..40).map(|i| (format!("zz{i:02}q"), json!(long))).collect();

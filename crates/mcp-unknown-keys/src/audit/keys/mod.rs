@@ -144,15 +144,9 @@ pub fn arguments_text(member: &str) -> Cow<'_, str> {
     if !member.starts_with('"') {
         return Cow::Borrowed(member);
     }
-    // `Cow<str>` alone always allocates; `#[serde(borrow)]` lets a string
-    // without escapes be borrowed.
-    #[derive(serde::Deserialize)]
-    struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
-    match serde_json::from_str::<Text<'_>>(member) {
-        Ok(Text(text)) => text,
-        // Not a JSON string after all: the scan will refuse it as it is.
-        Err(_) => Cow::Borrowed(member),
-    }
+    // Decoded with one copy at most (none without escapes). Not a JSON
+    // string after all: the scan will refuse it as it is.
+    crate::jsonrpc::decode_string(member).unwrap_or(Cow::Borrowed(member))
 }
 
 /// The arguments did not read as a JSON object.

@@ -10,6 +10,7 @@
 //! are all declared allocates nothing.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -44,6 +45,8 @@ pub(crate) fn scan(
         shapes: declared.shapes(),
         tolerates,
         found,
+        path: String::new(),
+        reported: HashSet::new(),
     };
     let top = ObjectVisitor {
         scan: &mut scan,
@@ -100,6 +103,13 @@ struct Scan<'c, 't> {
     shapes: &'c [Shape],
     tolerates: &'t dyn Fn(&str) -> bool,
     found: &'t mut Found,
+    /// The path of the key being reported, written into one buffer reused
+    /// from finding to finding.
+    path: String,
+    /// The paths reported (or tolerated) so far in this call: the items of
+    /// an array that all carry one undeclared key make one finding, each
+    /// further one costing a lookup, not an allocation.
+    reported: HashSet<Box<str>>,
 }
 
 impl Scan<'_, '_> {
@@ -114,9 +124,15 @@ impl Scan<'_, '_> {
                 }
             }
             Some(at) => {
-                let path = at.path_to(Step::Key(key));
-                if !(self.tolerates)(&path) {
-                    self.found.paths.push(path);
+                self.path.clear();
+                at.write_path(&mut self.path);
+                path::push(&mut self.path, Step::Key(key));
+                if self.reported.contains(self.path.as_str()) {
+                    return;
+                }
+                self.reported.insert(self.path.as_str().into());
+                if !(self.tolerates)(&self.path) {
+                    self.found.paths.push(self.path.clone());
                 }
             }
         }
@@ -130,15 +146,13 @@ struct Frame<'a> {
 }
 
 impl Frame<'_> {
-    /// The path from the top level through this frame, then `last`.
-    fn path_to(&self, last: Step<'_>) -> String {
-        let mut steps = vec![last];
-        let mut frame = Some(self);
-        while let Some(at) = frame {
-            steps.push(at.step);
-            frame = at.parent;
+    /// Appends the path from the top level through this frame to `path`.
+    /// Recursive: frames are at most [`MAX_NESTED_DEPTH`] deep.
+    fn write_path(&self, path: &mut String) {
+        if let Some(parent) = self.parent {
+            parent.write_path(path);
         }
-        path::render(steps.into_iter().rev())
+        path::push(path, self.step);
     }
 }
 

@@ -37,6 +37,7 @@ pub(crate) fn push(path: &mut String, step: Step<'_>) {
 }
 
 /// The path of `steps`, outermost first.
+#[cfg(test)]
 pub(crate) fn render<'a>(steps: impl IntoIterator<Item = Step<'a>>) -> String {
     let mut path = String::new();
     for step in steps {

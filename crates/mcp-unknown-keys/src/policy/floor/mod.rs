@@ -12,30 +12,44 @@ use super::{Decision, Dir, Rule};
 /// destroy work, hand over the machine or let an agent rewrite its own
 /// permissions.
 ///
-/// Two things are denied outright, even under an allow-everything policy:
+/// What it reads: the command of a call, where the policy finds commands —
+/// the `command` argument (with `args`) of any tool, or the arguments a
+/// [`PolicyConfig`](super::PolicyConfig) names for a tool — decomposed into
+/// simple commands (see [`command`](super::command)). It reads nothing
+/// else: a command in an argument the policy was not told of, a file
+/// written by a tool that takes a path (an `fs_write` of
+/// `.claude/settings.json`: write a `deny … under` rule for that), or code
+/// an interpreter runs (`python -c`, `node -e`) is not seen. It is an
+/// approval layer, not a sandbox.
 ///
-/// - a recursive removal (`rm -r`) of `/`, of the home directory or a
-///   directory above it, or of any user's home (`/root`, `/home/NAME`,
-///   `/Users/NAME`), however written (`//`, `/.`, `~`, `$HOME`, `/*`);
-/// - a write to the agent's own configuration: a path with a `.claude`,
-///   `.codex`, `.cursor` or `.gemini` directory in it, an `.mcp.json`, or a
-///   directory given with [`agent_config`](DangerFloor::agent_config) —
-///   by a redirection (`> file`) or a program that writes its arguments
-///   (`tee`, `cp`, `mv`, `sed -i`, `dd of=`, …).
+/// Denied, whatever the rest of the policy allows and whatever a grant
+/// says (a deny rule outranks every allow, and no grant lifts one):
 ///
-/// The rest is asked about, in red, every time (an "always" answer does not
-/// cover it): a force-push or `git reset --hard`; `sudo`, `su`, `doas`,
+/// - `rm` with a recursive flag whose target, as written, is `/`, the home
+///   directory or a directory above it, or any user's home (`/root`,
+///   `/home/NAME`, `/Users/NAME`); the target is placed lexically, with
+///   `//`, `/.` and `..` collapsed, `~` and `~USER` (for the home's user)
+///   expanded, case folded, and `$HOME`, `${HOME}` and globs whose
+///   directory is one of those (`/*`, `~/*`) recognised. A relative target
+///   is not placed (`cd / && rm -rf .` is not denied), nor is any other
+///   variable;
+/// - a write to a path with a `.claude`, `.codex`, `.cursor` or `.gemini`
+///   directory in it, an `.mcp.json`, or under a directory given with
+///   [`agent_config`](DangerFloor::agent_config), by a redirection
+///   (`> file`) or by a program known to write its operands (`tee`, `cp`,
+///   `mv`, `sed -i`, `dd of=`, …), with its target written out.
+///
+/// Asked about, marked a danger, every time (no grant answers it; a human
+/// can): a force-push or `git reset --hard`; `sudo`, `su`, `doas`,
 /// `pkexec`, `run0`; shutting down or restarting; `mkfs`, `dd`, `wipefs`;
 /// an interpreter reading its input (`curl … | sh`); a write to a shell
-/// startup file (`~/.bashrc`) or into a `.git` directory; an `rm` whose
-/// target cannot be read; and a command whose program cannot be read
-/// (`$(…)`, `$CMD`), so that what the floor cannot read is never waved
-/// through.
+/// startup file (`~/.bashrc`) or into a `.git` directory, or a write whose
+/// target cannot be read; an `rm` whose target cannot be read; and a
+/// command whose program cannot be read (`$(…)`, `$CMD`).
 ///
-/// Its checks read only what the command shows: a hard deny needs its
-/// target written out, and a write the floor cannot place is asked about
-/// instead. The floor is an approval layer, not a sandbox: code an
-/// interpreter runs (`python -c`, `node -e`) is not read.
+/// The floor acts only in a policy given it
+/// ([`PolicyLayer::danger_floor`](super::PolicyLayer::danger_floor), or
+/// `danger_floor` in a [`PolicyConfig`](super::PolicyConfig)).
 ///
 /// ```
 /// use mcp_unknown_keys::policy::{DangerFloor, Dir, Policy, PolicyConfig};
