@@ -166,6 +166,10 @@ fn shortened(name: &str) -> Cow<'_, str> {
 /// or `12 call(s): all audited`.
 impl fmt::Display for Coverage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never "all audited" of calls that were not there.
+        if self.calls == 0 {
+            return f.write_str("0 tool calls found");
+        }
         write!(f, "{} call(s): ", self.calls)?;
         if self.is_complete() {
             return f.write_str("all audited");
@@ -189,6 +193,14 @@ impl fmt::Display for Coverage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_call_is_never_said_to_be_all_audited() {
+        assert_eq!(Coverage::default().to_string(), "0 tool calls found");
+        let mut coverage = Coverage::default();
+        coverage.count_audited();
+        assert_eq!(coverage.to_string(), "1 call(s): all audited");
+    }
 
     #[test]
     fn the_json_line_names_reasons_in_snake_case_and_reads_back() {
