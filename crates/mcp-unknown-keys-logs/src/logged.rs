@@ -113,7 +113,10 @@ impl Segment {
             return false;
         };
         let segment = std::mem::take(self);
-        coverage.merge(summary.coverage.as_ref().unwrap_or(&segment.coverage));
+        // A summary whose figures disagree with one another was not written
+        // by a proxy: the log's own lines are counted instead.
+        let logged = summary.coverage.as_ref().filter(|logged| logged.is_consistent());
+        coverage.merge(logged.unwrap_or(&segment.coverage));
         let mut read = LogCounts::default();
         for finding in summary.findings {
             if let Some(declared) = finding.declared_keys {

@@ -220,3 +220,17 @@ fn read_record_knows_a_proxy_log_s_verdict_and_note_lines() {
         );
     }
 }
+
+#[test]
+fn a_summary_whose_figures_disagree_is_not_trusted_and_overflows_nothing() {
+    // Written by hand, not by a proxy: more audited than found, and a
+    // reason counting every call there could be.
+    let forged = json!({"summary": {
+        "coverage": {"calls": 1, "audited": 5, "unaudited": {"no_catalogue": u64::MAX}, "unlisted_tools": {}},
+        "findings": [],
+    }});
+    let log = proxy_log(Some(forged));
+    let (_, report) = audit(&[&log, &log]);
+    assert!(report.coverage.is_consistent(), "{:?}", report.coverage);
+    assert!(report.coverage.unaudited_calls() < 10, "{:?}", report.coverage);
+}

@@ -101,11 +101,14 @@ impl Coverage {
     }
 
     /// Adds what `other` counted to this coverage.
+    /// Counts saturate: a coverage read back from a file may hold any
+    /// numbers.
     pub fn merge(&mut self, other: &Coverage) {
-        self.calls += other.calls;
-        self.audited += other.audited;
+        self.calls = self.calls.saturating_add(other.calls);
+        self.audited = self.audited.saturating_add(other.audited);
         for (skip, calls) in &other.unaudited {
-            *self.unaudited.entry(*skip).or_default() += calls;
+            let counted = self.unaudited.entry(*skip).or_default();
+            *counted = counted.saturating_add(*calls);
         }
         for (tool, calls) in &other.unlisted_tools {
             self.name_unlisted(tool, *calls);
@@ -115,7 +118,7 @@ impl Coverage {
     fn name_unlisted(&mut self, tool: &str, calls: u64) {
         let tool = shortened(tool);
         if let Some(counted) = self.unlisted_tools.get_mut(&*tool) {
-            *counted += calls;
+            *counted = counted.saturating_add(calls);
             return;
         }
         let named =
@@ -125,12 +128,25 @@ impl Coverage {
         } else {
             OTHER_UNLISTED_TOOLS.to_owned()
         };
-        *self.unlisted_tools.entry(tool).or_default() += calls;
+        let counted = self.unlisted_tools.entry(tool).or_default();
+        *counted = counted.saturating_add(calls);
     }
 
     /// How many calls went unaudited, whatever the reason.
     pub fn unaudited_calls(&self) -> u64 {
-        self.calls - self.audited
+        self.calls.saturating_sub(self.audited)
+    }
+
+    /// Whether the figures agree with one another: no more audited than
+    /// found, and the reasons adding up to the calls not audited. Always so
+    /// of a coverage counted here; a reader of one written elsewhere (a
+    /// proxy's `--log` summary, say) checks it before it trusts it.
+    pub fn is_consistent(&self) -> bool {
+        let reasons = self
+            .unaudited
+            .values()
+            .try_fold(0u64, |sum, calls| sum.checked_add(*calls));
+        self.audited <= self.calls && reasons == Some(self.calls - self.audited)
     }
 
     /// Whether every call found was audited (true when none was found).
@@ -193,6 +209,22 @@ impl fmt::Display for Coverage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_coverage_read_from_elsewhere_is_checked_and_merged_without_overflow() {
+        let forged: Coverage = serde_json::from_str(
+            r#"{"calls":1,"audited":5,"unaudited":{"no_catalogue":18446744073709551615}}"#,
+        )
+        .unwrap();
+        assert!(!forged.is_consistent());
+        let mut coverage = Coverage::default();
+        coverage.count_unaudited("t", Skip::UnlistedTool);
+        assert!(coverage.is_consistent());
+        coverage.merge(&forged);
+        coverage.merge(&forged);
+        assert_eq!(coverage.unaudited_calls(), 0);
+        assert_eq!(coverage.unaudited[&Skip::NoCatalogue], u64::MAX);
+    }
 
     #[test]
     fn no_call_is_never_said_to_be_all_audited() {
