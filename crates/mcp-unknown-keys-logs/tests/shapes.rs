@@ -71,3 +71,12 @@ fn a_request_s_function_call_directive_is_no_call() {
         "function_call": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}});
     assert_eq!(tools_of(&read(&message)), ["get_weather"]);
 }
+
+#[test]
+fn a_call_whose_name_is_empty_is_a_call_and_one_with_no_name_is_none() {
+    let message = |call: Value| json!({"role": "assistant", "tool_calls": [call]});
+    let empty = message(json!({"id": "c1", "type": "function", "function": {"name": "", "arguments": "{}"}}));
+    assert_eq!(tools_of(&read(&empty)), [""]);
+    let absent = message(json!({"id": "c1", "type": "function", "function": {"arguments": "{}"}}));
+    assert!(tools_of(&read(&absent)).is_empty());
+}

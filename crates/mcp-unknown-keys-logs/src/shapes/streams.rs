@@ -126,11 +126,11 @@ impl Pieces {
         }
     }
 
-    /// Hands out every call, in index order.
+    /// Hands out every call, in index order: one whose name never came is
+    /// a call to the tool named "", counted as the core counts it.
     fn finish(mut self, out: &mut Vec<Assembled>) {
         self.partials.sort_by_key(|p| p.index);
-        let named = self.partials.into_iter().filter(|p| !p.call.name.is_empty());
-        out.extend(named.map(Partial::finish));
+        out.extend(self.partials.into_iter().map(Partial::finish));
     }
 }
 
@@ -364,6 +364,16 @@ mod tests {
         let mut rest = Vec::new();
         streams.end(&mut rest);
         assert_eq!(rest, [assembled("call_a1", "f_a", "{")]);
+    }
+
+    #[test]
+    fn a_streamed_call_whose_name_never_came_is_still_handed_out_at_the_end() {
+        let mut streams = Streams::default();
+        let nameless = r#"{"id":"s","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"arguments":"{\"a\":1}"}}]},"finish_reason":null}]}"#;
+        assert!(chunk(&mut streams, nameless).is_empty());
+        let mut rest = Vec::new();
+        streams.end(&mut rest);
+        assert_eq!(rest, [assembled("call_1", "", r#"{"a":1}"#)]);
     }
 
     #[test]

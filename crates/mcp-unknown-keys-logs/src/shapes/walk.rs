@@ -328,7 +328,9 @@ impl<H: Handler> Walk<'_, H> {
         if plan.holds(&plan.placeholder, object) {
             return true;
         }
-        let Some(tool) = first(&paths.name, |p| plan.text(object, p)).filter(|t| !t.is_empty()) else {
+        // A name that is there but empty is still a call (to the tool
+        // named "", counted as the core counts it); no name at all is no call.
+        let Some(tool) = first(&paths.name, |p| plan.text(object, p)) else {
             return false;
         };
         let server = first(&paths.server, |p| plan.text(object, p));
