@@ -82,9 +82,12 @@ impl Listing {
 ///
 /// A schema may nest deeper than a JSON parser will build (serde_json stops
 /// at 128 levels). Read as a whole, such a listing would be lost with every
-/// tool in it; read tool by tool, only the one tool is lost, and named.
+/// tool in it; read tool by tool, only the one tool's schema is lost, and
+/// named. A tool whose name can still be read stays listed, declaring
+/// nothing (`{"name": …}` alone), so that its calls are counted as
+/// `declares_nothing`, never as calls to a tool the server did not list.
 /// The proxy and the `audit` command both read listings through
-/// [`ListedTools::read`], so they skip the same tools.
+/// [`ListedTools::read`], so they read the same tools.
 ///
 /// ```
 /// use mcp_unknown_keys::audit::ListedTools;
@@ -95,17 +98,19 @@ impl Listing {
 ///        {{"name":"deep","inputSchema":{{"properties":{{"x":{deep}}}}}}}]"#
 /// );
 /// let listed = ListedTools::read(&array).expect("an array");
-/// assert_eq!(listed.tools.len(), 1);
+/// assert_eq!(listed.tools.len(), 2);
 /// assert_eq!(listed.tools[0]["name"], "read");
+/// assert_eq!(listed.tools[1], serde_json::json!({"name": "deep"}));
 /// assert_eq!(listed.unreadable, ["deep"]);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct ListedTools {
-    /// Every tool that could be read, in order.
+    /// Every tool listed, in order: as it was written, or, for one that
+    /// could not be read whole but whose name could, `{"name": …}` alone.
     pub tools: Vec<Value>,
-    /// The tools that could not be read, by name (`#N`, counted from 0, for
-    /// one whose name cannot be read either), in order.
+    /// The tools that could not be read whole, by name (`#N`, counted from
+    /// 0, for one whose name cannot be read either), in order.
     pub unreadable: Vec<String>,
 }
 
@@ -119,9 +124,13 @@ impl ListedTools {
         for (index, element) in elements.iter().enumerate() {
             match serde_json::from_str::<Value>(element.get()) {
                 Ok(tool) => listed.tools.push(tool),
-                Err(_) => listed
-                    .unreadable
-                    .push(name_of(element).unwrap_or_else(|| format!("#{index}"))),
+                Err(_) => match name_of(element) {
+                    Some(name) => {
+                        listed.tools.push(serde_json::json!({ "name": name }));
+                        listed.unreadable.push(name);
+                    }
+                    None => listed.unreadable.push(format!("#{index}")),
+                },
             }
         }
         Some(listed)
@@ -206,15 +215,20 @@ mod tests {
     }
 
     #[test]
-    fn a_tool_that_nests_too_deep_is_skipped_and_named_and_the_rest_are_read() {
+    fn a_tool_that_nests_too_deep_stays_listed_declaring_nothing_and_is_named() {
         let deep = format!("{}1{}", "{\"a\":".repeat(300), "}".repeat(300));
         let array = format!(
             r#"[{{"name":"before","inputSchema":{{"properties":{{"p":{{}}}}}}}},{{"inputSchema":{deep},"name":"deep"}},{{"inputSchema":{deep}}},{{"name":"after","inputSchema":{{"properties":{{"q":{{}}}}}}}}]"#
         );
         let listed = ListedTools::read(&array).unwrap();
         let names: Vec<&str> = listed.tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["before", "after"]);
+        assert_eq!(names, ["before", "deep", "after"]);
         assert_eq!(listed.unreadable, ["deep", "#2"]);
+        // Listed, declaring nothing: its calls count as declares_nothing.
+        let mut catalog = Catalog::new();
+        catalog.extend_tools(&listed.tools);
+        let declared = catalog.get("deep").expect("listed");
+        assert!(!declared.is_audited());
     }
 
     #[test]

@@ -89,9 +89,10 @@ impl Id {
 
     /// The id as a JSON value, for a [`Call`](crate::audit::Call)'s `id`:
     /// a string as a string, a number as a number when a JSON number value
-    /// holds it exactly, and otherwise as a string of the number as written
-    /// (`12345678901234567890123`, which a float would round), so that
-    /// [`id_text`](crate::id_text) gives the id's exact text.
+    /// holds its value exactly (written as serde_json writes it: `1.50`
+    /// becomes `1.5`, the same id), and otherwise as a string of the number
+    /// as written (`12345678901234567890123`, which a float would round), so
+    /// that [`id_text`](crate::id_text) never gives another id's text.
     ///
     /// ```
     /// use mcp_unknown_keys::id_text;
