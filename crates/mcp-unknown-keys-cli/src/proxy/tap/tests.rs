@@ -315,16 +315,36 @@ fn nothing_read_from_a_line_panics() {
     tap.settle(None);
 }
 
-/// A report whose warnings wait until the test lets them go, holding the
-/// audit worker; it keeps the summary's coverage.
+/// A report whose warnings say they hold the audit worker, then wait until
+/// the test lets them go; it keeps the summary's coverage.
 struct Held {
+    holding: Mutex<std::sync::mpsc::Sender<()>>,
     release: Mutex<std::sync::mpsc::Receiver<()>>,
     coverage: Mutex<Option<Coverage>>,
     unsettled_calls: Mutex<Option<u64>>,
 }
 
+/// A held report, the sender that lets its warnings go, and the receiver
+/// told each time one holds the worker.
+fn held() -> (
+    Arc<Held>,
+    std::sync::mpsc::Sender<()>,
+    std::sync::mpsc::Receiver<()>,
+) {
+    let (release, released) = std::sync::mpsc::channel();
+    let (holding, held_now) = std::sync::mpsc::channel();
+    let held = Arc::new(Held {
+        holding: Mutex::new(holding),
+        release: Mutex::new(released),
+        coverage: Mutex::new(None),
+        unsettled_calls: Mutex::new(None),
+    });
+    (held, release, held_now)
+}
+
 impl Report for Held {
     fn warning(&self, _: &Warning, _: Option<&TraceContext>) {
+        let _ = self.holding.lock().unwrap().send(());
         let _ = self.release.lock().unwrap().recv();
     }
     fn verdict(&self, _: &Judged, _: Option<&TraceContext>) {}
@@ -337,12 +357,7 @@ impl Report for Held {
 
 #[test]
 fn every_call_read_is_in_the_summary_though_the_audit_had_not_reached_it() {
-    let (release, released) = std::sync::mpsc::channel();
-    let held = Arc::new(Held {
-        release: Mutex::new(released),
-        coverage: Mutex::new(None),
-        unsettled_calls: Mutex::new(None),
-    });
+    let (held, release, _) = held();
     let tap = Tap::new(Auditor::new().with_sink(())).with_report(held.clone());
     listed(&tap);
     let call = |id: u32| {
@@ -384,4 +399,30 @@ fn calls_queued_when_the_session_ends_are_counted_once_read() {
         coverage.to_json_line(),
         r#"{"coverage":{"calls":2,"audited":0,"unaudited":{"unreadable_arguments":2},"unlisted_tools":{}}}"#
     );
+}
+
+#[test]
+fn a_batch_cut_short_when_the_session_ends_is_counted_whole() {
+    let (held, release, held_now) = held();
+    let tap = Tap::new(Auditor::new().with_sink(())).with_report(held.clone());
+    listed(&tap);
+    let calls: Vec<String> = (2..52)
+        .map(|id| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"fs_read","arguments":{{"path":"a","ffset":{id}}}}}}}"#
+            )
+        })
+        .collect();
+    from_client(&tap, &format!("[{}]", calls.join(",")));
+    // The first call's warning holds the worker inside the batch: one call
+    // counted, 49 still to count.
+    held_now.recv().unwrap();
+    tap.summarise(Some(Duration::ZERO));
+    release.send(()).unwrap();
+    let coverage = held.coverage.lock().unwrap().take().expect("a summary");
+    assert_eq!(
+        coverage.to_json_line(),
+        r#"{"coverage":{"calls":50,"audited":1,"unaudited":{"unreadable_arguments":49},"unlisted_tools":{}}}"#
+    );
+    assert_eq!(*held.unsettled_calls.lock().unwrap(), Some(49));
 }
