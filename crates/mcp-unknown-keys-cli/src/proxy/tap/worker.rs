@@ -326,7 +326,9 @@ impl Worker {
         let outcome = self.auditor.audit(&catalog, call);
         let flagged = matches!(&outcome, Outcome::Audited { undeclared, undeclared_paths, .. }
             if !undeclared.is_empty() || !undeclared_paths.is_empty());
-        let trace = flagged.then(|| TraceContext::of_call(line, id)).flatten();
+        let trace = flagged
+            .then(|| TraceContext::of_call(line, key.as_ref()))
+            .flatten();
         let judged = {
             let mut state = self.state();
             state.count(|coverage| coverage.record(&call, &outcome));
