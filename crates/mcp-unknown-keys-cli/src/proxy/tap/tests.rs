@@ -479,3 +479,31 @@ fn a_call_in_a_batch_with_an_id_too_large_for_a_float_keeps_its_trace() {
         [("12345678901234567890123".to_owned(), TraceContext::parse(PARENT))]
     );
 }
+
+#[test]
+fn a_call_naming_no_tool_is_said_so() {
+    let (tap, recorded) = recorded();
+    from_client(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"","arguments":{}}}"#,
+    );
+    listed(&tap);
+    from_client(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}"#,
+    );
+    tap.settle(None);
+    let notices = recorded.notices.lock().unwrap();
+    assert_eq!(notices.len(), 2, "{notices:?}");
+    assert!(
+        notices[0].starts_with("a call naming no tool was not audited: no tools/list answer seen yet"),
+        "{}",
+        notices[0]
+    );
+    assert!(
+        notices[1]
+            .starts_with("a call naming no tool was not audited: the server's tools/list does not name it"),
+        "{}",
+        notices[1]
+    );
+}

@@ -433,9 +433,12 @@ impl Worker {
             Skip::UnreadableArguments => "its arguments are not a JSON object",
         };
         if self.state().said.insert(format!("unaudited {skip}")) {
+            let call = match tool {
+                "" => "a call naming no tool".to_owned(),
+                tool => format!("the call to {}", Printable(tool)),
+            };
             self.notice(&format!(
-                "the call to {} was not audited: {why}; the summary counts each call not audited ({skip})",
-                Printable(tool)
+                "{call} was not audited: {why}; the summary counts each call not audited ({skip})"
             ));
         }
     }
