@@ -315,16 +315,52 @@ fn nothing_read_from_a_line_panics() {
     tap.settle(None);
 }
 
-/// A report whose warnings wait until the test lets them go, holding the
-/// audit worker; it keeps the summary's coverage.
+/// A report whose warnings say they hold the audit worker, then wait until
+/// the test lets them go; it keeps the summary's coverage.
 struct Held {
+    holding: Mutex<std::sync::mpsc::Sender<()>>,
     release: Mutex<std::sync::mpsc::Receiver<()>>,
     coverage: Mutex<Option<Coverage>>,
     unsettled_calls: Mutex<Option<u64>>,
 }
 
+/// A held report, the sender that lets its warnings go, and the receiver
+/// told each time one holds the worker.
+fn held() -> (
+    Arc<Held>,
+    std::sync::mpsc::Sender<()>,
+    std::sync::mpsc::Receiver<()>,
+) {
+    let (release, released) = std::sync::mpsc::channel();
+    let (holding, held_now) = std::sync::mpsc::channel();
+    let held = Arc::new(Held {
+        holding: Mutex::new(holding),
+        release: Mutex::new(released),
+        coverage: Mutex::new(None),
+        unsettled_calls: Mutex::new(None),
+    });
+    (held, release, held_now)
+}
+
+impl Held {
+    /// The summary's coverage, and how many calls it counted unread.
+    fn summarised(&self) -> (String, u64) {
+        let coverage = self.coverage.lock().unwrap().take().expect("a summary");
+        let unsettled_calls = self.unsettled_calls.lock().unwrap().take().expect("a summary");
+        (coverage.to_json_line(), unsettled_calls)
+    }
+}
+
+/// A call to `fs_read` (listed by [`listed`]) with an undeclared key.
+fn misspelt_call(id: u32) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"fs_read","arguments":{{"path":"a","ffset":{id}}}}}}}"#
+    )
+}
+
 impl Report for Held {
     fn warning(&self, _: &Warning, _: Option<&TraceContext>) {
+        let _ = self.holding.lock().unwrap().send(());
         let _ = self.release.lock().unwrap().recv();
     }
     fn verdict(&self, _: &Judged, _: Option<&TraceContext>) {}
@@ -337,32 +373,23 @@ impl Report for Held {
 
 #[test]
 fn every_call_read_is_in_the_summary_though_the_audit_had_not_reached_it() {
-    let (release, released) = std::sync::mpsc::channel();
-    let held = Arc::new(Held {
-        release: Mutex::new(released),
-        coverage: Mutex::new(None),
-        unsettled_calls: Mutex::new(None),
-    });
+    let (held, release, _) = held();
     let tap = Tap::new(Auditor::new().with_sink(())).with_report(held.clone());
     listed(&tap);
-    let call = |id: u32| {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"fs_read","arguments":{{"path":"a","ffset":{id}}}}}}}"#
-        )
-    };
     // The first call's warning holds the worker; the rest wait behind it.
-    from_client(&tap, &call(2));
-    from_client(&tap, &call(3));
-    from_client(&tap, &call(4));
+    from_client(&tap, &misspelt_call(2));
+    from_client(&tap, &misspelt_call(3));
+    from_client(&tap, &misspelt_call(4));
     from_client(&tap, r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
     tap.summarise(Some(Duration::from_millis(50)));
     release.send(()).unwrap();
-    let coverage = held.coverage.lock().unwrap().take().expect("a summary");
     assert_eq!(
-        coverage.to_json_line(),
-        r#"{"coverage":{"calls":3,"audited":1,"unaudited":{"unreadable_arguments":2},"unlisted_tools":{}}}"#
+        held.summarised(),
+        (
+            r#"{"coverage":{"calls":3,"audited":1,"unaudited":{"unreadable_arguments":2},"unlisted_tools":{}}}"#.into(),
+            2
+        )
     );
-    assert_eq!(*held.unsettled_calls.lock().unwrap(), Some(2));
 }
 
 #[test]
@@ -383,5 +410,100 @@ fn calls_queued_when_the_session_ends_are_counted_once_read() {
     assert_eq!(
         coverage.to_json_line(),
         r#"{"coverage":{"calls":2,"audited":0,"unaudited":{"unreadable_arguments":2},"unlisted_tools":{}}}"#
+    );
+}
+
+#[test]
+fn a_batch_cut_short_when_the_session_ends_is_counted_whole() {
+    let (held, release, held_now) = held();
+    let tap = Tap::new(Auditor::new().with_sink(())).with_report(held.clone());
+    listed(&tap);
+    let calls: Vec<String> = (2..52).map(misspelt_call).collect();
+    from_client(&tap, &format!("[{}]", calls.join(",")));
+    // The first call's warning holds the worker inside the batch: one call
+    // counted, 49 still to count.
+    held_now.recv().unwrap();
+    tap.summarise(Some(Duration::ZERO));
+    release.send(()).unwrap();
+    assert_eq!(
+        held.summarised(),
+        (
+            r#"{"coverage":{"calls":50,"audited":1,"unaudited":{"unreadable_arguments":49},"unlisted_tools":{}}}"#.into(),
+            49
+        )
+    );
+}
+
+/// A report that keeps each warning's id with its trace context, and the
+/// notices.
+#[derive(Default)]
+struct Recorded {
+    traces: Mutex<Vec<(String, Option<TraceContext>)>>,
+    notices: Mutex<Vec<String>>,
+}
+
+impl Report for Recorded {
+    fn warning(&self, warning: &Warning, trace: Option<&TraceContext>) {
+        self.traces
+            .lock()
+            .unwrap()
+            .push((warning.id.clone(), trace.copied()));
+    }
+    fn verdict(&self, _: &Judged, _: Option<&TraceContext>) {}
+    fn notice(&self, notice: &str) {
+        self.notices.lock().unwrap().push(notice.to_owned());
+    }
+    fn summary(&self, _: &Summary<'_>) {}
+}
+
+fn recorded() -> (Tap, Arc<Recorded>) {
+    let recorded = Arc::new(Recorded::default());
+    let tap = Tap::new(Auditor::new().with_sink(())).with_report(recorded.clone());
+    (tap, recorded)
+}
+
+#[test]
+fn a_call_in_a_batch_with_an_id_too_large_for_a_float_keeps_its_trace() {
+    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let (tap, recorded) = recorded();
+    listed(&tap);
+    from_client(
+        &tap,
+        &format!(
+            r#"[{{"jsonrpc":"2.0","id":12345678901234567890123,"method":"tools/call","params":{{"name":"fs_read","arguments":{{"ffset":1}},"_meta":{{"traceparent":"{PARENT}"}}}}}},{{"jsonrpc":"2.0","method":"ping"}}]"#
+        ),
+    );
+    tap.settle(None);
+    assert_eq!(
+        *recorded.traces.lock().unwrap(),
+        [("12345678901234567890123".to_owned(), TraceContext::parse(PARENT))]
+    );
+}
+
+#[test]
+fn a_call_naming_no_tool_is_said_so() {
+    let (tap, recorded) = recorded();
+    from_client(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"","arguments":{}}}"#,
+    );
+    listed(&tap);
+    from_client(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}}"#,
+    );
+    tap.settle(None);
+    let notices = recorded.notices.lock().unwrap();
+    assert_eq!(notices.len(), 2, "{notices:?}");
+    assert!(
+        notices[0].starts_with("a call naming no tool was not audited: no tools/list answer seen yet"),
+        "{}",
+        notices[0]
+    );
+    assert!(
+        notices[1]
+            .starts_with("a call naming no tool was not audited: the server's tools/list does not name it"),
+        "{}",
+        notices[1]
     );
 }

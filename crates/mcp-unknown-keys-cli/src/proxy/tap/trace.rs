@@ -2,7 +2,6 @@
 //! as the OpenTelemetry conventions for MCP propagate it: read only for a
 //! call that raised a finding, so that the finding joins the call's trace.
 
-use serde_json::Value;
 use serde_json::value::RawValue;
 
 use mcp_unknown_keys::jsonrpc::{Id, members};
@@ -34,15 +33,15 @@ impl TraceContext {
     }
 
     /// Reads the trace context of the call with `id` in `line` (a message,
-    /// or a batch holding it).
-    pub fn of_call(line: &[u8], id: Option<&Value>) -> Option<TraceContext> {
+    /// or a batch holding it). Ids are compared exactly, as [`Id`]s: a
+    /// number too large for a float is still found.
+    pub fn of_call(line: &[u8], id: Option<&Id>) -> Option<TraceContext> {
         let text = std::str::from_utf8(line).ok()?;
         if text.trim_start().starts_with('[') {
-            let wanted = id.and_then(Id::of);
             let elements: Vec<&RawValue> = serde_json::from_str(text).ok()?;
             return elements.into_iter().find_map(|element| {
-                let [id] = members(element.get(), ["id"])?;
-                (id.and_then(Id::read) == wanted).then(|| of_message(element.get()))?
+                let [element_id] = members(element.get(), ["id"])?;
+                (element_id.and_then(Id::read).as_ref() == id).then(|| of_message(element.get()))?
             });
         }
         of_message(text)
@@ -94,10 +93,31 @@ mod tests {
             r#"[{{"id":1,"method":"tools/call","params":{{}}}},{{"id":2,"method":"tools/call","params":{{"_meta":{{"traceparent":"{PARENT}"}}}}}}]"#
         );
         assert_eq!(
-            TraceContext::of_call(batch.as_bytes(), Some(&2.into())),
+            TraceContext::of_call(batch.as_bytes(), Some(&id("2"))),
             Some(context)
         );
-        assert_eq!(TraceContext::of_call(batch.as_bytes(), Some(&1.into())), None);
+        assert_eq!(TraceContext::of_call(batch.as_bytes(), Some(&id("1"))), None);
+    }
+
+    fn id(text: &str) -> Id {
+        Id::read(&RawValue::from_string(text.to_owned()).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_call_in_a_batch_is_found_by_an_id_too_large_for_a_float() {
+        let batch = format!(
+            r#"[{{"id":12345678901234567890124,"method":"tools/call","params":{{}}}},{{"id":12345678901234567890123,"method":"tools/call","params":{{"_meta":{{"traceparent":"{PARENT}"}}}}}}]"#
+        );
+        let wanted = id("12345678901234567890123");
+        assert_eq!(
+            TraceContext::of_call(batch.as_bytes(), Some(&wanted)),
+            TraceContext::parse(PARENT)
+        );
+        assert_eq!(
+            TraceContext::of_call(batch.as_bytes(), Some(&id("12345678901234567890124"))),
+            None,
+            "ids that differ only past a float's precision are told apart"
+        );
     }
 
     #[test]

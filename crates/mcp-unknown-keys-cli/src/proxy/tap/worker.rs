@@ -50,8 +50,9 @@ pub struct Gates {
     pub awaited: AwaitedIds,
 }
 
-/// The worker's rules and state; its lock is held only between lines and
-/// while counting, never while a warning is delivered.
+/// The worker's rules and state; its lock is held only between lines,
+/// while a line that may hold calls is parsed, and while counting, never
+/// while a warning is delivered.
 pub struct Worker {
     auditor: Auditor,
     state: Mutex<State>,
@@ -77,9 +78,31 @@ struct State {
     traces: HashMap<String, TraceContext>,
     /// The notices already said, so each is said once.
     said: HashSet<String>,
-    /// The line being read may be a call, and a call of it is counted in
-    /// `coverage` already: [`Worker::end`] must not count it again.
-    line_counted: bool,
+    /// The line being read, once parsed: how many of its calls are still
+    /// to be counted in `coverage`. While it is `Some`, [`Worker::end`]
+    /// counts those calls, not the line (which `Gates::calls_unread` still
+    /// holds), so a batch cut short is counted whole and nothing twice.
+    calls_to_count: Option<u64>,
+}
+
+impl State {
+    /// Counts one call of the line being read as `count` says.
+    fn count(&mut self, count: impl FnOnce(&mut Coverage)) {
+        count(&mut self.coverage);
+        if let Some(left) = &mut self.calls_to_count {
+            *left = left.saturating_sub(1);
+        }
+    }
+}
+
+/// How many `tools/call` requests a line holds.
+fn calls_in(line: &Line<'_>) -> u64 {
+    let is_call = |message: &Message<'_>| matches!(message, Message::Call { .. });
+    match line {
+        Line::Message(message) => u64::from(is_call(message)),
+        Line::Batch(messages) => messages.iter().filter(|message| is_call(message)).count() as u64,
+        Line::Unreadable => 0,
+    }
 }
 
 impl Worker {
@@ -133,37 +156,53 @@ impl Worker {
     /// ending, only counts the calls in it. A bug met reading it loses that
     /// line only: the gates it holds open are closed and the next line read.
     pub fn read(&self, entry: &Entry, gates: &Gates) {
-        let ending = self.ending.load(Ordering::Acquire);
-        let _ = catch_unwind(AssertUnwindSafe(|| match read_line(&entry.line) {
-            Line::Message(message) if ending => self.count_unread(message),
-            Line::Batch(messages) if ending => messages.into_iter().for_each(|m| self.count_unread(m)),
-            Line::Message(message) => self.act(entry, message, gates),
-            Line::Batch(messages) => {
-                for message in messages {
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            let messages = match self.parse(entry) {
+                Line::Message(message) => vec![message],
+                Line::Batch(messages) => messages,
+                Line::Unreadable => Vec::new(),
+            };
+            for message in messages {
+                // Checked per message: once the session ends, the rest of
+                // a batch is only counted.
+                if self.ending.load(Ordering::Acquire) {
+                    self.count_unread(message);
+                } else {
                     self.act(entry, message, gates);
                 }
             }
-            Line::Unreadable => {}
         }));
         if entry.in_window {
             gates.window.fetch_sub(1, Ordering::SeqCst);
         }
         if entry.may_call {
             // Under the state's lock, so that `end` sees the line either
-            // counted in `coverage` or still unread, never both.
+            // being read (its calls known) or still unread, never both.
             let mut state = self.state();
-            state.line_counted = false;
+            state.calls_to_count = None;
             gates.calls_unread.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+
+    /// Parses a queued line. One that may hold calls is parsed under the
+    /// state's lock, and the number of its calls noted there: `end` never
+    /// sees a line half read without knowing how many calls it holds.
+    fn parse<'a>(&self, entry: &'a Entry) -> Line<'a> {
+        if !entry.may_call {
+            return read_line(&entry.line);
+        }
+        let mut state = self.state();
+        let line = read_line(&entry.line);
+        state.calls_to_count = Some(calls_in(&line));
+        line
     }
 
     /// A call read after the session ended: counted as not audited, as a
     /// line passed over unread is.
     fn count_unread(&self, message: Message<'_>) {
         if let Message::Call { name, .. } = message {
-            let mut state = self.state();
-            state.coverage.count_unaudited(&name, Skip::UnreadableArguments);
-            state.line_counted = true;
+            self.state()
+                .count(|coverage| coverage.count_unaudited(&name, Skip::UnreadableArguments));
         }
     }
 
@@ -172,15 +211,20 @@ impl Worker {
         self.ending.store(true, Ordering::Release);
     }
 
-    /// The session ended: the coverage so far, with each client line that
-    /// may be a call and is still unread (queued, or being read and not
-    /// counted yet) counted as a call not audited; and how many those were.
+    /// The session ended: the coverage so far, with the calls of the line
+    /// being read not counted yet, and each client line that may be a call
+    /// and is still queued, counted as calls not audited; and how many
+    /// those were.
     pub fn end(&self, gates: &Gates) -> (Coverage, u64) {
         self.end_soon();
         let state = self.state();
         let mut coverage = state.coverage.clone();
-        let unread =
-            (gates.calls_unread.load(Ordering::SeqCst) as u64).saturating_sub(u64::from(state.line_counted));
+        let queued = gates.calls_unread.load(Ordering::SeqCst) as u64;
+        let unread = match state.calls_to_count {
+            // The line being read is in `calls_unread` too.
+            Some(left) => queued.saturating_sub(1) + left,
+            None => queued,
+        };
         for _ in 0..unread {
             coverage.count_unaudited("", Skip::UnreadableArguments);
         }
@@ -282,11 +326,12 @@ impl Worker {
         let outcome = self.auditor.audit(&catalog, call);
         let flagged = matches!(&outcome, Outcome::Audited { undeclared, undeclared_paths, .. }
             if !undeclared.is_empty() || !undeclared_paths.is_empty());
-        let trace = flagged.then(|| TraceContext::of_call(line, id)).flatten();
+        let trace = flagged
+            .then(|| TraceContext::of_call(line, key.as_ref()))
+            .flatten();
         let judged = {
             let mut state = self.state();
-            state.coverage.record(&call, &outcome);
-            state.line_counted = true;
+            state.count(|coverage| coverage.record(&call, &outcome));
             state.findings.record(&call, &outcome);
             match key.filter(|_| flagged) {
                 Some(key) => {
@@ -388,9 +433,12 @@ impl Worker {
             Skip::UnreadableArguments => "its arguments are not a JSON object",
         };
         if self.state().said.insert(format!("unaudited {skip}")) {
+            let call = match tool {
+                "" => "a call naming no tool".to_owned(),
+                tool => format!("the call to {}", Printable(tool)),
+            };
             self.notice(&format!(
-                "the call to {} was not audited: {why}; the summary counts each call not audited ({skip})",
-                Printable(tool)
+                "{call} was not audited: {why}; the summary counts each call not audited ({skip})"
             ));
         }
     }
