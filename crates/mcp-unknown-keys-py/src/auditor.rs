@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use mcp_unknown_keys::audit::{
     self, Arguments, Call, Catalog, Coverage, Listing, Outcome, Skip, declarations,
@@ -27,7 +27,40 @@ const DETACH_FROM_BYTES: usize = 16 * 1024;
 pub struct PyAuditor {
     auditor: audit::Auditor,
     coverage: Mutex<Coverage>,
-    listing: Mutex<Listing>,
+    listings: Mutex<Listings>,
+    /// The stamp of the catalogue installed last (0: none yet).
+    installed: Mutex<u64>,
+}
+
+/// The listing being assembled, and a stamp for each catalogue decided
+/// while it is locked: the order in which calls decided what the catalogue
+/// is to be. Installing happens after this lock is released (installing
+/// says notes, through Python), so two threads may install in either
+/// order; the stamps keep the older from replacing the newer.
+#[derive(Default)]
+struct Listings {
+    listing: Listing,
+    stamped: u64,
+}
+
+impl Listings {
+    /// Takes one page; the catalogue it hands out, if any, with its stamp.
+    fn page(&mut self, tools: &[Value], first: bool, more: bool) -> Option<(u64, Catalog)> {
+        let catalog = self.listing.page(tools, first, more)?;
+        Some((self.stamp(), catalog))
+    }
+
+    /// Gives up the listing being assembled, for a catalogue decided
+    /// otherwise (replaced or cleared); returns that catalogue's stamp.
+    fn abandon(&mut self) -> u64 {
+        self.listing.abandon();
+        self.stamp()
+    }
+
+    fn stamp(&mut self) -> u64 {
+        self.stamped += 1;
+        self.stamped
+    }
 }
 
 #[pymethods]
@@ -51,7 +84,8 @@ impl PyAuditor {
         Ok(PyAuditor {
             auditor,
             coverage: Mutex::default(),
-            listing: Mutex::default(),
+            listings: Mutex::default(),
+            installed: Mutex::default(),
         })
     }
 
@@ -68,10 +102,8 @@ impl PyAuditor {
         py.detach(move || {
             let mut catalog = Catalog::new();
             catalog.extend_tools(&tools);
-            self.listing().abandon();
-            // Says the catalogue's notes through `on_note` (taking the GIL
-            // back for it): no lock is held.
-            self.auditor.replace_catalog(catalog);
+            let stamp = self.listings().abandon();
+            self.install(stamp, catalog);
         });
         Ok(())
     }
@@ -90,9 +122,9 @@ impl PyAuditor {
         // calling this auditor back.
         let tools = listed_tools(tools)?;
         py.detach(move || {
-            let catalog = self.listing().page(&tools, first, more);
-            if let Some(catalog) = catalog {
-                self.auditor.replace_catalog(catalog);
+            let decided = self.listings().page(&tools, first, more);
+            if let Some((stamp, catalog)) = decided {
+                self.install(stamp, catalog);
             }
         });
         Ok(())
@@ -102,8 +134,8 @@ impl PyAuditor {
     /// `notifications/tools/list_changed`): calls meanwhile are counted as
     /// unaudited for `no_catalogue`.
     fn clear_catalog(&self) {
-        self.listing().abandon();
-        self.auditor.clear_catalog();
+        let stamp = self.listings().abandon();
+        self.install(stamp, Catalog::none());
     }
 
     /// The tools of the current catalogue, sorted.
@@ -184,16 +216,32 @@ impl PyAuditor {
     }
 }
 
-/// Both locks guard pure Rust only: none is ever held across a call into
+/// Every lock guards pure Rust only: none is ever held across a call into
 /// Python, which may let another thread take the GIL and wait for the lock
 /// with it, or call this auditor back on the same thread.
 impl PyAuditor {
-    fn counted(&self) -> std::sync::MutexGuard<'_, Coverage> {
+    fn counted(&self) -> MutexGuard<'_, Coverage> {
         self.coverage.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn listing(&self) -> std::sync::MutexGuard<'_, Listing> {
-        self.listing.lock().unwrap_or_else(PoisonError::into_inner)
+    fn listings(&self) -> MutexGuard<'_, Listings> {
+        self.listings.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Installs the catalogue stamped `stamp` unless a newer one was
+    /// installed first, then says its notes through `on_note` (taking the
+    /// GIL back for it) with no lock held.
+    fn install(&self, stamp: u64, catalog: Catalog) {
+        let installed = {
+            let mut newest = self.installed.lock().unwrap_or_else(PoisonError::into_inner);
+            if stamp < *newest {
+                return;
+            }
+            *newest = stamp;
+            // Calls no sink: safe under the lock.
+            self.auditor.install_catalog(catalog)
+        };
+        self.auditor.say_notes(&installed);
     }
 }
 

@@ -18,6 +18,8 @@ from mcp_unknown_keys import Auditor
 
 # Generous: each scenario takes well under a second when nothing deadlocks.
 DEADLOCK_TIMEOUT_S = 60
+# Rounds of a race that an install in no order lost in nearly every round.
+ORDERING_ROUNDS = 20
 
 PRELUDE = """
 import threading, time
@@ -71,6 +73,46 @@ def test_two_threads_listing_at_once_do_not_deadlock(method):
         assert auditor.tools == ["search"], auditor.tools
         assert auditor.audit("search", {{"q": "x", "limit": 1}}).unknown_keys == ["limit"]
     """)
+
+
+@pytest.mark.parametrize("newer", ["list_page", "replace_catalog", "clear_catalog"])
+def test_the_newest_catalogue_stays_whichever_thread_installs_last(newer):
+    # One thread closes a listing with a large last page while another
+    # decides a newer catalogue. In either order the newer one is what
+    # stays: taken first, it leaves the large page a page of a listing
+    # abandoned (passed over); taken second, it replaces it. The large page
+    # takes long to install, so without ordering it would be installed last
+    # and an older listing would replace the newer catalogue.
+    run_alone(
+        """
+        LARGE = [
+            {"name": f"tool{n}", "inputSchema": {"properties": {f"k{i}": {} for i in range(8)}}}
+            for n in range(3000)
+        ]
+        expected = [] if NEWER == "clear_catalog" else ["search"]
+        for round in range(ROUNDS):
+            auditor = Auditor(on_warn=lambda warning: None)
+            auditor.list_page([REMOTE], first=True, more=True)
+            started = threading.Event()
+            def close_listing():
+                started.set()
+                auditor.list_page(LARGE, first=False, more=False)
+            thread = threading.Thread(target=close_listing)
+            thread.start()
+            started.wait()
+            # Lets the large page be taken first, most rounds: the order
+            # that lost without stamps. Either order must pass.
+            time.sleep(0.005)
+            if NEWER == "list_page":
+                auditor.list_page([SEARCH], first=True, more=False)
+            elif NEWER == "replace_catalog":
+                auditor.replace_catalog([SEARCH])
+            else:
+                auditor.clear_catalog()
+            thread.join()
+            assert auditor.tools == expected, f"round {round}: {len(auditor.tools)} tools, an older listing's"
+        """.replace("NEWER", repr(newer)).replace("ROUNDS", str(ORDERING_ROUNDS))
+    )
 
 
 def test_a_note_callback_may_call_the_auditor_back():

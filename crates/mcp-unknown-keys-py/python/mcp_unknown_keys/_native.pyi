@@ -73,7 +73,7 @@ class Auditor:
     def __init__(
         self,
         on_warn: Callable[[Warning], object] | None = None,
-        allow: Iterable[str] | None = (),
+        allow: Iterable[str] | None = None,
         top_level_only: bool = False,
         on_note: Callable[[str, str], object] | None = None,
     ) -> None: ...
@@ -126,7 +126,7 @@ def audit_file(
     path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     tools: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any] | None = None,
     *,
-    allow: Iterable[str] | None = (),
+    allow: Iterable[str] | None = None,
     top_level_only: bool = False,
 ) -> Report:
     """Audits recorded logs as `mcp-unknown-keys audit` does: warnings, coverage, lines read."""

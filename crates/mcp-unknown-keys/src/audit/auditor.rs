@@ -296,6 +296,17 @@ impl Auditor {
     /// says its notes not said before ([`Auditor::say_notes`]). Pairs
     /// already said stay said.
     pub fn replace_catalog(&self, catalog: Catalog) {
+        let catalog = self.install_catalog(catalog);
+        self.say_notes(&catalog);
+    }
+
+    /// Replaces the catalogue as [`Auditor::replace_catalog`] does but says
+    /// none of its notes, and returns it. For a door that decides under a
+    /// lock of its own whether a catalogue is still the newest to install:
+    /// this never calls the sink, so the lock can be held across it, and
+    /// the notes are said afterwards ([`Auditor::say_notes`]) with the lock
+    /// released, since a sink may call the door back.
+    pub fn install_catalog(&self, catalog: Catalog) -> Arc<Catalog> {
         // Built here, once per tool, so that no call pays for it.
         catalog.index_tools_for_diagnosis();
         let catalog = Arc::new(catalog);
@@ -304,7 +315,7 @@ impl Auditor {
             &mut *self.catalog.write().unwrap_or_else(PoisonError::into_inner),
             catalog.clone(),
         );
-        self.say_notes(&catalog);
+        catalog
     }
 
     /// Hands each note of `catalog` (what its schemas could not be read
