@@ -114,6 +114,24 @@ fn a_body_on_the_answer_to_a_notification_reaches_the_host() {
 }
 
 #[test]
+fn a_stream_kept_open_on_the_answer_to_a_notification_does_not_hold_the_exit() {
+    let message =
+        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#;
+    let server = Scripted::start(move |seen| {
+        if seen.text().contains("notifications/initialized") {
+            Reply::events(&[message]).endless()
+        } else {
+            Reply::status(405)
+        }
+    });
+    let mut s = bridge(&server.url(), &[]);
+    s.send(INITIALIZED);
+    assert_eq!(String::from_utf8_lossy(&s.recv()).trim_end(), message);
+    // stdin closes: the bridge exits although the stream stays open.
+    assert!(s.finish().status.success());
+}
+
+#[test]
 fn a_notification_slower_than_the_wait_is_still_delivered_and_its_answer_passed_on() {
     // The server takes longer than the bridge waits before sending the next
     // message (10 s): the notification must not be cancelled.

@@ -66,6 +66,10 @@ struct Bridge {
     answered: Notify,
     /// The stream of the server's own messages (2025 era), once opened.
     listening: Mutex<Option<AbortHandle>>,
+    /// Event streams that answer a one-way message: pumped, not awaited
+    /// (but for a moment at exit), and how many are still open.
+    aside: Mutex<Vec<AbortHandle>>,
+    aside_open: AtomicUsize,
 }
 
 struct InFlight {
@@ -105,6 +109,8 @@ pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), 
         one_way: AtomicUsize::new(0),
         answered: Notify::new(),
         listening: Mutex::new(None),
+        aside: Mutex::default(),
+        aside_open: AtomicUsize::new(0),
     });
     let signalled = runtime.block_on(async {
         let signalled = tokio::select! {
@@ -140,6 +146,7 @@ impl Bridge {
             }
         }
         self.all_answered().await;
+        let _ = tokio::time::timeout(STOP_PATIENCE, self.aside_ended()).await;
     }
 
     /// One host line.
@@ -239,6 +246,19 @@ impl Bridge {
         }
     }
 
+    /// Waits until every stream that answers a one-way message has ended:
+    /// at exit, a short stream's last messages still reach the host, and
+    /// [`STOP_PATIENCE`] bounds the wait for one a server keeps open.
+    async fn aside_ended(&self) {
+        loop {
+            let ended = self.answered.notified();
+            if self.aside_open.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            ended.await;
+        }
+    }
+
     /// Ends the session: open streams closed, the session deleted.
     async fn close(&self) {
         for (_, request) in self.in_flight().drain() {
@@ -246,6 +266,9 @@ impl Bridge {
         }
         if let Some(listening) = self.listening().take() {
             listening.abort();
+        }
+        for stream in self.aside().drain(..) {
+            stream.abort();
         }
         self.end_session(STOP_PATIENCE).await;
     }
@@ -256,6 +279,10 @@ impl Bridge {
 
     fn listening(&self) -> std::sync::MutexGuard<'_, Option<AbortHandle>> {
         self.listening.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn aside(&self) -> std::sync::MutexGuard<'_, Vec<AbortHandle>> {
+        self.aside.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
