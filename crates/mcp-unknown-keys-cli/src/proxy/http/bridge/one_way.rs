@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use hyper::StatusCode;
 use hyper::body::Incoming;
 
@@ -17,14 +16,14 @@ use super::exchange::{
     DEFAULT_RETRY, Exchange, MAX_MESSAGE, MAX_RESUMPTIONS, MAX_RETRY, is_event_stream, read_body,
 };
 use super::session::Routing;
-use crate::proxy::http::client::describe;
+use crate::proxy::http::client::{Body, describe};
 use crate::proxy::http::note;
 use crate::proxy::http::reply::{self, Failure};
 use crate::proxy::http::sse::Parser;
 
 /// A message that awaits no answer, read and routed, ready to send.
 pub struct OneWay {
-    pub line: Bytes,
+    pub body: Body,
     pub routing: Routing,
     pub declared: Option<String>,
     /// The method, or "response".
@@ -39,7 +38,7 @@ impl Bridge {
     pub async fn deliver_one_way(self: Arc<Self>, message: OneWay) {
         let (request, sent) = self.session.post(
             &self.upstream,
-            message.line,
+            message.body,
             &message.routing,
             message.declared.as_deref(),
         );
