@@ -1,7 +1,8 @@
 //! `proxy --listen ADDR --upstream URL` in front of a scripted server, for
 //! what no real server does on cue: a session that expires (its 404 passed
 //! on as it came, its tap ended), what the proxy asks of the endpoint
-//! (`Accept-Encoding: identity`), and an answer held back (the warning is
+//! (`Accept-Encoding: identity`), a 404 on another path (the session
+//! lives on), and an answer held back (the warning is
 //! said while the call is on its way, not once the answer begins).
 
 #![cfg(feature = "remote")]
@@ -69,6 +70,35 @@ fn a_404_for_an_expired_session_passes_as_it_is_and_ends_the_session_s_tap() {
     // `extra` is declared in the new session: only `other` is said.
     assert_eq!(said, [&json!(["extra"]), &json!(["other"])], "{stderr}");
     assert_ne!(warnings[0]["upstream_session"], warnings[1]["upstream_session"]);
+}
+
+#[test]
+fn a_404_on_another_path_leaves_the_session_s_listing_in_place() {
+    // OAuth metadata, say: not found, in a session. Only the endpoint
+    // speaks for the session; its listing must still audit the next call.
+    let server = Scripted::start(|seen| {
+        if seen.text().contains("jsonrpc") {
+            answer(seen, &["path"])
+        } else {
+            Reply::status(404)
+        }
+    });
+    let proxy = Reverse::start(&server.url(), &[]);
+    let session = [("mcp-session-id", "s1")];
+    block_on(async {
+        post(&proxy.url(), &session, &list_request("1", None)).await;
+        let metadata = format!("http://{}/.well-known/oauth-authorization-server", proxy.address);
+        assert_eq!(post(&metadata, &session, "{}").await.status, 404);
+        post(
+            &proxy.url(),
+            &session,
+            &call("2", "fs_read", r#"{"path":"a","extra":1}"#),
+        )
+        .await;
+    });
+    let (stderr, warnings) = proxy.stop();
+    let said: Vec<&Value> = warnings.iter().map(|w| &w["unknown_keys"]).collect();
+    assert_eq!(said, [&json!(["extra"])], "{stderr}");
 }
 
 #[test]

@@ -173,9 +173,89 @@ pub fn as_line(message: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(spaced)
 }
 
+/// How far into a line too long to read the bridge looks for its `id` and
+/// `method`: members written before `params` or `result`, as clients write
+/// them.
+pub const LEADING_BYTES: usize = 4096;
+
+/// The `id` and `method` members that open a message whose whole cannot be
+/// read (it is too long to hold): read from its first [`LEADING_BYTES`],
+/// one top-level member after another, up to the first that does not end
+/// within them.
+#[derive(Default)]
+pub struct Leading {
+    pub id: Option<Box<RawValue>>,
+    pub method: Option<String>,
+}
+
+impl Leading {
+    pub fn read(line: &[u8]) -> Leading {
+        let head = &line[..line.len().min(LEADING_BYTES)];
+        let mut leading = Leading::default();
+        let mut at = skip_space(head, 0);
+        if head.get(at) != Some(&b'{') {
+            return leading;
+        }
+        at += 1;
+        while let Some((name, value, next)) = member(head, at) {
+            match name.as_str() {
+                "id" => leading.id = Some(value),
+                "method" => leading.method = serde_json::from_str(value.get()).ok(),
+                _ => {}
+            }
+            at = skip_space(head, next);
+            if head.get(at) != Some(&b',') {
+                break;
+            }
+            at += 1;
+        }
+        leading
+    }
+}
+
+/// The member `"name": value` at `at`, and where it ends.
+fn member(head: &[u8], at: usize) -> Option<(String, Box<RawValue>, usize)> {
+    let at = skip_space(head, at);
+    let mut names = serde_json::Deserializer::from_slice(&head[at..]).into_iter::<String>();
+    let name = names.next()?.ok()?;
+    let colon = skip_space(head, at + names.byte_offset());
+    if head.get(colon) != Some(&b':') {
+        return None;
+    }
+    let start = colon + 1;
+    let mut values = serde_json::Deserializer::from_slice(&head[start..]).into_iter::<Box<RawValue>>();
+    let value = values.next()?.ok()?;
+    let end = start + values.byte_offset();
+    // A number cut off by the end of the head would read as a shorter one.
+    (end < head.len()).then_some((name, value, end))
+}
+
+fn skip_space(head: &[u8], mut at: usize) -> usize {
+    while head.get(at).is_some_and(u8::is_ascii_whitespace) {
+        at += 1;
+    }
+    at
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_leading_id_and_method_are_read_from_a_line_cut_short() {
+        let line = br#" { "jsonrpc" : "2.0", "id": 7 ,"method":"tools/call","params":{"name":"t","arguments":{"a":"yyyy"#;
+        let leading = Leading::read(line);
+        assert_eq!(leading.id.map(|id| id.get().to_owned()).as_deref(), Some("7"));
+        assert_eq!(leading.method.as_deref(), Some("tools/call"));
+        // A number cut off by the end of what is read is not taken.
+        assert!(Leading::read(br#"{"id":12"#).id.is_none());
+        let late = format!(
+            r#"{{"params":"{}","id":1,"method":"m"}}"#,
+            "x".repeat(LEADING_BYTES)
+        );
+        assert!(Leading::read(late.as_bytes()).id.is_none());
+        assert!(Leading::read(b"[1,2]").id.is_none());
+    }
 
     #[test]
     fn a_request_is_read_for_routing() {

@@ -15,9 +15,9 @@ use mcp_unknown_keys::jsonrpc::Id;
 use serde_json::value::RawValue;
 
 use super::Bridge;
-use super::session::{Era, Routing, SESSION_ID};
-use crate::proxy::http::client::{Response, describe};
-use crate::proxy::http::message::{Outgoing, answer_to};
+use super::session::{Era, Routing, SESSION_ID, full};
+use crate::proxy::http::client::{Body, Response, describe};
+use crate::proxy::http::message::{Leading, Outgoing, answer_to};
 use crate::proxy::http::note;
 use crate::proxy::http::reply::{self, Failure};
 use crate::proxy::http::sse::{Event, Parser};
@@ -40,7 +40,8 @@ pub const MAX_MESSAGE: usize = crate::proxy::tap::MAX_TAPPED_LINE;
 
 /// A request, read and ready to send.
 pub struct Exchange {
-    line: Bytes,
+    /// The message, taken when it is sent.
+    body: Option<Body>,
     id: Option<Id>,
     raw_id: Option<Box<RawValue>>,
     method: Option<String>,
@@ -63,13 +64,27 @@ impl Exchange {
     pub fn plan(bridge: &Bridge, message: &Outgoing<'_>, line: Bytes) -> Exchange {
         let routing = bridge.session.route(message);
         Exchange {
+            body: Some(full(line)),
             id: message.id().and_then(Id::read),
             raw_id: message.id().map(ToOwned::to_owned),
             method: message.method().map(str::to_owned),
             declared: message.protocol_version().map(str::to_owned),
             first_page: message.method() == Some("tools/list") && !message.has_cursor(),
             routing,
-            line,
+        }
+    }
+
+    /// A request too long to read, sent as it streams in: only its
+    /// leading `id` and `method` are known, and no header is read from it.
+    pub fn streamed(body: Body, leading: Leading) -> Exchange {
+        Exchange {
+            body: Some(body),
+            id: leading.id.as_deref().and_then(Id::read),
+            raw_id: leading.id,
+            method: leading.method,
+            declared: None,
+            routing: Routing::none(),
+            first_page: false,
         }
     }
 
@@ -82,16 +97,15 @@ impl Exchange {
     }
 
     /// Sends a request and writes what answers it.
-    pub async fn run(self, bridge: Arc<Bridge>) {
+    pub async fn run(mut self, bridge: Arc<Bridge>) {
+        let body = self.body.take().unwrap_or_else(|| full(Bytes::new()));
         let failure = if bridge.session.expired() && self.method() != "initialize" {
             Some(Failure::Expired)
         } else {
-            let (request, sent) = bridge.session.post(
-                &bridge.upstream,
-                self.line.clone(),
-                &self.routing,
-                self.declared.as_deref(),
-            );
+            let (request, sent) =
+                bridge
+                    .session
+                    .post(&bridge.upstream, body, &self.routing, self.declared.as_deref());
             let response = bridge.upstream.request(request).await;
             match response {
                 Err(error) => Some(Failure::Unreachable(describe(&error))),
@@ -274,7 +288,7 @@ impl Exchange {
     /// notification, are forwarded through: it answers no request.
     pub(super) fn listener() -> Exchange {
         Exchange {
-            line: Bytes::new(),
+            body: None,
             id: None,
             raw_id: None,
             method: None,

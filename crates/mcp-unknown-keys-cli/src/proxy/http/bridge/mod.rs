@@ -14,27 +14,29 @@
 //! - [`reply`](super::reply) writes the only bytes the bridge ever authors.
 
 mod exchange;
+mod host;
 mod one_way;
 mod session;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, ErrorKind, Write};
+use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use http_body_util::BodyExt;
 use hyper::header::HeaderMap;
 use mcp_unknown_keys::jsonrpc::Id;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::AbortHandle;
 
-use self::exchange::MAX_MESSAGE;
+use self::host::HostLine;
 use self::one_way::OneWay;
 use self::session::Session;
-use super::client::Upstream;
-use super::message::{Kind, Outgoing};
+use super::client::{self, Upstream};
+use super::message::{Kind, Leading, Outgoing};
 use super::note;
 use crate::proxy::relay::LineTap;
 use crate::proxy::tap::Tap;
@@ -66,6 +68,10 @@ struct Bridge {
     answered: Notify,
     /// The stream of the server's own messages (2025 era), once opened.
     listening: Mutex<Option<AbortHandle>>,
+    /// Event streams that answer a one-way message: pumped, not awaited
+    /// (but for a moment at exit), and how many are still open.
+    aside: Mutex<Vec<AbortHandle>>,
+    aside_open: AtomicUsize,
 }
 
 struct InFlight {
@@ -86,7 +92,7 @@ pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), 
     let (lines, from_host) = mpsc::channel(64);
     thread::Builder::new()
         .name("from-host".into())
-        .spawn(move || read_host(&lines))
+        .spawn(move || host::read(&lines))
         .map_err(|e| format!("cannot start a thread: {e}"))?;
     let (out, to_host) = mpsc::channel(256);
     let writer = thread::Builder::new()
@@ -105,6 +111,8 @@ pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), 
         one_way: AtomicUsize::new(0),
         answered: Notify::new(),
         listening: Mutex::new(None),
+        aside: Mutex::default(),
+        aside_open: AtomicUsize::new(0),
     });
     let signalled = runtime.block_on(async {
         let signalled = tokio::select! {
@@ -132,14 +140,19 @@ pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), 
 impl Bridge {
     /// Sends each host line on, in order; returns once stdin is closed and
     /// every request the host awaits is answered.
-    async fn serve(self: Arc<Self>, mut from_host: mpsc::Receiver<Vec<u8>>) {
+    async fn serve(self: Arc<Self>, mut from_host: mpsc::Receiver<HostLine>) {
         while let Some(line) = from_host.recv().await {
-            let line = Bytes::from(line);
-            if !line.trim_ascii().is_empty() {
-                self.clone().dispatch(line).await;
+            match line {
+                HostLine::Whole(line) if line.trim_ascii().is_empty() => {}
+                HostLine::Whole(line) => self.clone().dispatch(Bytes::from(line)).await,
+                HostLine::Long(streamed) => {
+                    let leading = Leading::read(streamed.head());
+                    self.dispatch_long(streamed.boxed(), leading).await;
+                }
             }
         }
         self.all_answered().await;
+        let _ = tokio::time::timeout(STOP_PATIENCE, self.aside_ended()).await;
     }
 
     /// One host line.
@@ -164,13 +177,19 @@ impl Bridge {
     /// [`ACCEPT_PATIENCE`] for the server to take it before the next
     /// message goes: past that, only the waiting stops, never the sending.
     async fn send_one_way(self: &Arc<Self>, message: &Outgoing<'_>, line: Bytes) {
-        let what = message.method().unwrap_or("response").to_owned();
         let one_way = OneWay {
             routing: self.session.route(message),
             declared: message.protocol_version().map(str::to_owned),
-            what: what.clone(),
-            line,
+            what: message.method().unwrap_or("response").to_owned(),
+            body: session::full(line),
         };
+        self.deliver_aside(one_way).await;
+    }
+
+    /// Delivers a one-way message on a task of its own (see
+    /// [`Bridge::send_one_way`]).
+    async fn deliver_aside(self: &Arc<Self>, one_way: OneWay) {
+        let what = one_way.what.clone();
         self.one_way.fetch_add(1, Ordering::SeqCst);
         let bridge = self.clone();
         let delivery = tokio::spawn(async move {
@@ -195,8 +214,34 @@ impl Bridge {
             exchange.run(self.clone()).await;
             return;
         }
+        self.send_request(exchange, message.method() == Some("subscriptions/listen"));
+    }
+
+    /// A line too long to read (longer than [`exchange::MAX_MESSAGE`]): sent as it
+    /// streams in, unread, and counted as passed over. Its leading `id` and
+    /// `method` tell a request, which is awaited and answered on failure
+    /// like any other; the server's answer passes on as for any message.
+    async fn dispatch_long(self: &Arc<Self>, body: client::Body, leading: Leading) {
+        // The tap says it, and counts it as a call not audited.
+        self.tap.client().passed_over();
+        if leading.id.is_some() && leading.method.is_some() {
+            let endless = leading.method.as_deref() == Some("subscriptions/listen");
+            self.send_request(exchange::Exchange::streamed(body, leading), endless);
+        } else {
+            let one_way = OneWay {
+                routing: session::Routing::none(),
+                declared: None,
+                what: leading.method.unwrap_or_else(|| "message".to_owned()),
+                body,
+            };
+            self.deliver_aside(one_way).await;
+        }
+    }
+
+    /// Sends a request on a task of its own, awaited at exit unless
+    /// `endless`.
+    fn send_request(self: &Arc<Self>, exchange: exchange::Exchange, endless: bool) {
         let id = exchange.id().cloned();
-        let endless = message.method() == Some("subscriptions/listen");
         let bridge = self.clone();
         let task = tokio::spawn(async move {
             exchange.run(bridge).await;
@@ -239,6 +284,19 @@ impl Bridge {
         }
     }
 
+    /// Waits until every stream that answers a one-way message has ended:
+    /// at exit, a short stream's last messages still reach the host, and
+    /// [`STOP_PATIENCE`] bounds the wait for one a server keeps open.
+    async fn aside_ended(&self) {
+        loop {
+            let ended = self.answered.notified();
+            if self.aside_open.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            ended.await;
+        }
+    }
+
     /// Ends the session: open streams closed, the session deleted.
     async fn close(&self) {
         for (_, request) in self.in_flight().drain() {
@@ -246,6 +304,9 @@ impl Bridge {
         }
         if let Some(listening) = self.listening().take() {
             listening.abort();
+        }
+        for stream in self.aside().drain(..) {
+            stream.abort();
         }
         self.end_session(STOP_PATIENCE).await;
     }
@@ -256,6 +317,10 @@ impl Bridge {
 
     fn listening(&self) -> std::sync::MutexGuard<'_, Option<AbortHandle>> {
         self.listening.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn aside(&self) -> std::sync::MutexGuard<'_, Vec<AbortHandle>> {
+        self.aside.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -286,52 +351,6 @@ impl Out {
         bytes.extend_from_slice(line);
         bytes.push(b'\n');
         let _ = self.lines.send(bytes).await;
-    }
-}
-
-/// Reads the host's lines, newline and CR dropped, until stdin ends. A
-/// line longer than [`MAX_MESSAGE`] is not sent (nor held): stderr says so.
-fn read_host(lines: &mpsc::Sender<Vec<u8>>) {
-    let mut stdin = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
-    let mut line = Vec::new();
-    let mut too_long = false;
-    loop {
-        let buffer = match stdin.fill_buf() {
-            Ok([]) => return,
-            Ok(buffer) => buffer,
-            Err(error) if error.kind() == ErrorKind::Interrupted => continue,
-            Err(_) => return,
-        };
-        let (piece, ends) = match memchr::memchr(b'\n', buffer) {
-            Some(at) => (&buffer[..at], true),
-            None => (buffer, false),
-        };
-        if !too_long && line.len() + piece.len() > MAX_MESSAGE {
-            too_long = true;
-            line = Vec::new();
-            note(&format!(
-                "a line from the host longer than {} MiB was not sent to the server (a request in it gets no answer)",
-                MAX_MESSAGE >> 20
-            ));
-        }
-        if !too_long {
-            line.extend_from_slice(piece);
-        }
-        let used = piece.len() + usize::from(ends);
-        stdin.consume(used);
-        if !ends {
-            continue;
-        }
-        if std::mem::take(&mut too_long) {
-            continue;
-        }
-        let mut whole = std::mem::take(&mut line);
-        if whole.last() == Some(&b'\r') {
-            whole.pop();
-        }
-        if lines.blocking_send(whole).is_err() {
-            return;
-        }
     }
 }
 

@@ -5,24 +5,25 @@
 //! host as it came.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use hyper::StatusCode;
+use hyper::body::Incoming;
 
 use super::Bridge;
 use super::exchange::{
     DEFAULT_RETRY, Exchange, MAX_MESSAGE, MAX_RESUMPTIONS, MAX_RETRY, is_event_stream, read_body,
 };
 use super::session::Routing;
-use crate::proxy::http::client::describe;
+use crate::proxy::http::client::{Body, describe};
 use crate::proxy::http::note;
 use crate::proxy::http::reply::{self, Failure};
 use crate::proxy::http::sse::Parser;
 
 /// A message that awaits no answer, read and routed, ready to send.
 pub struct OneWay {
-    pub line: Bytes,
+    pub body: Body,
     pub routing: Routing,
     pub declared: Option<String>,
     /// The method, or "response".
@@ -37,7 +38,7 @@ impl Bridge {
     pub async fn deliver_one_way(self: Arc<Self>, message: OneWay) {
         let (request, sent) = self.session.post(
             &self.upstream,
-            message.line,
+            message.body,
             &message.routing,
             message.declared.as_deref(),
         );
@@ -49,10 +50,10 @@ impl Bridge {
                 Some(Failure::Expired)
             }
             Ok(response) if response.status().is_success() && is_event_stream(&response) => {
-                let mut parser = Parser::new(MAX_MESSAGE);
-                Exchange::listener()
-                    .pump(&self, response.into_body(), &mut parser)
-                    .await;
+                // Taken: the stream's messages are passed on as they come,
+                // but like the GET stream it is not awaited at exit (a
+                // server may keep it open for ever).
+                self.pump_aside(response.into_body());
                 None
             }
             Ok(response) if response.status().is_success() => match read_body(response.into_body()).await {
@@ -77,6 +78,22 @@ impl Bridge {
             None if message.what == "notifications/initialized" => self.clone().listen(),
             None => {}
         }
+    }
+
+    /// Forwards the events of a stream that answers no request, on a task
+    /// of its own that the end of the session closes.
+    fn pump_aside(self: &Arc<Self>, body: Incoming) {
+        let bridge = self.clone();
+        self.aside_open.fetch_add(1, Ordering::SeqCst);
+        let task = tokio::spawn(async move {
+            let mut parser = Parser::new(MAX_MESSAGE);
+            Exchange::listener().pump(&bridge, body, &mut parser).await;
+            bridge.aside_open.fetch_sub(1, Ordering::SeqCst);
+            bridge.answered.notify_waiters();
+        });
+        let mut aside = self.aside();
+        aside.retain(|task| !task.is_finished());
+        aside.push(task.abort_handle());
     }
 
     /// Opens the GET stream of the server's own messages (2025 era), once

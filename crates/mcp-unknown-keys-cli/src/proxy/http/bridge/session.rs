@@ -181,11 +181,11 @@ impl Session {
     pub fn post(
         &self,
         upstream: &Upstream,
-        body: Bytes,
+        body: Body,
         routing: &Routing,
         declared: Option<&str>,
     ) -> (Request<Body>, Option<HeaderValue>) {
-        let mut request = self.base(upstream, Method::POST, full(body));
+        let mut request = self.base(upstream, Method::POST, body);
         let headers = request.headers_mut();
         headers.insert(ACCEPT, BOTH);
         headers.insert(CONTENT_TYPE, JSON);
@@ -238,7 +238,8 @@ impl Session {
     }
 }
 
-fn full(body: Bytes) -> Body {
+/// A body in one piece.
+pub fn full(body: Bytes) -> Body {
     Full::new(body).map_err(|never| match never {}).boxed()
 }
 
@@ -267,7 +268,7 @@ mod tests {
         session
             .post(
                 &upstream(),
-                Bytes::from(line.to_owned()),
+                full(Bytes::from(line.to_owned())),
                 &routing,
                 message.protocol_version(),
             )

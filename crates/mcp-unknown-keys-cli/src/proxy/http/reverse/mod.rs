@@ -167,8 +167,11 @@ impl Proxy {
             }
         };
         let status = response.status();
-        let ended = (parts.method == Method::DELETE && status.is_success())
-            || (status == StatusCode::NOT_FOUND && matches!(key, sessions::Key::Session(_)));
+        // Only the endpoint speaks for the session: a 404 (or a DELETE) on
+        // another path (OAuth metadata, say) says nothing of it.
+        let ended = to_endpoint
+            && ((parts.method == Method::DELETE && status.is_success())
+                || (status == StatusCode::NOT_FOUND && matches!(key, sessions::Key::Session(_))));
         if ended {
             // The session is over (deleted, or unknown to the server): its
             // summary now. The 404 goes to the client as it is.
