@@ -45,7 +45,7 @@ fn a_client_that_fetches_only_the_first_page_has_its_calls_audited() {
 }
 
 #[test]
-fn a_tool_whose_schema_nests_too_deep_is_skipped_alone_and_named_once() {
+fn a_tool_whose_schema_nests_too_deep_is_listed_declaring_nothing_and_named_once() {
     let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
     let listing = format!(
         r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{{"name":"deep","inputSchema":{{"properties":{{"x":{{"enum":{deep}}}}}}}}},{{"name":"fs_read","inputSchema":{{"type":"object","properties":{{"path":{{}}}}}}}}]}}}}"#
@@ -63,10 +63,12 @@ fn a_tool_whose_schema_nests_too_deep_is_skipped_alone_and_named_once() {
     let notices: Vec<&str> = finished
         .stderr
         .lines()
-        .filter(|l| l.contains("could not be read"))
+        .filter(|l| l.contains("nests too deep"))
         .collect();
     assert_eq!(notices.len(), 1, "{}", finished.stderr);
     assert!(notices[0].contains("deep"), "{}", notices[0]);
     let coverage = &finished.logged_summary()["coverage"];
-    assert_eq!(coverage["unaudited"]["unlisted_tool"], 1);
+    // Listed by the server, so never an unlisted tool.
+    assert_eq!(coverage["unaudited"]["declares_nothing"], 1);
+    assert_eq!(coverage["unaudited"].get("unlisted_tool"), None);
 }
