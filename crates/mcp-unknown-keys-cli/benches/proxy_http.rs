@@ -11,6 +11,11 @@
 //!   each door adds to the direct median;
 //! - throughput with 32 calls in flight: 32 HTTP clients direct and through
 //!   the reverse proxy; 32 calls pipelined through the bridge's stdio.
+//!
+//! With `PROXY_BENCH_BASELINE=PATH` (another build of the binary), that
+//! build's doors run in the same rounds, taking turns with this one's, so
+//! that a change is compared under the same load (the latency of loopback
+//! wake-ups on these shared machines moves threefold between idle and busy).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
@@ -45,39 +50,39 @@ fn main() {
     }
     let server = serve();
     let url = format!("http://{server}/mcp");
-    let reverse = Door::reverse(&url);
-    let reverse_url = format!("http://{}/mcp", reverse.address);
-    let mut bridge = Door::bridge(&url);
-    bridge.line(&r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#.to_owned());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    runtime.block_on(post_once(
-        &client(),
-        &reverse_url,
-        r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#,
-    ));
+    let mut builds = vec![Doors::start("", PROXY, &url, &runtime)];
+    if let Ok(baseline) = std::env::var("PROXY_BENCH_BASELINE") {
+        builds.push(Doors::start(" (baseline)", &baseline, &url, &runtime));
+    }
 
-    let (mut direct, mut through_reverse, mut through_bridge) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut direct_rate, mut reverse_rate, mut bridge_rate) = (0f64, 0f64, 0f64);
+    let mut direct = Vec::new();
+    let mut direct_rate = 0f64;
+    let mut latencies: Vec<[Vec<Vec<f64>>; 2]> = builds.iter().map(|_| [Vec::new(), Vec::new()]).collect();
+    let mut rates: Vec<[f64; 2]> = builds.iter().map(|_| [0.0; 2]).collect();
     for _ in 0..RUNS {
         direct.push(runtime.block_on(round_trips(&url)));
-        through_reverse.push(runtime.block_on(round_trips(&reverse_url)));
-        through_bridge.push(bridge.round_trips());
         direct_rate = direct_rate.max(runtime.block_on(throughput(&url)));
-        reverse_rate = reverse_rate.max(runtime.block_on(throughput(&reverse_url)));
-        bridge_rate = bridge_rate.max(bridge.throughput());
+        for (n, doors) in builds.iter_mut().enumerate() {
+            latencies[n][0].push(runtime.block_on(round_trips(&doors.reverse_url)));
+            latencies[n][1].push(doors.bridge.round_trips());
+            rates[n][0] = rates[n][0].max(runtime.block_on(throughput(&doors.reverse_url)));
+            rates[n][1] = rates[n][1].max(doors.bridge.throughput());
+        }
     }
-    let [direct, reverse_rt, bridge_rt] = [direct, through_reverse, through_bridge].map(best);
+    let direct = best(direct);
     println!("### Remote doors (best of {RUNS} interleaved runs; {ROUND_TRIPS} round trips each)\n");
     println!("| route | median | p99 | added at the median | added at p99 |");
     println!("|---|---|---|---|---|");
-    for (name, (median, p99)) in [
-        ("direct HTTP", direct),
-        ("reverse proxy (--listen)", reverse_rt),
-        ("bridge (--url, stdio)", bridge_rt),
-    ] {
+    let mut rows = vec![("direct HTTP".to_owned(), direct)];
+    for (doors, [reverse, bridge]) in builds.iter().zip(latencies) {
+        rows.push((format!("reverse proxy (--listen){}", doors.label), best(reverse)));
+        rows.push((format!("bridge (--url, stdio){}", doors.label), best(bridge)));
+    }
+    for (name, (median, p99)) in rows {
         println!(
             "| {name} | {:.1} µs | {:.1} µs | {:+.1} µs | {:+.1} µs |",
             median,
@@ -88,12 +93,44 @@ fn main() {
     }
     println!("\n| {IN_FLIGHT} calls in flight | calls/s | / direct |");
     println!("|---|---|---|");
-    for (name, rate) in [
-        ("direct HTTP", direct_rate),
-        ("reverse proxy", reverse_rate),
-        ("bridge", bridge_rate),
-    ] {
-        println!("| {name} | {rate:.0} | {:.2}× |", rate / direct_rate);
+    println!("| direct HTTP | {direct_rate:.0} | 1.00× |");
+    for (doors, [reverse, bridge]) in builds.iter().zip(rates) {
+        for (name, rate) in [("reverse proxy", reverse), ("bridge", bridge)] {
+            println!(
+                "| {name}{} | {rate:.0} | {:.2}× |",
+                doors.label,
+                rate / direct_rate
+            );
+        }
+    }
+}
+
+/// One build's two doors in front of the bench's server, each having read
+/// the listing, so that every call is audited.
+struct Doors {
+    label: &'static str,
+    reverse_url: String,
+    _reverse: Door,
+    bridge: Door,
+}
+
+impl Doors {
+    fn start(label: &'static str, binary: &str, url: &str, runtime: &tokio::runtime::Runtime) -> Doors {
+        let reverse = Door::reverse(binary, url);
+        let reverse_url = format!("http://{}/mcp", reverse.address);
+        let mut bridge = Door::bridge(binary, url);
+        bridge.line(&r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#.to_owned());
+        runtime.block_on(post_once(
+            &client(),
+            &reverse_url,
+            r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#,
+        ));
+        Doors {
+            label,
+            reverse_url,
+            _reverse: reverse,
+            bridge,
+        }
     }
 }
 
@@ -163,8 +200,8 @@ struct Door {
 }
 
 impl Door {
-    fn reverse(upstream: &str) -> Door {
-        let mut child = Command::new(PROXY)
+    fn reverse(binary: &str, upstream: &str) -> Door {
+        let mut child = Command::new(binary)
             .args([
                 "proxy",
                 "--quiet",
@@ -195,8 +232,8 @@ impl Door {
         }
     }
 
-    fn bridge(url: &str) -> Door {
-        let mut child = Command::new(PROXY)
+    fn bridge(binary: &str, url: &str) -> Door {
+        let mut child = Command::new(binary)
             .args(["proxy", "--quiet", "--url", url])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
