@@ -66,6 +66,14 @@ pub enum Problem {
         /// The pattern as the schema wrote it.
         pattern: String,
     },
+    /// A `patternProperties` pattern that cannot be matched in time linear
+    /// in the key (lookaround, a backreference, a Unicode property class,
+    /// or too large): it is never run, and taken to match every key, so
+    /// that the keys beside it are not reported.
+    UnmatchedPattern {
+        /// The pattern as the schema wrote it.
+        pattern: String,
+    },
 
     /// The schema is not a JSON object, or its `properties` is not one:
     /// the tool is listed, declaring nothing, and not audited.
@@ -94,7 +102,7 @@ impl Note {
             | Problem::RemoteRef { .. }
             | Problem::UnresolvedRef { .. }
             | Problem::UnreadableSchema => self.at.is_empty(),
-            Problem::BadPattern { .. } => false,
+            Problem::BadPattern { .. } | Problem::UnmatchedPattern { .. } => false,
         }
     }
 
@@ -140,6 +148,17 @@ impl fmt::Display for Note {
                 }
                 Ok(())
             }
+            Problem::UnmatchedPattern { pattern } => {
+                write!(
+                    f,
+                    "the patternProperties pattern \"{}\" cannot be matched in time linear in the key (lookaround, a backreference, a Unicode property class, or too large): it is taken to match every key, so keys outside properties are not reported",
+                    Printable(pattern)
+                )?;
+                if !self.at.is_empty() {
+                    write!(f, " inside {}", Printable(&self.at))?;
+                }
+                Ok(())
+            }
             Problem::UnreadableSchema => write!(
                 f,
                 "the schema is not an object schema (or its properties are not an object): {}",
@@ -164,6 +183,9 @@ mod tests {
                 reference: "#/$defs/x".into(),
             },
             Problem::BadPattern { pattern: "([".into() },
+            Problem::UnmatchedPattern {
+                pattern: "(?=a)".into(),
+            },
             Problem::UnreadableSchema,
             Problem::TooLarge,
         ] {

@@ -9,10 +9,13 @@
 //! JavaScript engine), then written again in the syntax of `regex-lite`,
 //! whose searches take `O(pattern × key)` time, with ECMA-262's meaning
 //! spelt out: `\d`, `\w` and `\b` in ASCII, `\s` and `.` with ECMA-262's
-//! own sets, every literal character by its code point. Only a pattern
-//! using what no linear-time engine matches — lookaround, backreferences —
-//! or a Unicode property class (`\p{Lu}`, for which `regex-lite` has no
-//! tables) is matched by regress itself, backtracking.
+//! own sets, every literal character by its code point. A pattern using
+//! what no linear-time engine matches — lookaround, backreferences — or a
+//! Unicode property class (`\p{Lu}`, for which `regex-lite` has no tables),
+//! or one too large for `regex-lite`, is never run against a key: no
+//! bound on a backtracking engine's steps is safe when both the pattern and
+//! the key are written by others. It is taken to match every key, so that
+//! it never causes a false warning, and the catalogue says so once.
 
 use std::fmt::Write as _;
 use std::iter::Peekable;
@@ -44,24 +47,35 @@ const SPACE: Set = &[
 /// ECMA-262's line terminators, which `.` does not match.
 const LINE_TERMINATORS: Set = &[(0xA, 0xA), (0xD, 0xD), (0x2028, 0x2029)];
 
+/// How deep a pattern's groups may nest for `regex-lite`, which parses and
+/// compiles on the heap: deeper than any pattern a schema writes in earnest,
+/// shallow enough to bound the work of reading one.
+const NEST_LIMIT: u32 = 1_000;
+
 /// A compiled pattern.
 #[derive(Clone, Debug)]
 pub(crate) enum Matcher {
     /// Matched in time linear in the key.
     Linear(regex_lite::Regex),
-    /// Lookaround, a backreference or a Unicode property class: matched by
-    /// backtracking.
-    Backtracking(regress::Regex),
+    /// Lookaround, a backreference, a Unicode property class, or too large:
+    /// not matched in linear time, so never run; taken to match every key.
+    Unmatched,
 }
 
 impl Matcher {
     /// Whether the pattern matches somewhere in `key` (it is not anchored
-    /// unless it says so).
+    /// unless it says so); `true` for a pattern that is never run.
     pub fn is_match(&self, key: &str) -> bool {
         match self {
             Matcher::Linear(regex) => regex.is_match(key),
-            Matcher::Backtracking(regex) => regex.find(key).is_some(),
+            Matcher::Unmatched => true,
         }
+    }
+
+    /// Whether the pattern is matched at all (rather than taken to match
+    /// every key).
+    pub fn is_matched(&self) -> bool {
+        matches!(self, Matcher::Linear(_))
     }
 }
 
@@ -73,17 +87,20 @@ pub(crate) fn compile(source: &str) -> Option<Matcher> {
         unicode: true,
         ..regress::Flags::default()
     };
-    let (regex, unicode) = match regress::Regex::with_flags(source, unicode) {
-        Ok(regex) => (regex, true),
-        Err(_) => (regress::Regex::new(source).ok()?, false),
+    let unicode = match regress::Regex::with_flags(source, unicode) {
+        Ok(_) => true,
+        Err(_) => {
+            regress::Regex::new(source).ok()?;
+            false
+        }
     };
-    let linear = Translation::new(source, unicode)
-        .pattern()
-        .and_then(|written| regex_lite::Regex::new(&written).ok());
-    Some(match linear {
-        Some(linear) => Matcher::Linear(linear),
-        None => Matcher::Backtracking(regex),
-    })
+    let linear = Translation::new(source, unicode).pattern().and_then(|written| {
+        regex_lite::RegexBuilder::new(&written)
+            .nest_limit(NEST_LIMIT)
+            .build()
+            .ok()
+    });
+    Some(linear.map_or(Matcher::Unmatched, Matcher::Linear))
 }
 
 /// An ECMA-262 pattern, already known to be valid, written again for
@@ -269,11 +286,9 @@ impl<'a> Translation<'a> {
     fn class(&mut self) -> Option<()> {
         let negated = self.chars.next_if_eq(&'^').is_some();
         if self.chars.next_if_eq(&']').is_some() {
-            // `[^]` is any character; `[]` matches nothing.
-            if !negated {
-                return None;
-            }
-            self.out.push_str("(?s:.)");
+            // `[^]` is any character; `[]` matches nothing, as a boundary
+            // that is also none never does.
+            self.out.push_str(if negated { "(?s:.)" } else { r"(?:\b\B)" });
             return Some(());
         }
         self.out.push_str(if negated { "[^" } else { "[" });
@@ -425,20 +440,30 @@ mod tests {
     }
 
     #[test]
-    fn what_no_linear_engine_matches_is_matched_by_backtracking_and_the_rest_is_no_pattern() {
+    fn what_no_linear_engine_matches_is_never_run_and_the_rest_is_no_pattern() {
         assert!(compile("([").is_none());
-        for (pattern, key) in [
-            (r"^n(?=\d)\d+$", "n12"),
-            (r"(?<!a)b", "cb"),
-            (r"^(a)\1$", "aa"),
-            (r"^\p{Lu}{2}$", "AB"),
-            (r"^(?<n>a)\k<n>$", "aa"),
+        // Nested far past regex-lite's default limit, but still read by it.
+        let deep = format!("^{}(a+)+{}$", "(".repeat(120), ")".repeat(120));
+        assert!(matches(&deep, "aaa"));
+        assert!(!matches(&deep, &format!("{}!", "a".repeat(64))));
+        // What no linear-time engine matches (and a pattern too large for
+        // regex-lite) is never run: taken to match any key.
+        for pattern in [
+            r"^n(?=\d)\d+$",
+            r"(?<!a)b",
+            r"^(a)\1$",
+            r"^\p{Lu}{2}$",
+            r"^(?<n>a)\k<n>$",
+            r"^(?=(a+)+$)",
+            r"^(a{1000}){1000}$",
         ] {
-            let matcher = compile(pattern).unwrap();
-            assert!(matches!(matcher, Matcher::Backtracking(_)), "{pattern}");
-            assert!(matcher.is_match(key), "{pattern} on {key}");
+            let matcher = compile(pattern).unwrap_or_else(|| panic!("not ECMA-262: {pattern:.40}"));
+            assert!(!matcher.is_matched(), "{pattern}");
+            assert!(matcher.is_match(&format!("{}!", "a".repeat(64))), "{pattern}");
         }
         // `[]` matches nothing, as in ECMA-262.
-        assert!(!compile("a[]").unwrap().is_match("a"));
+        for key in ["a", "ab", "a ", ""] {
+            assert!(!matches("a[]", key), "{key:?}");
+        }
     }
 }

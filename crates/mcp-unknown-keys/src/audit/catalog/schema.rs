@@ -353,6 +353,10 @@ impl<'s> Reader<'s> {
                 self.note(at, Problem::BadPattern { pattern });
                 continue;
             };
+            if !regex.is_matched() {
+                let pattern = source.to_owned();
+                self.note(at, Problem::UnmatchedPattern { pattern });
+            }
             let step = format!("/{source}/");
             let child = self.child(group.iter().map(|(_, schema)| *schema), at, Step::Key(&step));
             patterns.push(Pattern {
