@@ -46,7 +46,7 @@ impl LogCounts {
     fn add(&mut self, at: PairKey, found: LoggedPair) {
         match self.pairs.get_mut(&at) {
             Some(pair) => {
-                pair.calls += found.calls;
+                pair.calls = pair.calls.saturating_add(found.calls);
                 pair.cause = pair.cause.or(found.cause);
                 crate::report::add_counts(&mut pair.verdicts, &found.verdicts);
             }
@@ -100,7 +100,8 @@ impl Segment {
         for (nested, key) in keys.chain(paths) {
             let at = (judged.tool.clone(), nested, key.clone());
             if let Some(pair) = self.counts.pairs.get_mut(&at) {
-                *pair.verdicts.entry(judged.verdict).or_default() += 1;
+                let counted = pair.verdicts.entry(judged.verdict).or_default();
+                *counted = counted.saturating_add(1);
             }
         }
     }

@@ -169,7 +169,7 @@ impl Report {
         for ((tool, nested, key), logged) in &self.logged.pairs {
             match pairs.get_mut(&(tool.as_str(), *nested, key.as_str())) {
                 Some(pair) => {
-                    pair.calls += logged.calls;
+                    pair.calls = pair.calls.saturating_add(logged.calls);
                     pair.cause = pair.cause.or(logged.cause);
                     add_counts(&mut pair.verdicts, &logged.verdicts);
                 }
@@ -194,7 +194,9 @@ impl Report {
 
     /// The calls judged, of every verdict.
     pub fn judged_calls(&self) -> u64 {
-        self.verdicts.values().sum()
+        self.verdicts
+            .values()
+            .fold(0u64, |sum, calls| sum.saturating_add(*calls))
     }
 
     /// What to say of a tool name no catalogue matched: the catalogue name
@@ -216,9 +218,11 @@ impl Report {
     }
 }
 
-/// Adds the counts of `more` to `counts`.
+/// Adds the counts of `more` to `counts`. Counts saturate: a log read back
+/// may hold any numbers.
 pub(crate) fn add_counts(counts: &mut VerdictCounts, more: &VerdictCounts) {
     for (verdict, calls) in more {
-        *counts.entry(*verdict).or_default() += calls;
+        let counted = counts.entry(*verdict).or_default();
+        *counted = counted.saturating_add(*calls);
     }
 }

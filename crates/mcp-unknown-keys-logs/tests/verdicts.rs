@@ -234,3 +234,26 @@ fn a_summary_whose_figures_disagree_is_not_trusted_and_overflows_nothing() {
     assert!(report.coverage.is_consistent(), "{:?}", report.coverage);
     assert!(report.coverage.unaudited_calls() < 10, "{:?}", report.coverage);
 }
+
+#[test]
+fn counts_at_their_limit_read_twice_and_added_to_saturate_rather_than_overflow() {
+    // Figures that agree with one another, at the limit of a u64.
+    let max = u64::MAX;
+    let huge = json!({"summary": {
+        "coverage": {"calls": max, "audited": max, "unaudited": {}, "unlisted_tools": {}},
+        "findings": [{"tool": "fs_read", "key": "ffset", "calls": max, "first_id": "2",
+                      "verdicts": {"ignored": max, "rejected": max}}],
+    }});
+    let log = proxy_log(Some(huge));
+    let recording = [
+        listed().to_vec(),
+        vec![json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": "fs_read", "arguments": {"path": "a", "ffset": 1}}})],
+    ]
+    .concat();
+    let (_, report) = audit(&[&log, &log, &recording]);
+    assert_eq!(report.coverage.calls, max);
+    let pair = &report.pairs()[0];
+    assert_eq!((pair.key, pair.calls), ("ffset", max));
+    assert_eq!(pair.verdicts.values().copied().max(), Some(max));
+}

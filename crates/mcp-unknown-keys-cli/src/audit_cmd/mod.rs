@@ -108,7 +108,10 @@ impl Outcome {
     fn of(report: &Report) -> Outcome {
         Outcome {
             warnings: report.warnings.len() as u64,
-            unaudited: report.coverage.unaudited_calls() + report.lines.records_cut(),
+            unaudited: report
+                .coverage
+                .unaudited_calls()
+                .saturating_add(report.lines.records_cut()),
             incomplete_inputs: report.incomplete_inputs,
         }
     }

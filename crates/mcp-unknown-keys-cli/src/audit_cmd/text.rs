@@ -158,7 +158,9 @@ fn write_findings_by_cause(pairs: &[Pair<'_>], out: &mut impl Write) -> io::Resu
         if group.is_empty() {
             continue;
         }
-        let calls: u64 = group.iter().map(|pair| pair.calls).sum();
+        let calls = group
+            .iter()
+            .fold(0u64, |sum, pair| sum.saturating_add(pair.calls));
         let name = match (cause, nested) {
             (Some(cause), _) => cause.as_str(),
             (None, false) => "not diagnosed",

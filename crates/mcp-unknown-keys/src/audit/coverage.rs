@@ -87,14 +87,15 @@ impl Coverage {
 
     /// Counts one audited call.
     pub fn count_audited(&mut self) {
-        self.calls += 1;
-        self.audited += 1;
+        self.calls = self.calls.saturating_add(1);
+        self.audited = self.audited.saturating_add(1);
     }
 
     /// Counts one call to `tool` that went unaudited for `skip`.
     pub fn count_unaudited(&mut self, tool: &str, skip: Skip) {
-        self.calls += 1;
-        *self.unaudited.entry(skip).or_default() += 1;
+        self.calls = self.calls.saturating_add(1);
+        let counted = self.unaudited.entry(skip).or_default();
+        *counted = counted.saturating_add(1);
         if matches!(skip, Skip::NoCatalogue | Skip::UnlistedTool) {
             self.name_unlisted(tool, 1);
         }
