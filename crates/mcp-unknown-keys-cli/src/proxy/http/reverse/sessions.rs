@@ -144,10 +144,12 @@ impl Sessions {
     }
 
     /// A session's summary, when it saw any call (lines the audit has not
-    /// reached yet may be calls: the summary counts them). Blocks (the audit
-    /// is settled, the log written): call it off the async runtime.
+    /// reached yet may be calls: the summary counts them). Blocks (the
+    /// summary settles the audit, then writes the log): call it off the
+    /// async runtime. Only the summary waits for the audit, so that a stuck
+    /// one costs a session's end one wait, not two.
     pub fn summary(&self, tap: &Tap) {
-        let unsettled = tap.settle(Some(crate::proxy::SETTLE_AT_EXIT));
+        let unsettled = tap.settle(Some(std::time::Duration::ZERO));
         if unsettled > 0 || tap.coverage().calls > 0 || !tap.findings().is_empty() {
             (self.summarise)(tap);
         }
