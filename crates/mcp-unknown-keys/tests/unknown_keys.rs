@@ -149,8 +149,12 @@ fn a_tool_that_declares_no_properties_is_listed_but_not_audited() {
         ToolCall::new("b", "empty_properties", r#"{"x":1}"#),
     ]);
     assert!(harness.warnings().is_empty());
+    assert!(
+        harness.layer.audited_tools().is_empty(),
+        "a tool that declares nothing is not audited"
+    );
     assert_eq!(
-        harness.layer.audited_tools(),
+        harness.layer.listed_tools(),
         ["empty_properties", "no_properties"]
     );
 }
@@ -173,13 +177,36 @@ fn a_tool_whose_schema_cannot_be_read_is_listed_declaring_nothing() {
     let coverage = harness.layer.coverage();
     assert_eq!(coverage.unaudited[&Skip::DeclaresNothing], 3);
     assert!(coverage.unlisted_tools.is_empty(), "they are listed");
-    let catalog = harness.layer.auditor().catalog();
-    let audited: Vec<&str> = catalog
-        .iter()
-        .filter(|(_, declared)| declared.is_audited())
-        .map(|(name, _)| name)
-        .collect();
-    assert_eq!(audited, ["fs_read"]);
+    assert_eq!(harness.layer.audited_tools(), ["fs_read"]);
+    assert_eq!(
+        harness.layer.listed_tools(),
+        ["array_properties", "fs_read", "no_parameters", "string_schema"]
+    );
+}
+
+#[test]
+fn audited_tools_names_only_the_tools_whose_keys_are_audited_now() {
+    // The specification's `audited-tools`: "which tools are being audited
+    // right now", for a "why did this not warn?" diagnosis.
+    let harness = Harness::over(Recorder::listing(vec![
+        declares("fs_read", &["path"]),
+        ToolDeclaration::from(json!({"type": "function", "function": {"name": "no_parameters"}})),
+        ToolDeclaration::new("nope", None, json!({"type": "object", "properties": "nope"})),
+        ToolDeclaration::new("null", None, json!({"type": "object", "properties": null})),
+        ToolDeclaration::new(
+            "closed",
+            None,
+            json!({"type": "object", "properties": {}, "additionalProperties": false}),
+        ),
+        declares("repeated", &["a"]),
+        ToolDeclaration::new("repeated", None, json!("unreadable")),
+    ]));
+    harness.list();
+    assert_eq!(harness.layer.audited_tools(), ["closed", "fs_read"]);
+    assert_eq!(
+        harness.layer.listed_tools(),
+        ["closed", "fs_read", "no_parameters", "nope", "null", "repeated"]
+    );
 }
 
 #[test]

@@ -346,9 +346,17 @@ impl Auditor {
         self.replace_catalog(Catalog::none());
     }
 
-    /// The tools of the current catalogue, sorted: those whose calls can be
-    /// audited, and those kept as declaring nothing.
+    /// The tools whose calls are audited now, sorted: the answer to "why
+    /// did this not warn?". A listed tool that declares nothing (no schema,
+    /// one that cannot be read, an open one with no property) is not among
+    /// them: see [`Auditor::listed_tools`].
     pub fn audited_tools(&self) -> Vec<String> {
+        self.catalog().audited_tool_names()
+    }
+
+    /// Every tool of the current catalogue, sorted: the audited ones and
+    /// those listed declaring nothing.
+    pub fn listed_tools(&self) -> Vec<String> {
         self.catalog().tool_names()
     }
 

@@ -83,7 +83,13 @@ impl StderrSink {
 
     /// The line written for a note about `tool`, newline included.
     pub fn note_line(tool: &str, note: &Note) -> String {
-        format!("mcp-unknown-keys note: {}: {note}\n", Printable(tool))
+        StderrSink::text_line(tool, &note.to_string())
+    }
+
+    /// A note's line for any text about `tool`, worded as
+    /// [`StderrSink::note_line`] words a catalogue's note.
+    pub fn text_line(tool: &str, text: &str) -> String {
+        format!("mcp-unknown-keys note: {}: {text}\n", Printable(tool))
     }
 }
 

@@ -96,6 +96,13 @@ impl<P> UnknownKeys<P> {
         self.auditor.audited_tools()
     }
 
+    /// Every tool the latest successful listing named, sorted: the audited
+    /// ones and those listed declaring nothing (their calls count as
+    /// `declares_nothing`).
+    pub fn listed_tools(&self) -> Vec<String> {
+        self.auditor.listed_tools()
+    }
+
     /// Every call this layer forwarded so far, audited or unaudited for a
     /// named reason: the answer to "what did the alarm not see?".
     ///

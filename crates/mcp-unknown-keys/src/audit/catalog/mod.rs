@@ -417,6 +417,18 @@ impl Catalog {
         names
     }
 
+    /// The names of the tools whose calls are audited
+    /// ([`Declared::is_audited`]), sorted by code point.
+    pub fn audited_tool_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .iter()
+            .filter(|(_, declared)| declared.is_audited())
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        names.sort_unstable();
+        names
+    }
+
     /// The tools kept, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Declared)> {
         self.tools.iter().map(|(name, declared)| (&**name, &**declared))
