@@ -60,6 +60,14 @@ fn the_proxy_log_audits_again_into_the_same_warnings() {
         [said("fs_read", &["ffset"], &["path"], "1")]
     );
 
+    // A closed schema that declares nothing: the proxy logged
+    // `"declared_keys":[]`, and the audit of its log says it again.
+    let closed = r#"{"ts":"2026-12-01T00:00:00.000Z","server":"s","session":"1","tool":"ping","unknown_keys":["x"],"declared_keys":[],"id":"7","message":"m"}"#;
+    let report = audit(&[], &format!("{closed}\n"));
+    assert_eq!(warnings(&report), [said("ping", &["x"], &[], "7")]);
+    let report = audit(&["--format", "text"], &format!("{closed}\n"));
+    assert_eq!(total(&report.stdout, "warnings raised"), 1);
+
     // An allowed key is tolerated in a logged warning too.
     let allowed = audit(&["--allow", "recursive", &log], "");
     assert!(!warnings(&allowed).iter().any(|w| w.id == "five"));

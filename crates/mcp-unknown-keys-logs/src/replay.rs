@@ -121,8 +121,12 @@ impl<O: Observer> Handler for Audit<O> {
             .iter()
             .map(|key| (key.clone(), Value::Object(Map::new())))
             .collect();
+        // Closed: the log already found these keys undeclared, whatever
+        // else the schema allowed (a closed schema declaring nothing has no
+        // property to write; a pattern is not logged).
+        let schema = serde_json::json!({ "properties": declared, "additionalProperties": false });
         let mut catalog = Catalog::new();
-        catalog.insert(&logged.tool, Some(&serde_json::json!({ "properties": declared })));
+        catalog.insert(&logged.tool, Some(&schema));
         let carried: Map<String, Value> = logged
             .unknown_keys
             .iter()
