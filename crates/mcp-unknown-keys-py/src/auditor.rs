@@ -1,18 +1,19 @@
 //! `Auditor`: the core's auditor, its catalogue and its coverage, for Python.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use mcp_unknown_keys::audit::{
-    self, Arguments, Call, Catalog, Coverage, Listing, Outcome, Skip, declarations,
-};
+use mcp_unknown_keys::audit::{self, Arguments, Call, Catalog, Coverage, Listing, Outcome, Skip};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 use serde_json::Value;
 
-use crate::convert::{DictArguments, host_value, json_text};
+use crate::arguments::DictArguments;
+use crate::convert::json_text;
+use crate::listing::listed_tools;
 use crate::report::{PyCoverage, PyWarning};
 use crate::sink::PythonSink;
 
@@ -26,6 +27,10 @@ const DETACH_FROM_BYTES: usize = 16 * 1024;
 #[pyclass(name = "Auditor", module = "mcp_unknown_keys", frozen)]
 pub struct PyAuditor {
     auditor: audit::Auditor,
+    /// The auditor's sink, for what the catalogue cannot say itself: a
+    /// listed tool too deep to read.
+    sink: Arc<PythonSink>,
+    said_unreadable: Mutex<HashSet<String>>,
     coverage: Mutex<Coverage>,
     listings: Mutex<Listings>,
     /// The stamp of the catalogue installed last (0: none yet).
@@ -77,12 +82,15 @@ impl PyAuditor {
             on_warn: callable("on_warn", on_warn)?,
             on_note: callable("on_note", on_note)?,
         };
+        let sink = Arc::new(sink);
         let auditor = audit::Auditor::new()
-            .with_sink(sink)
+            .with_shared_sink(sink.clone())
             .allow_all(allowed_keys(allow)?)
             .top_level_only(top_level_only);
         Ok(PyAuditor {
             auditor,
+            sink,
+            said_unreadable: Mutex::default(),
             coverage: Mutex::default(),
             listings: Mutex::default(),
             installed: Mutex::default(),
@@ -98,13 +106,14 @@ impl PyAuditor {
     /// The catalogue is built with the GIL released: other threads run
     /// meanwhile.
     fn replace_catalog(&self, py: Python<'_>, tools: &Bound<'_, PyAny>) -> PyResult<()> {
-        let tools = listed_tools(tools)?;
-        py.detach(move || {
+        let listed = listed_tools(tools)?;
+        py.detach(|| {
             let mut catalog = Catalog::new();
-            catalog.extend_tools(&tools);
+            catalog.extend_tools(&listed.tools);
             let stamp = self.listings().abandon();
             self.install(stamp, catalog);
         });
+        self.say_unreadable(listed.unreadable);
         Ok(())
     }
 
@@ -120,13 +129,14 @@ impl PyAuditor {
         // after it is unlocked: a lock held across Python would deadlock
         // with a thread waiting for it with the GIL, or with a callback
         // calling this auditor back.
-        let tools = listed_tools(tools)?;
-        py.detach(move || {
-            let decided = self.listings().page(&tools, first, more);
+        let listed = listed_tools(tools)?;
+        py.detach(|| {
+            let decided = self.listings().page(&listed.tools, first, more);
             if let Some((stamp, catalog)) = decided {
                 self.install(stamp, catalog);
             }
         });
+        self.say_unreadable(listed.unreadable);
         Ok(())
     }
 
@@ -138,9 +148,17 @@ impl PyAuditor {
         self.install(stamp, Catalog::none());
     }
 
-    /// The tools of the current catalogue, sorted.
+    /// Every tool of the current catalogue, sorted: those audited and
+    /// those listed declaring nothing.
     #[getter]
     fn tools(&self) -> Vec<String> {
+        self.auditor.listed_tools()
+    }
+
+    /// The tools whose calls are audited now, sorted: the answer to "why
+    /// did this not warn?" (a tool that declares nothing is not among them).
+    #[getter]
+    fn audited_tools(&self) -> Vec<String> {
         self.auditor.audited_tools()
     }
 
@@ -243,39 +261,26 @@ impl PyAuditor {
         };
         self.auditor.say_notes(&installed);
     }
-}
 
-/// The tools of a listing in any form the host gives it: a list of tools,
-/// a listing holding one under `tools` or `result.tools`, a lone
-/// declaration, or the JSON text of any of these.
-pub(crate) fn listed_tools(tools: &Bound<'_, PyAny>) -> PyResult<Vec<Value>> {
-    tools_of(host_value(tools)?).ok_or_else(|| {
-        PyTypeError::new_err(
-            "expected a list of tools, a listing with a `tools` list (ListToolsResult, \
-             a tools/list response), or the JSON text of one",
-        )
-    })
-}
-
-fn tools_of(listing: Value) -> Option<Vec<Value>> {
-    match listing {
-        Value::Array(tools) => Some(tools),
-        Value::Object(mut object) => {
-            let listed = object.remove("tools").or_else(|| {
-                let result = object.get_mut("result")?.as_object_mut()?;
-                result.remove("tools")
-            });
-            match listed {
-                Some(Value::Array(tools)) => Some(tools),
-                Some(_) => None,
-                None => {
-                    let one = Value::Object(object);
-                    let declares = declarations(&one).next().is_some();
-                    declares.then(|| vec![one])
-                }
-            }
+    /// Says once each listed tool that was too deep to read (it stays
+    /// listed, declaring nothing), in the words the proxy uses.
+    fn say_unreadable(&self, tools: Vec<String>) {
+        let unsaid: Vec<String> = {
+            let mut said = self
+                .said_unreadable
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            tools
+                .into_iter()
+                .filter(|tool| said.insert(tool.clone()))
+                .collect()
+        };
+        for tool in unsaid {
+            self.sink.say(
+                &tool,
+                "its schema nests too deep to read: the tool's arguments are not audited",
+            );
         }
-        _ => None,
     }
 }
 

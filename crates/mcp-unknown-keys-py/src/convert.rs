@@ -1,59 +1,22 @@
-//! Python values as the core reads them: a call's dict in place (through
-//! `walk` for its values), and catalogues as JSON.
+//! Python values as JSON reads them: dict keys as `json.dumps` writes them,
+//! scalars, JSON text, and a host's catalogue as JSON.
 //!
-//! A call's arguments are model-written, so reading them never fails: a key
-//! with no JSON form makes the arguments unreadable (the call is counted
-//! unaudited), and a value with none reads as `null`. A catalogue is the
-//! host's, so a catalogue that cannot be read is an error the host sees.
+//! A catalogue is the host's, so a catalogue that cannot be read is an
+//! error the host sees (a call's arguments, read by `arguments`, never
+//! are).
 
 use std::borrow::Cow;
-use std::fmt;
 
-use mcp_unknown_keys::audit::{HostObject, NestedScan, NotAnObject};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Number, Value};
-
-use crate::walk::PyValue;
 
 /// How deep a catalogue is read: serde_json's own limit when it parses
 /// JSON text, so a listing reads the same as a dict and as text. A deeper
 /// (or self-containing) structure is refused rather than overflowing the
 /// stack.
 const MAX_CATALOGUE_DEPTH: usize = 128;
-
-/// A call's arguments given as a dict, read in place: its keys are
-/// borrowed from the dict's strings, its nested dicts and lists walked
-/// where they are, and its values converted only for a warning's
-/// diagnosis.
-pub struct DictArguments<'a, 'py>(pub &'a Bound<'py, PyDict>);
-
-impl fmt::Debug for DictArguments<'_, '_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("DictArguments").field(&self.0.len()).finish()
-    }
-}
-
-impl HostObject for DictArguments<'_, '_> {
-    fn for_each_key(&self, on_key: &mut dyn FnMut(&str)) -> Result<(), NotAnObject> {
-        for (key, _) in self.0.iter() {
-            on_key(&key_text(&key).ok_or(NotAnObject)?);
-        }
-        Ok(())
-    }
-
-    fn to_object(&self) -> Option<Map<String, Value>> {
-        Map::deserialize(PyValue::new(self.0.as_any())).ok()
-    }
-
-    fn scan(&self, scan: NestedScan<'_, '_, '_>) -> Result<(), NotAnObject> {
-        PyValue::new(self.0.as_any())
-            .deserialize_map(scan)
-            .map_err(|_| NotAnObject)
-    }
-}
 
 /// A dict key as `json.dumps` writes it: a string as it is (an unpaired
 /// surrogate replaced), `true`, `false`, `null`, an integer in decimal and a
@@ -207,7 +170,7 @@ pub fn json_text<'a>(value: &'a Bound<'_, PyAny>) -> Option<Result<Cow<'a, str>,
 pub struct NotUtf8;
 
 /// The items of a list or a tuple.
-fn sequence<'py>(value: &Bound<'py, PyAny>) -> Option<Box<dyn Iterator<Item = Bound<'py, PyAny>> + 'py>> {
+pub fn sequence<'py>(value: &Bound<'py, PyAny>) -> Option<Box<dyn Iterator<Item = Bound<'py, PyAny>> + 'py>> {
     if let Ok(list) = value.cast::<PyList>() {
         return Some(Box::new(list.clone().into_iter()));
     }
@@ -224,9 +187,38 @@ fn sequence<'py>(value: &Bound<'py, PyAny>) -> Option<Box<dyn Iterator<Item = Bo
 pub fn host_value(value: &Bound<'_, PyAny>) -> PyResult<Value> {
     match json_text(value) {
         Some(Ok(text)) => parse(value.py(), &text),
-        Some(Err(NotUtf8)) => Err(PyValueError::new_err("not JSON: the text is not UTF-8")),
-        None => structure(value, 0),
+        Some(Err(NotUtf8)) => Err(not_utf8()),
+        None => structure(value, 0).map_err(PyErr::from),
     }
+}
+
+/// A host's value as JSON ([`host_value`]) unless it nests deeper than a
+/// catalogue is read (`Ok(None)`): for the tools of a listing, each read on
+/// its own, so that one tool too deep to read loses that tool's schema
+/// alone, as every other door reads a listing.
+pub fn host_value_within_depth(value: &Bound<'_, PyAny>) -> PyResult<Option<Value>> {
+    match structure(value, 0) {
+        Ok(value) => Ok(Some(value)),
+        Err(Unreadable::TooDeep) => Ok(None),
+        Err(Unreadable::Error(error)) => Err(error),
+    }
+}
+
+/// A pydantic model (the MCP SDK's `Tool`, `ListToolsResult`) as its JSON
+/// dump by alias (`inputSchema`); `None` for anything else.
+pub fn model_dump<'py>(value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if !value.hasattr("model_dump")? {
+        return Ok(None);
+    }
+    let kwargs = PyDict::new(value.py());
+    kwargs.set_item("mode", "json")?;
+    kwargs.set_item("by_alias", true)?;
+    value.call_method("model_dump", (), Some(&kwargs)).map(Some)
+}
+
+/// The error for JSON text that is not UTF-8.
+pub fn not_utf8() -> PyErr {
+    PyValueError::new_err("not JSON: the text is not UTF-8")
 }
 
 /// JSON text parsed with the GIL released: a listing's text can be large.
@@ -235,11 +227,34 @@ fn parse(py: Python<'_>, text: &str) -> PyResult<Value> {
         .map_err(|error| PyValueError::new_err(format!("not JSON: {error}")))
 }
 
-fn structure(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+/// Why a host's value was not made JSON.
+enum Unreadable {
+    /// It nests deeper than [`MAX_CATALOGUE_DEPTH`] (or contains itself).
+    TooDeep,
+    /// Python raised, or a value or key has no JSON form.
+    Error(PyErr),
+}
+
+impl From<PyErr> for Unreadable {
+    fn from(error: PyErr) -> Unreadable {
+        Unreadable::Error(error)
+    }
+}
+
+impl From<Unreadable> for PyErr {
+    fn from(unreadable: Unreadable) -> PyErr {
+        match unreadable {
+            Unreadable::TooDeep => {
+                PyValueError::new_err(format!("nested more than {MAX_CATALOGUE_DEPTH} levels deep"))
+            }
+            Unreadable::Error(error) => error,
+        }
+    }
+}
+
+fn structure(value: &Bound<'_, PyAny>, depth: usize) -> Result<Value, Unreadable> {
     if depth > MAX_CATALOGUE_DEPTH {
-        return Err(PyValueError::new_err(format!(
-            "nested more than {MAX_CATALOGUE_DEPTH} levels deep"
-        )));
+        return Err(Unreadable::TooDeep);
     }
     if let Some(scalar) = Scalar::of(value) {
         return Ok(Value::from(scalar));
@@ -257,17 +272,10 @@ fn structure(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if let Some(items) = sequence(value) {
         return items.map(|item| structure(&item, depth + 1)).collect();
     }
-    if value.hasattr("model_dump")? {
-        let kwargs = PyDict::new(value.py());
-        kwargs.set_item("mode", "json")?;
-        kwargs.set_item("by_alias", true)?;
-        let dumped = value.call_method("model_dump", (), Some(&kwargs))?;
+    if let Some(dumped) = model_dump(value)? {
         return structure(&dumped, depth + 1);
     }
-    Err(PyTypeError::new_err(format!(
-        "a value of type {} has no JSON form",
-        type_name(value)
-    )))
+    Err(PyTypeError::new_err(format!("a value of type {} has no JSON form", type_name(value))).into())
 }
 
 fn type_name(value: &Bound<'_, PyAny>) -> String {

@@ -11,7 +11,8 @@ use pyo3::exceptions::{
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use crate::auditor::{allowed_keys, listed_tools};
+use crate::auditor::allowed_keys;
+use crate::listing::listed_tools;
 use crate::report::{PyCoverage, PyWarning};
 
 /// Audits recorded logs as `mcp-unknown-keys audit` does and returns a
@@ -217,7 +218,7 @@ fn catalogue_of(tools: &Bound<'_, PyAny>) -> PyResult<Tools> {
             tools.get_type().name()?
         )));
     }
-    Ok(Tools::declarations("tools", listed_tools(tools)?))
+    Ok(Tools::declarations("tools", listed_tools(tools)?.tools))
 }
 
 /// The logs crate's error, as the Python exception of its kind, its message

@@ -7,8 +7,11 @@
 //! OpenAI Agents SDK and LangChain.
 //!
 //! - `auditor`: `Auditor`, over the core's [`Auditor`](mcp_unknown_keys::audit::Auditor);
-//! - `convert`: a call's dict read in place (the core's `HostObject`), and
+//! - `arguments`: a call's dict read in place (the core's `HostObject`);
+//! - `convert`: dict keys, scalars and JSON text as JSON reads them, and
 //!   catalogues as JSON;
+//! - `listing`: the tools of a listing in any form a host gives it, read
+//!   tool by tool;
 //! - `files`: `audit_file`, the `audit` command's reader of recorded logs,
 //!   and its `Report`;
 //! - `report`: `Warning` and `Coverage`;
@@ -16,9 +19,11 @@
 //! - `walk`: a serde `Deserializer` over a call's Python values, which the
 //!   core's scan of nested keys walks in place.
 
+mod arguments;
 mod auditor;
 mod convert;
 mod files;
+mod listing;
 mod report;
 mod sink;
 mod walk;

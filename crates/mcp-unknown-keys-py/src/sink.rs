@@ -32,9 +32,17 @@ impl Sink for PythonSink {
     }
 
     fn note(&self, tool: &str, note: &Note) {
+        self.say(tool, &note.to_string());
+    }
+}
+
+impl PythonSink {
+    /// Says one note about `tool` (`text` without the tool's name), as
+    /// [`Sink::note`] says a catalogue's.
+    pub fn say(&self, tool: &str, text: &str) {
         Python::attach(|py| match (&self.on_note, &self.on_warn) {
-            (Some(on_note), _) => call(py, on_note, (tool, note.to_string())),
-            (None, None) => write_stderr(py, &StderrSink::note_line(tool, note)),
+            (Some(on_note), _) => call(py, on_note, (tool, text)),
+            (None, None) => write_stderr(py, &StderrSink::text_line(tool, text)),
             (None, Some(_)) => {}
         })
     }

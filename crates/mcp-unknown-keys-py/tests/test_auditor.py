@@ -283,11 +283,73 @@ def test_a_catalogue_that_cannot_be_read_is_an_error_and_loses_nothing(tools, er
     assert audit.tools == ["create_entities", "fs_read", "task"]
 
 
-def test_a_catalogue_that_contains_itself_is_refused():
+def test_a_tool_that_contains_itself_stays_listed_declaring_nothing():
     looped: dict = {"name": "x"}
     looped["inputSchema"] = looped
-    with pytest.raises(ValueError):
-        Auditor().replace_catalog([looped])
+    audit = Auditor(on_warn=Recorded())
+    audit.replace_catalog([looped, FS_READ])
+    assert audit.tools == ["fs_read", "x"]
+    assert audit.audited_tools == ["fs_read"]
+
+
+def nested(levels: int) -> dict:
+    deep: dict = {}
+    inner = deep
+    for _ in range(levels):
+        inner["a"] = {}
+        inner = inner["a"]
+    return deep
+
+
+DEEP = {"name": "deep", "inputSchema": {"properties": {"x": nested(200)}}}
+
+
+@pytest.mark.parametrize("form", ["list", "listing", "response", "text", "page"])
+def test_a_tool_nested_too_deep_stays_listed_declaring_nothing_and_the_rest_are_audited(form):
+    # Every other door reads a listing tool by tool: one tool too deep to
+    # read loses its own schema, never the whole listing.
+    tools = [FS_READ, DEEP, TASK]
+    given = {
+        "list": tools,
+        "listing": {"tools": tools},
+        "response": {"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}},
+        "text": json.dumps({"tools": tools}),
+        "page": {"tools": tools, "nextCursor": "2"},
+    }[form]
+    recorded, notes = Recorded(), []
+    audit = Auditor(on_warn=recorded, on_note=lambda tool, text: notes.append((tool, text)))
+    if form == "page":
+        audit.list_page(given, first=True, more=True)
+    else:
+        audit.replace_catalog(given)
+    assert audit.tools == ["deep", "fs_read", "task"]
+    assert audit.audited_tools == ["fs_read", "task"]
+    assert audit.audit("fs_read", {"path": "a", "ffset": 1}).unknown_keys == ["ffset"]
+    assert audit.audit("deep", {"y": 1}) is None
+    coverage = audit.coverage
+    assert (coverage.calls, coverage.audited) == (2, 1)
+    assert coverage.unaudited == {"declares_nothing": 1}
+    assert notes == [("deep", "its schema nests too deep to read: the tool's arguments are not audited")]
+    audit.replace_catalog(given)
+    assert len(notes) == 1, "said once"
+
+
+def test_audited_tools_leaves_out_tools_that_declare_nothing():
+    audit = Auditor(on_warn=Recorded())
+    audit.replace_catalog(
+        [
+            FS_READ,
+            {"name": "no_schema"},
+            {"name": "nope", "inputSchema": {"properties": "nope"}},
+            {"name": "null", "inputSchema": {"properties": None}},
+            {"name": "open", "inputSchema": {"type": "object"}},
+            {"name": "closed", "inputSchema": {"properties": {}, "additionalProperties": False}},
+            {"name": "repeated", "inputSchema": schema("a")},
+            {"name": "repeated", "inputSchema": "unreadable"},
+        ]
+    )
+    assert audit.audited_tools == ["closed", "fs_read"]
+    assert audit.tools == ["closed", "fs_read", "no_schema", "nope", "null", "open", "repeated"]
 
 
 def test_a_paginated_listing_is_assembled_page_by_page():

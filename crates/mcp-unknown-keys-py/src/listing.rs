@@ -1,0 +1,147 @@
+//! The tools of a listing in any form a host gives it, read tool by tool.
+//!
+//! A schema may nest deeper than a catalogue is read. Read as a whole, such
+//! a listing would be refused with every tool in it; read tool by tool, as
+//! every other door reads a listing (the core's [`ListedTools`]), only that
+//! tool's schema is lost: it stays listed, declaring nothing, so its calls
+//! count as `declares_nothing` and the rest are audited.
+
+use mcp_unknown_keys::audit::{ListedTools, declarations};
+use mcp_unknown_keys::jsonrpc::{self, members};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::convert::{
+    NotUtf8, host_value, host_value_within_depth, json_text, model_dump, not_utf8, sequence,
+};
+
+/// The tools of a listing: a list of tools, a listing holding one under
+/// `tools` or `result.tools`, a lone declaration, or the JSON text of any
+/// of these. A tool too deep to read is listed by its name alone, and named
+/// in [`ListedTools::unreadable`].
+pub(crate) fn listed_tools(tools: &Bound<'_, PyAny>) -> PyResult<ListedTools> {
+    let listed = match json_text(tools) {
+        Some(Ok(text)) => from_text(tools.py(), &text)?,
+        Some(Err(NotUtf8)) => return Err(not_utf8()),
+        None => from_host(tools)?,
+    };
+    listed.ok_or_else(|| {
+        PyTypeError::new_err(
+            "expected a list of tools, a listing with a `tools` list (ListToolsResult, \
+             a tools/list response), or the JSON text of one",
+        )
+    })
+}
+
+/// A listing given as JSON text, its array found without building what
+/// surrounds it (so no depth limit applies until each tool is read).
+fn from_text(py: Python<'_>, text: &str) -> PyResult<Option<ListedTools>> {
+    match py.detach(|| tools_array(text).map(ListedTools::read)) {
+        Some(listed) => Ok(listed),
+        // A lone declaration, or text that is not JSON (said as such).
+        None => match serde_json::from_str(text) {
+            Ok(value) => Ok(lone_declaration(value)),
+            Err(error) => Err(PyValueError::new_err(format!("not JSON: {error}"))),
+        },
+    }
+}
+
+/// The text of a listing's tools: the text itself when it is an array, or
+/// its `tools` member, or its `result`'s (each the last of its name, as the
+/// core reads members); `None` when there is none.
+fn tools_array(text: &str) -> Option<&str> {
+    if text.trim_start().starts_with('[') {
+        return Some(text);
+    }
+    let present = |member: &&RawValue| !jsonrpc::absent(Some(member));
+    let [tools, result] = members(text, ["tools", "result"])?;
+    let tools = match tools.filter(present) {
+        Some(tools) => tools,
+        None => members(result?.get(), ["tools"])?[0].filter(present)?,
+    };
+    Some(tools.get())
+}
+
+/// A listing given as Python values: each tool converted on its own.
+fn from_host(value: &Bound<'_, PyAny>) -> PyResult<Option<ListedTools>> {
+    if let Some(dumped) = model_dump(value)? {
+        return from_host(&dumped);
+    }
+    if let Some(items) = sequence(value) {
+        return each_tool(items).map(Some);
+    }
+    let Ok(dict) = value.cast::<PyDict>() else {
+        return Ok(None);
+    };
+    let result = match dict.get_item("result")? {
+        Some(result) => model_dump(&result)?.unwrap_or(result),
+        None => PyDict::new(value.py()).into_any(),
+    };
+    let tools = match dict.get_item("tools")?.filter(|tools| !tools.is_none()) {
+        Some(tools) => Some(tools),
+        None => match result.cast::<PyDict>() {
+            Ok(result) => result.get_item("tools")?,
+            Err(_) => None,
+        },
+    };
+    match tools {
+        Some(tools) => match sequence(&tools) {
+            Some(items) => each_tool(items).map(Some),
+            None => Ok(None),
+        },
+        None => Ok(lone_declaration(host_value(value)?)),
+    }
+}
+
+fn each_tool<'py>(items: impl Iterator<Item = Bound<'py, PyAny>>) -> PyResult<ListedTools> {
+    let mut listed = ListedTools::default();
+    for (index, item) in items.enumerate() {
+        match host_value_within_depth(&item)? {
+            Some(tool) => listed.tools.push(tool),
+            None => match name_of(&item)? {
+                Some(name) => {
+                    listed.tools.push(serde_json::json!({ "name": name }));
+                    listed.unreadable.push(name);
+                }
+                None => listed.unreadable.push(format!("#{index}")),
+            },
+        }
+    }
+    Ok(listed)
+}
+
+/// The `name` of a tool too deep to read whole, if it has a string one.
+fn name_of(tool: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    let tool = model_dump(tool)?.unwrap_or_else(|| tool.clone());
+    let Ok(tool) = tool.cast::<PyDict>() else {
+        return Ok(None);
+    };
+    Ok(match tool.get_item("name")? {
+        Some(name) => name
+            .cast::<PyString>()
+            .ok()
+            .map(|name| name.to_string_lossy().into_owned()),
+        None => None,
+    })
+}
+
+/// One declaration given on its own, as a listing of one; `None` when it
+/// declares nothing.
+fn lone_declaration(value: Value) -> Option<ListedTools> {
+    match value {
+        Value::Array(tools) => {
+            let mut listed = ListedTools::default();
+            listed.tools = tools;
+            Some(listed)
+        }
+        Value::Object(_) if declarations(&value).next().is_some() => {
+            let mut listed = ListedTools::default();
+            listed.tools.push(value);
+            Some(listed)
+        }
+        _ => None,
+    }
+}
