@@ -159,8 +159,15 @@ fn proxy(args: Args) -> Result<ExitStatus, Failure> {
     let tap = Arc::new(reports.tap(None));
     let (mut child, group) = session::spawn(&args.command, &blocked)?;
     let (events, event) = mpsc::channel();
+    let told = events.clone();
     blocked
-        .forward_to(group, events.clone())
+        .forward_to(move |signal| {
+            // Told before it is forwarded, so the main thread sees it before
+            // the server's exit that it may cause.
+            let listening = told.send(Event::Signal).is_ok();
+            group.signal(signal);
+            listening
+        })
         .map_err(|e| Failure::new(format!("cannot start a thread: {e}"), 1))?;
     let exited = Arc::new(AtomicBool::new(false));
     let (exit_news_in, exit_news_out) =

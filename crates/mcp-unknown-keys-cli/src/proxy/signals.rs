@@ -7,10 +7,7 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
-use std::sync::mpsc::Sender;
 use std::thread;
-
-use super::session::{Event, Group};
 
 /// The signals a host or a user sends to stop a process: the stdio proxy
 /// forwards them to the server, and the remote doors end gracefully on them
@@ -75,9 +72,10 @@ impl Blocked {
         }
     }
 
-    /// From a thread of its own, sends every forwarded signal the proxy
-    /// receives from now on to the server's `group`, and tells `events`.
-    pub fn forward_to(self, group: Group, events: Sender<Event>) -> io::Result<()> {
+    /// From a thread of its own, hands every forwarded signal the proxy
+    /// receives from now on to `forward` (which sends it on to the server),
+    /// until `forward` returns `false`.
+    pub fn forward_to(self, mut forward: impl FnMut(libc::c_int) -> bool + Send + 'static) -> io::Result<()> {
         thread::Builder::new()
             .name("signals".into())
             .spawn(move || {
@@ -87,11 +85,7 @@ impl Blocked {
                     if unsafe { libc::sigwait(&self.set, &mut signal) } != 0 {
                         return;
                     }
-                    // Told before it is forwarded, so the main thread sees
-                    // it before the server's exit that it may cause.
-                    let told = events.send(Event::Signal);
-                    group.signal(signal);
-                    if told.is_err() {
+                    if !forward(signal) {
                         return;
                     }
                 }
