@@ -1,7 +1,7 @@
 //! Many tasks share one layer: each pair is still said once, and a catalogue
 //! refresh in the middle of auditing neither blocks nor tears a batch.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Barrier};
 use std::thread;

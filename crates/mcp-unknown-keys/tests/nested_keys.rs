@@ -2,7 +2,7 @@
 //! that key's own schema and reported as paths (`options.recursve`,
 //! `entities[].age`), once per (tool, path).
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

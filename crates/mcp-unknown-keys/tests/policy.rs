@@ -1,6 +1,6 @@
 //! The `Policy` layer, rule by rule, over an in-process provider.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

@@ -2,8 +2,8 @@
 //! runs, simple command by simple command, failing closed on what cannot
 //! be read.
 
-mod common;
-mod policy_support;
+use crate::common;
+use crate::policy_support;
 
 use common::{Toolkit, declaration};
 use mcp_unknown_keys::policy::command::Command;

@@ -1,8 +1,7 @@
 //! The policy the library guide shows, read from the guide itself: it
 //! loads, and each rule decides as the guide says.
 
-mod common;
-mod policy_support;
+use crate::policy_support;
 
 use mcp_unknown_keys::PolicyLayer;
 use mcp_unknown_keys::policy::command::Command;

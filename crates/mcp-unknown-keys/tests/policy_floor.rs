@@ -2,8 +2,8 @@
 //! allow-everything policy, what it asks about in red whatever was granted,
 //! and what it lets through.
 
-mod common;
-mod policy_support;
+use crate::common;
+use crate::policy_support;
 
 use mcp_unknown_keys::policy::{Answer, DangerFloor, Dir, Policy, PolicyConfig, Rule};
 use mcp_unknown_keys::{PolicyLayer, Provider, ToolCall};

@@ -1,8 +1,8 @@
 //! Grants: a human's "always" answers, kept in a store a fleet of policies
 //! reads live, and what they may never override.
 
-mod common;
-mod policy_support;
+use crate::common;
+use crate::policy_support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,8 +1,7 @@
 //! `host` rules: the website a call's `url` names, read by a strict parser
 //! that refuses every URL two readers could place on different hosts.
 
-mod common;
-mod policy_support;
+use crate::policy_support;
 
 use mcp_unknown_keys::PolicyLayer;
 use mcp_unknown_keys::policy::{Answer, HostPattern, Rule, UrlProblem, url_host};

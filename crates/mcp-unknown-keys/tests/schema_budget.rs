@@ -4,7 +4,7 @@
 //! time. Past the budget a tool is read no further, said once as a note,
 //! and never gives a warning from what it did not read.
 
-mod common;
+use crate::common;
 
 use common::said::{audit, listed, undeclared};
 use mcp_unknown_keys::audit::{Catalog, MAX_LISTING_WORK, MAX_SCHEMA_WORK, Outcome, Problem, Skip};

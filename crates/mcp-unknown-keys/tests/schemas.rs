@@ -2,7 +2,7 @@
 //! schema generators write them: combinators, references, patterns, closed
 //! and open schemas, and what it cannot read.
 
-mod common;
+use crate::common;
 
 use common::said::{audit, listed, undeclared};
 use mcp_unknown_keys::audit::{Arguments, Call, Catalog, Coverage, Outcome, Problem, Skip};

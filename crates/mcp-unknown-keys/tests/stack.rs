@@ -1,7 +1,7 @@
 //! The seed's stack, `Policy(UnknownKeys(Reasons(provider)))`, built with
 //! `tower::ServiceBuilder` over an in-process provider.
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

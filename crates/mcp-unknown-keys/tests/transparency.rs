@@ -2,7 +2,7 @@
 //! what was sent and the caller receives exactly what the inner provider
 //! returned.
 
-mod common;
+use crate::common;
 
 use common::{Recorder, block_on, fs_catalogue};
 use mcp_unknown_keys::audit::Auditor;

@@ -1,7 +1,7 @@
 //! The `UnknownKeys` layer, rule by rule: DESIGN.md "The audit rules" and
 //! "Transparency of the provider layer".
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 

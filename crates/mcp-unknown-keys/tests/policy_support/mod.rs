@@ -1,4 +1,4 @@
-//! What the policy tests share (with `mod common;` beside it): a policy over an in-process toolkit whose
+//! What the policy tests share (beside `common`): a policy over an in-process toolkit whose
 //! human is recorded, and how a call fared through it.
 
 #![allow(dead_code)] // each test binary uses its own part of this
