@@ -114,6 +114,7 @@ pub mod policy;
 mod provider;
 pub mod reasons;
 mod registry;
+pub mod session;
 mod settle;
 mod unknown_keys;
 mod wire;

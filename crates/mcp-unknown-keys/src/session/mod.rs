@@ -1,0 +1,272 @@
+//! One MCP session as the alarm sees it: the messages that pass between a
+//! host and a server in, what the alarm says out.
+//!
+//! A [`Session`] is a state machine with no I/O, no clock, no thread and
+//! no lock of its own. A door reads each message with the one JSON-RPC
+//! reader ([`jsonrpc::read_line`](crate::jsonrpc::read_line)), hands it to
+//! [`Session::read`] with the side it came from, and delivers what the
+//! returned [`Step`] says (a warning, verdicts, a catalogue's notes) where
+//! it delivers things, with no lock held. What the session decides:
+//!
+//! - a `tools/list` request is awaited by id ([`AwaitedListings`]); only
+//!   the response answering it is a listing page, which opens a listing
+//!   (no cursor) or extends the one being assembled ([`Listing`]); calls
+//!   meet the pages listed so far;
+//! - a response to an awaited listing that is no listing (an error) keeps
+//!   the catalogue in use and abandons the listing being assembled;
+//! - `notifications/tools/list_changed` drops the catalogue: calls are not
+//!   audited ([`Skip::NoCatalogue`]) until the next listing;
+//! - a `tools/call` is audited against the catalogue in use, counted in
+//!   the [`Coverage`] and the [`Findings`], and, when it carried undeclared
+//!   keys, awaits its answer ([`Verdicts`]): `ignored`, `rejected`, or
+//!   `unanswered` when cancelled, answered by the door in the server's
+//!   place, or never answered by the end ([`Session::finish`]).
+//!
+//! The catalogue and the said-once memory are the [`Auditor`]'s: the
+//! session installs each listing in it (saying no note: the door says
+//! them, from [`Step::installed`]).
+//!
+//! ```
+//! use mcp_unknown_keys::audit::{Auditor, Skip};
+//! use mcp_unknown_keys::jsonrpc::{Line, read_line};
+//! use mcp_unknown_keys::session::{From, Session};
+//!
+//! let auditor = Auditor::new().with_sink(());
+//! let mut session = Session::new();
+//! let mut read = |from, line: &str| {
+//!     let Line::Message(message) = read_line(line.as_bytes()) else { unreachable!() };
+//!     session.read(&auditor, from, message)
+//! };
+//! read(From::Host, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+//! read(
+//!     From::Server,
+//!     r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"read","inputSchema":{"properties":{"path":{}}}}]}}"#,
+//! );
+//! let step = read(
+//!     From::Host,
+//!     r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"a","ffset":1}}}"#,
+//! );
+//! assert_eq!(step.warning().unwrap().unknown_keys, ["ffset"]);
+//! let step = read(From::Server, r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#);
+//! assert_eq!(step.verdicts[0].verdict.as_str(), "ignored");
+//! assert_eq!((session.coverage().calls, session.coverage().audited), (1, 1));
+//! # let _ = Skip::NoCatalogue;
+//! ```
+
+use std::sync::Arc;
+
+use crate::audit::{
+    Answer, Arguments, Auditor, Call, Catalog, Coverage, Findings, Judged, Listing, Outcome, Skip, Verdicts,
+    Warning,
+};
+use crate::jsonrpc::{AwaitedListings, Id, ListingPage, Message};
+
+/// Where a message came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum From {
+    /// The host (the MCP client): requests, and notifications such as
+    /// `notifications/cancelled`.
+    Host,
+    /// The server: responses, and notifications such as
+    /// `notifications/tools/list_changed`.
+    Server,
+    /// The door itself, answering a request in the server's place (an
+    /// error it could not deliver): the server never answered it.
+    Door,
+}
+
+/// What one message made the session say. Deliver it with no lock held.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Step {
+    /// The catalogue the message installed in the auditor (a listing's
+    /// page, or none after `list_changed`): say its notes with
+    /// [`Auditor::say_notes`].
+    pub installed: Option<Arc<Catalog>>,
+    /// Listed tools too deep to read, said now for the first time: each
+    /// stays listed, declaring nothing.
+    pub unreadable_tools: Vec<String>,
+    /// The call the message was, when it was one.
+    pub call: Option<CallStep>,
+    /// The verdicts the message settled.
+    pub verdicts: Vec<Judged>,
+}
+
+impl Step {
+    /// The warning to deliver, when the message was a call that carried
+    /// a pair said now for the first time.
+    pub fn warning(&self) -> Option<&Warning> {
+        match &self.call.as_ref()?.outcome {
+            Outcome::Audited { warning, .. } => warning.as_ref(),
+            Outcome::Skipped(_) => None,
+        }
+    }
+}
+
+/// A call read: how it was audited, and what follows.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct CallStep {
+    /// Audited (with the warning to deliver, if any), or skipped and why.
+    pub outcome: Outcome,
+    /// It carried undeclared keys (said before or not).
+    pub flagged: bool,
+    /// It was skipped for a reason no call of this session was skipped
+    /// for before: a door says such a gap once.
+    pub first_skip: Option<Skip>,
+}
+
+/// One MCP session's state: the listings awaited and assembled, every call
+/// counted, and the calls awaiting their verdict.
+#[derive(Debug, Default)]
+pub struct Session {
+    awaited: AwaitedListings,
+    listing: Listing,
+    coverage: Coverage,
+    findings: Findings,
+    verdicts: Verdicts<Id>,
+    skips_said: Vec<Skip>,
+    unreadable_said: Vec<String>,
+}
+
+impl Session {
+    /// A session before any message.
+    pub fn new() -> Session {
+        Session::default()
+    }
+
+    /// Acts on one message from `from`, auditing calls through `auditor`
+    /// (its catalogue and its said-once memory).
+    pub fn read(&mut self, auditor: &Auditor, from: From, message: Message<'_>) -> Step {
+        let mut step = Step::default();
+        match (from, message) {
+            (From::Host, Message::ListTools { id, first }) => self.awaited.request(id, first),
+            (From::Host, Message::Call { id, name, arguments }) => {
+                step.call = Some(self.call(auditor, &name, arguments.as_deref(), id, &mut step.verdicts));
+            }
+            (From::Host, Message::Cancelled { request }) => {
+                self.awaited.cancel(&request);
+                step.verdicts.extend(self.verdicts.cancel(&request));
+            }
+            (From::Server, Message::ListChanged) => {
+                // Nothing is audited until the next listing, the first
+                // answered from now on (the host may have asked for it
+                // before the notification reached it).
+                self.listing.abandon();
+                step.installed = Some(auditor.install_catalog(Catalog::none()));
+            }
+            (From::Server | From::Door, Message::Response { id, result }) => {
+                let result = result.map(|raw| raw.get());
+                self.answered(auditor, &id, result, &mut step);
+                // The answer is read only for a call that awaits one: most
+                // responses (large tool results among them) are not.
+                if self.verdicts.awaits(&id) {
+                    let judged = match from {
+                        From::Door => self.verdicts.cancel(&id),
+                        _ => self.verdicts.answer(&id, Answer::read(result)),
+                    };
+                    step.verdicts.extend(judged);
+                }
+            }
+            _ => {}
+        }
+        step
+    }
+
+    /// Counts a call the door could not hand over (a line too long to
+    /// read, or passed over while the audit was behind) as not audited.
+    pub fn count_unread_call(&mut self, tool: &str) {
+        self.coverage.count_unaudited(tool, Skip::UnreadableArguments);
+    }
+
+    /// The session ended: every call still awaiting its answer is
+    /// `unanswered`.
+    pub fn finish(&mut self) -> Vec<Judged> {
+        self.verdicts.finish()
+    }
+
+    /// Every call read so far, audited or skipped and why.
+    pub fn coverage(&self) -> &Coverage {
+        &self.coverage
+    }
+
+    /// Every undeclared pair read so far, counted per call.
+    pub fn findings(&self) -> &Findings {
+        &self.findings
+    }
+
+    /// The calls that carried undeclared keys, with their verdicts.
+    pub fn verdicts(&self) -> &Verdicts<Id> {
+        &self.verdicts
+    }
+
+    /// How many `tools/list` requests await their response.
+    pub fn awaited_listings(&self) -> usize {
+        self.awaited.len()
+    }
+
+    /// A response: if it answers an awaited listing, a page of it.
+    fn answered(&mut self, auditor: &Auditor, id: &Id, result: Option<&str>, step: &mut Step) {
+        let Some(first) = self.awaited.answer(id) else {
+            return;
+        };
+        let Some(page) = result.and_then(ListingPage::read) else {
+            // An error, or a result that is no listing: the catalogue in
+            // use stays; the listing being assembled is given up.
+            self.listing.abandon();
+            return;
+        };
+        if let Some(catalog) = self.listing.page(&page.tools.tools, first, page.more) {
+            step.installed = Some(auditor.install_catalog(catalog));
+        }
+        for tool in page.tools.unreadable {
+            if !self.unreadable_said.contains(&tool) {
+                self.unreadable_said.push(tool.clone());
+                step.unreadable_tools.push(tool);
+            }
+        }
+    }
+
+    /// Audits one `tools/call` against the catalogue in use and counts it;
+    /// one that carried undeclared keys awaits its answer.
+    fn call(
+        &mut self,
+        auditor: &Auditor,
+        tool: &str,
+        arguments: Option<&str>,
+        key: Option<Id>,
+        judged: &mut Vec<Judged>,
+    ) -> CallStep {
+        // The id as warnings show it; `key`, read exactly, pairs the call
+        // with its answer.
+        let id = key.as_ref().map(Id::to_value);
+        let call = Call {
+            tool,
+            arguments: arguments.map(Arguments::Json),
+            id: id.as_ref(),
+        };
+        let outcome = auditor.audit(&auditor.catalog(), call);
+        self.coverage.record(&call, &outcome);
+        self.findings.record(&call, &outcome);
+        let flagged = matches!(&outcome, Outcome::Audited { undeclared, undeclared_paths, .. }
+            if !undeclared.is_empty() || !undeclared_paths.is_empty());
+        if let Some(key) = key.filter(|_| flagged) {
+            judged.extend(self.verdicts.call(key, &call, &outcome));
+        }
+        let first_skip = match &outcome {
+            Outcome::Skipped(skip) if !self.skips_said.contains(skip) => {
+                self.skips_said.push(*skip);
+                Some(*skip)
+            }
+            _ => None,
+        };
+        CallStep {
+            outcome,
+            flagged,
+            first_skip,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,206 @@
+use super::*;
+use crate::audit::{Skip, Verdict};
+use crate::jsonrpc::{Line, read_line};
+
+struct Run {
+    auditor: Auditor,
+    session: Session,
+}
+
+impl Run {
+    fn new() -> Run {
+        Run {
+            auditor: Auditor::new().with_sink(()),
+            session: Session::new(),
+        }
+    }
+
+    fn read(&mut self, from: From, line: &str) -> Step {
+        let Line::Message(message) = read_line(line.as_bytes()) else {
+            panic!("not a message: {line}")
+        };
+        self.session.read(&self.auditor, from, message)
+    }
+
+    fn list(&mut self, id: &str, cursor: Option<&str>) {
+        let params = cursor.map_or(String::new(), |c| format!(r#","params":{{"cursor":"{c}"}}"#));
+        self.read(
+            From::Host,
+            &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"{params}}}"#),
+        );
+    }
+
+    fn page(&mut self, id: &str, tools: &[(&str, &str)], next: Option<&str>) -> Step {
+        let tools: Vec<String> = tools
+            .iter()
+            .map(|(name, key)| {
+                format!(r#"{{"name":"{name}","inputSchema":{{"properties":{{"{key}":{{}}}}}}}}"#)
+            })
+            .collect();
+        let next = next.map_or(String::new(), |n| format!(r#","nextCursor":"{n}""#));
+        self.read(
+            From::Server,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{}]{next}}}}}"#,
+                tools.join(",")
+            ),
+        )
+    }
+
+    fn call(&mut self, id: &str, tool: &str, arguments: &str) -> Step {
+        self.read(
+            From::Host,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+            ),
+        )
+    }
+
+    fn skipped(&self, skip: Skip) -> u64 {
+        self.session.coverage().unaudited.get(&skip).copied().unwrap_or(0)
+    }
+}
+
+fn unknown(step: &Step) -> Vec<String> {
+    step.warning().map(|w| w.unknown_keys.clone()).unwrap_or_default()
+}
+
+#[test]
+fn pages_are_assembled_and_calls_meet_the_pages_so_far() {
+    let mut run = Run::new();
+    let step = run.call("1", "read", r#"{"x":1}"#);
+    assert_eq!(step.call.unwrap().first_skip, Some(Skip::NoCatalogue));
+    run.list("2", None);
+    assert_eq!(run.session.awaited_listings(), 1);
+    assert!(run.page("2", &[("read", "path")], Some("p2")).installed.is_some());
+    assert_eq!(
+        unknown(&run.call("3", "read", r#"{"path":"a","ffset":1}"#)),
+        ["ffset"]
+    );
+    run.list("4", Some("p2"));
+    run.page("4", &[("write", "data")], None);
+    assert_eq!(run.auditor.audited_tools(), ["read", "write"]);
+    assert_eq!(unknown(&run.call("5", "write", r#"{"dat":1}"#)), ["dat"]);
+    let coverage = run.session.coverage();
+    assert_eq!((coverage.calls, coverage.audited), (3, 2));
+    assert_eq!(run.skipped(Skip::NoCatalogue), 1);
+}
+
+#[test]
+fn only_the_response_to_an_awaited_listing_is_a_listing() {
+    let mut run = Run::new();
+    // Answers a request never seen as tools/list.
+    assert!(run.page("9", &[("read", "path")], None).installed.is_none());
+    run.list("1.0", None);
+    // Ids compare by value: 1 answers 1.0.
+    assert!(run.page("1", &[("read", "path")], None).installed.is_some());
+    assert_eq!(run.session.awaited_listings(), 0);
+}
+
+#[test]
+fn list_changed_drops_the_catalogue_until_the_next_listing_and_a_relisting_replaces_it() {
+    let mut run = Run::new();
+    run.list("1", None);
+    run.page("1", &[("read", "path")], None);
+    run.read(
+        From::Server,
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#,
+    );
+    let step = run.call("2", "read", r#"{"x":1}"#);
+    assert!(matches!(
+        step.call.unwrap().outcome,
+        Outcome::Skipped(Skip::NoCatalogue)
+    ));
+    // A relisting without list_changed replaces the catalogue wholesale.
+    run.list("3", None);
+    run.page("3", &[("write", "data")], None);
+    run.list("4", None);
+    run.page("4", &[("read", "path")], None);
+    let step = run.call("5", "write", r#"{"x":1}"#);
+    assert!(matches!(
+        step.call.unwrap().outcome,
+        Outcome::Skipped(Skip::UnlistedTool)
+    ));
+}
+
+#[test]
+fn an_error_answering_a_listing_keeps_the_catalogue_and_gives_up_the_listing() {
+    let mut run = Run::new();
+    run.list("1", None);
+    run.page("1", &[("read", "path")], Some("p2"));
+    run.list("2", Some("p2"));
+    run.read(
+        From::Server,
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad cursor"}}"#,
+    );
+    assert_eq!(run.auditor.audited_tools(), ["read"]);
+    // A page of the abandoned listing is passed over.
+    run.list("3", Some("p2"));
+    assert!(run.page("3", &[("write", "data")], None).installed.is_none());
+}
+
+#[test]
+fn a_flagged_call_is_judged_by_its_answer_its_cancellation_or_the_end() {
+    let mut run = Run::new();
+    run.list("1", None);
+    run.page("1", &[("read", "path")], None);
+    for id in ["2", "3", "4", "5", "6"] {
+        assert!(
+            run.call(id, "read", &format!(r#"{{"path":"a","k{id}":1}}"#))
+                .call
+                .unwrap()
+                .flagged
+        );
+    }
+    let verdict = |step: Step| step.verdicts.first().map(|judged| judged.verdict);
+    let ignored = run.read(
+        From::Server,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#,
+    );
+    assert_eq!(verdict(ignored), Some(Verdict::Ignored));
+    let rejected = run.read(
+        From::Server,
+        r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"x"}}"#,
+    );
+    assert_eq!(verdict(rejected), Some(Verdict::Rejected));
+    let cancelled = run.read(
+        From::Host,
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}"#,
+    );
+    assert_eq!(verdict(cancelled), Some(Verdict::Unanswered));
+    let door = run.read(
+        From::Door,
+        r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32000,"message":"x"}}"#,
+    );
+    assert_eq!(
+        verdict(door),
+        Some(Verdict::Unanswered),
+        "the server never answered"
+    );
+    let finished: Vec<Verdict> = run.session.finish().iter().map(|judged| judged.verdict).collect();
+    assert_eq!(finished, [Verdict::Unanswered]);
+}
+
+#[test]
+fn each_skip_and_each_unreadable_tool_is_first_said_once() {
+    let mut run = Run::new();
+    assert_eq!(
+        run.call("1", "a", "{}").call.unwrap().first_skip,
+        Some(Skip::NoCatalogue)
+    );
+    assert_eq!(run.call("2", "a", "{}").call.unwrap().first_skip, None);
+    let deep = format!("{}1{}", "{\"a\":".repeat(300), "}".repeat(300));
+    for id in ["3", "4"] {
+        run.list(id, None);
+        let step = run.read(
+            From::Server,
+            &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"deep","inputSchema":{deep}}}]}}}}"#),
+        );
+        let said: &[&str] = if id == "3" { &["deep"] } else { &[] };
+        assert_eq!(step.unreadable_tools, said);
+    }
+    let step = run.call("5", "deep", r#"{"x":1}"#);
+    assert_eq!(step.call.unwrap().first_skip, Some(Skip::DeclaresNothing));
+    assert_eq!(run.auditor.listed_tools(), ["deep"]);
+    assert!(run.auditor.audited_tools().is_empty());
+}
