@@ -1,6 +1,8 @@
-//! The audit worker: reads the queued lines in order, keeps the listings,
-//! audits calls through the core's `Auditor`, pairs the calls that carried
-//! undeclared keys with the server's answers, and counts what it found.
+//! The audit worker: reads the queued lines in order and hands each message
+//! to the core's session ([`Session`]), which keeps the listings, audits
+//! the calls, pairs those that carried undeclared keys with the server's
+//! answers and counts what it found; the worker keeps the relays' gates in
+//! step with it and delivers what it says.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
@@ -8,30 +10,23 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use mcp_unknown_keys::audit::{
-    Answer, Arguments, Auditor, Call, Coverage, Findings, Judged, Listing, Outcome, Printable, Skip,
-    Verdicts, Warning,
-};
-use mcp_unknown_keys::jsonrpc::{AwaitedListings, Id, Line, ListingPage, Message, read_line};
+use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Judged, Printable, Skip, Verdicts, Warning};
+use mcp_unknown_keys::jsonrpc::{Id, Line, Message, read_line};
+use mcp_unknown_keys::session::{From as Side, Session};
 
 use super::Report;
 use super::answers::AwaitedIds;
 use super::queue::{Entry, From};
 use super::trace::TraceContext;
 
-/// Changes the awaited listings with `change`, and the window by as many
-/// requests as it added or dropped (a request forgotten past the bounds, or
-/// answered, closes its part of the window).
-fn awaiting<T>(state: &mut State, window: &AtomicUsize, change: impl FnOnce(&mut AwaitedListings) -> T) -> T {
-    let before = state.awaited.len();
-    let changed = change(&mut state.awaited);
-    let after = state.awaited.len();
+/// Moves the window by as many listings as a message made the session
+/// await, or answered and forgot: each one awaited holds the window open.
+fn move_window(window: &AtomicUsize, before: usize, after: usize) {
     if after > before {
         window.fetch_add(after - before, Ordering::SeqCst);
     } else {
         window.fetch_sub(before - after, Ordering::SeqCst);
     }
-    changed
 }
 
 /// Where notices go.
@@ -64,31 +59,23 @@ pub struct Worker {
 
 #[derive(Default)]
 struct State {
-    /// The `tools/list` requests awaiting their response, matched as the
-    /// `audit` command matches them: each one counted in the window
-    /// (`Gates::window`) while it is awaited.
-    awaited: AwaitedListings,
-    /// The listing being assembled.
-    listing: Listing,
-    findings: Findings,
-    coverage: Coverage,
-    /// The calls that carried undeclared keys, paired with their answers.
-    verdicts: Verdicts<Id>,
+    /// What the alarm decides about the session's messages: listings,
+    /// calls, answers, coverage, findings, verdicts.
+    session: Session,
     /// The trace context of awaited calls that carried one, by id text.
     traces: HashMap<String, TraceContext>,
     /// The notices already said, so each is said once.
     said: HashSet<String>,
     /// The line being read, once parsed: how many of its calls are still
-    /// to be counted in `coverage`. While it is `Some`, [`Worker::end`]
+    /// to be counted in the coverage. While it is `Some`, [`Worker::end`]
     /// counts those calls, not the line (which `Gates::calls_unread` still
     /// holds), so a batch cut short is counted whole and nothing twice.
     calls_to_count: Option<u64>,
 }
 
 impl State {
-    /// Counts one call of the line being read as `count` says.
-    fn count(&mut self, count: impl FnOnce(&mut Coverage)) {
-        count(&mut self.coverage);
+    /// One call of the line being read is counted.
+    fn counted_one(&mut self) {
         if let Some(left) = &mut self.calls_to_count {
             *left = left.saturating_sub(1);
         }
@@ -136,15 +123,15 @@ impl Worker {
     }
 
     pub fn findings(&self) -> Findings {
-        self.state().findings.clone()
+        self.state().session.findings().clone()
     }
 
     pub fn coverage(&self) -> Coverage {
-        self.state().coverage.clone()
+        self.state().session.coverage().clone()
     }
 
     pub fn verdicts(&self) -> Verdicts<Id> {
-        self.state().verdicts.clone()
+        self.state().session.verdicts().clone()
     }
 
     #[cfg(test)]
@@ -201,8 +188,9 @@ impl Worker {
     /// line passed over unread is.
     fn count_unread(&self, message: Message<'_>) {
         if let Message::Call { name, .. } = message {
-            self.state()
-                .count(|coverage| coverage.count_unaudited(&name, Skip::UnreadableArguments));
+            let mut state = self.state();
+            state.session.count_unread_call(&name);
+            state.counted_one();
         }
     }
 
@@ -218,7 +206,7 @@ impl Worker {
     pub fn end(&self, gates: &Gates) -> (Coverage, u64) {
         self.end_soon();
         let state = self.state();
-        let mut coverage = state.coverage.clone();
+        let mut coverage = state.session.coverage().clone();
         let queued = gates.calls_unread.load(Ordering::SeqCst) as u64;
         let unread = match state.calls_to_count {
             // The line being read is in `calls_unread` too.
@@ -231,150 +219,70 @@ impl Worker {
         (coverage, unread)
     }
 
+    /// Hands one message to the session, under the state's lock, keeping
+    /// the relays' gates in step with it; then delivers what it said, with
+    /// no lock held.
     fn act(&self, entry: &Entry, message: Message<'_>, gates: &Gates) {
-        let window = &gates.window;
-        match (entry.from, message) {
-            (From::Client, Message::ListTools { id, first }) => self.expect_listing(id, first, window),
-            (From::Client, Message::Call { id, name, arguments }) => {
-                self.audit(&name, arguments.as_deref(), id, &entry.line, gates);
+        let from = match entry.from {
+            From::Client => Side::Host,
+            From::Server => Side::Server,
+            // The proxy answered in the server's place: the server never did.
+            From::Proxy => Side::Door,
+        };
+        let call = match &message {
+            Message::Call { id, name, .. } => Some((id.clone(), name.clone().into_owned())),
+            _ => None,
+        };
+        let (mut step, trace, judged) = {
+            let mut state = self.state();
+            let before = state.session.awaited_listings();
+            let mut step = state.session.read(&self.auditor, from, message);
+            move_window(&gates.window, before, state.session.awaited_listings());
+            if step.call.is_some() {
+                state.counted_one();
             }
-            (From::Client, Message::Cancelled { request }) => {
-                self.forget(&request, window);
-                self.judge(gates, |verdicts| verdicts.cancel(&request));
+            let flagged = step.call.as_ref().is_some_and(|call| call.flagged);
+            let key = call.as_ref().and_then(|(key, _)| key.clone()).filter(|_| flagged);
+            let trace = flagged
+                .then(|| TraceContext::of_call(&entry.line, key.as_ref()))
+                .flatten();
+            if let (Some(key), Some(trace)) = (&key, &trace) {
+                state
+                    .traces
+                    .insert(mcp_unknown_keys::id_text(Some(&key.to_value())), *trace);
             }
-            (From::Server, Message::ListChanged) => self.list_changed(),
-            (From::Server | From::Proxy, Message::Response { id, result }) => {
-                self.answered(&id, result.map(|raw| raw.get()), window);
-                let answer = match entry.from {
-                    // The proxy answered in the server's place: the server
-                    // never did.
-                    From::Proxy => None,
-                    _ => Some(Answer::read(result.map(|raw| raw.0.get()))),
-                };
-                self.judge(gates, |verdicts| match answer {
-                    Some(answer) => verdicts.answer(&id, answer),
-                    None => verdicts.cancel(&id),
+            let settled = !step.verdicts.is_empty();
+            if key.is_some() || settled {
+                let verdicts = state.session.verdicts();
+                gates.awaited.update(|ids| {
+                    ids.extend(key);
+                    if settled {
+                        ids.retain(|id| verdicts.awaits(id));
+                    }
                 });
             }
-            _ => {}
-        }
-    }
-
-    /// A client asks for a listing: await its id until the response.
-    fn expect_listing(&self, id: Id, first: bool, window: &AtomicUsize) {
-        awaiting(&mut self.state(), window, |awaited| awaited.request(id, first));
-    }
-
-    /// A client cancelled a request: a listing it was may never be answered.
-    fn forget(&self, id: &Id, window: &AtomicUsize) {
-        awaiting(&mut self.state(), window, |awaited| awaited.cancel(id));
-    }
-
-    /// A server answered: if it answers an awaited listing, learn from it.
-    fn answered(&self, id: &Id, result: Option<&str>, window: &AtomicUsize) {
-        let mut state = self.state();
-        let Some(first) = awaiting(&mut state, window, |awaited| awaited.answer(id)) else {
-            return;
+            let judged = std::mem::take(&mut step.verdicts);
+            let judged = self.traced(&mut state, judged);
+            (step, trace, judged)
         };
-        let Some(page) = result.and_then(ListingPage::read) else {
-            // An error, or a result that is not a listing: the catalogue in
-            // use stays, and a listing being assembled is abandoned.
-            state.listing.abandon();
-            return;
-        };
-        let catalog = state.listing.page(&page.tools.tools, first, page.more);
-        let unsaid: Vec<String> = page
-            .tools
-            .unreadable
-            .into_iter()
-            .filter(|name| state.said.insert(format!("tool {name}")))
-            .collect();
-        drop(state);
-        if let Some(catalog) = catalog {
-            self.auditor.replace_catalog(catalog);
+        if let Some(installed) = step.installed.take() {
+            self.auditor.say_notes(&installed);
         }
-        for name in unsaid {
+        for tool in std::mem::take(&mut step.unreadable_tools) {
             self.notice(&format!(
                 "the listed tool {} could not be read (its schema nests too deep to build); \
                  calls to it are not audited",
-                Printable(&name)
+                Printable(&tool)
             ));
         }
-    }
-
-    /// The server's tools changed: nothing is audited until the next
-    /// listing, the first to be answered from now on (a client may have
-    /// asked for it before the notification reached it).
-    fn list_changed(&self) {
-        self.state().listing.abandon();
-        self.auditor.clear_catalog();
-    }
-
-    /// Audits one `tools/call` request, counts it, delivers its warning, if
-    /// any, and awaits its answer when it carried undeclared keys.
-    fn audit(&self, tool: &str, arguments: Option<&str>, key: Option<Id>, line: &[u8], gates: &Gates) {
-        // The id as the warnings show it; `key`, read exactly, pairs the
-        // call with its answer.
-        let value = key.as_ref().map(Id::to_value);
-        let id = value.as_ref();
-        let call = Call {
-            tool,
-            arguments: arguments.map(Arguments::Json),
-            id,
-        };
-        let catalog = self.auditor.catalog();
-        let outcome = self.auditor.audit(&catalog, call);
-        let flagged = matches!(&outcome, Outcome::Audited { undeclared, undeclared_paths, .. }
-            if !undeclared.is_empty() || !undeclared_paths.is_empty());
-        let trace = flagged
-            .then(|| TraceContext::of_call(line, key.as_ref()))
-            .flatten();
-        let judged = {
-            let mut state = self.state();
-            state.count(|coverage| coverage.record(&call, &outcome));
-            state.findings.record(&call, &outcome);
-            match key.filter(|_| flagged) {
-                Some(key) => {
-                    let judged = state.verdicts.call(key.clone(), &call, &outcome);
-                    if let Some(trace) = trace {
-                        state.traces.insert(mcp_unknown_keys::id_text(id), trace);
-                    }
-                    let verdicts = &state.verdicts;
-                    gates.awaited.update(|ids| {
-                        ids.insert(key);
-                        if !judged.is_empty() {
-                            ids.retain(|id| verdicts.awaits(id));
-                        }
-                    });
-                    self.traced(&mut state, judged)
-                }
-                None => Vec::new(),
+        if let (Some(said), Some((_, tool))) = (step.call, call) {
+            if let Some(skip) = said.first_skip {
+                self.say_unaudited(&tool, skip);
             }
-        };
-        if let Outcome::Skipped(skip) = &outcome {
-            self.say_unaudited(tool, *skip);
+            if let Some(warning) = said.outcome.warning() {
+                self.deliver(&warning, trace.as_ref());
+            }
         }
-        if let Some(warning) = outcome.warning() {
-            self.deliver(&warning, trace.as_ref());
-        }
-        self.deliver_verdicts(judged);
-    }
-
-    /// Judges with `judge`; delivers the verdict, if any.
-    fn judge(&self, gates: &Gates, judge: impl FnOnce(&mut Verdicts<Id>) -> Option<Judged>) {
-        let judged = {
-            let mut state = self.state();
-            if state.verdicts.awaited() == 0 {
-                return;
-            }
-            let judged: Vec<Judged> = judge(&mut state.verdicts).into_iter().collect();
-            if judged.is_empty() {
-                return;
-            }
-            let verdicts = &state.verdicts;
-            gates.awaited.update(|ids| ids.retain(|id| verdicts.awaits(id)));
-            self.traced(&mut state, judged)
-        };
         self.deliver_verdicts(judged);
     }
 
@@ -382,7 +290,7 @@ impl Worker {
     pub fn finish(&self, gates: &Gates) {
         let judged = {
             let mut state = self.state();
-            let judged = state.verdicts.finish();
+            let judged = state.session.finish();
             gates.awaited.update(HashSet::clear);
             self.traced(&mut state, judged)
         };
@@ -417,9 +325,9 @@ impl Worker {
         }
     }
 
-    /// Says, once per reason, that a call went unaudited and why: the
-    /// summary counts them all, but a silent gap would read as "nothing
-    /// found".
+    /// Says that a call went unaudited and why (the session says which
+    /// reason is new): the summary counts them all, but a silent gap would
+    /// read as "nothing found".
     fn say_unaudited(&self, tool: &str, skip: Skip) {
         let why = match skip {
             Skip::NoCatalogue => {
@@ -432,15 +340,13 @@ impl Worker {
             }
             Skip::UnreadableArguments => "its arguments are not a JSON object",
         };
-        if self.state().said.insert(format!("unaudited {skip}")) {
-            let call = match tool {
-                "" => "a call naming no tool".to_owned(),
-                tool => format!("the call to {}", Printable(tool)),
-            };
-            self.notice(&format!(
-                "{call} was not audited: {why}; the summary counts each call not audited ({skip})"
-            ));
-        }
+        let call = match tool {
+            "" => "a call naming no tool".to_owned(),
+            tool => format!("the call to {}", Printable(tool)),
+        };
+        self.notice(&format!(
+            "{call} was not audited: {why}; the summary counts each call not audited ({skip})"
+        ));
     }
 
     /// Says `notice` unless it was said before.
