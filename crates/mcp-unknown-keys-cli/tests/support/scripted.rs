@@ -22,6 +22,8 @@ use super::block_on;
 #[derive(Clone, Debug)]
 pub struct Seen {
     pub method: String,
+    /// The request's target: its path and query.
+    pub uri: String,
     pub headers: HeaderMap,
     pub body: Vec<u8>,
 }
@@ -140,6 +142,7 @@ impl Scripted {
                                     .unwrap_or_default();
                                 let seen = Seen {
                                     method: parts.method.to_string(),
+                                    uri: parts.uri.to_string(),
                                     headers: parts.headers,
                                     body,
                                 };

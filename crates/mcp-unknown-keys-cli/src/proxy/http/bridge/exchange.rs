@@ -56,6 +56,9 @@ pub(super) enum Ended {
     Answered,
     /// The stream ended, cleanly or not, without it.
     Early(Option<String>),
+    /// The stream sent a line longer than the parser's bound (with or
+    /// without its end): it was let go, unread.
+    TooLong,
 }
 
 impl Exchange {
@@ -165,6 +168,7 @@ impl Exchange {
         loop {
             let why = match ended {
                 Ended::Answered => return Ok(()),
+                Ended::TooLong => return Err(Failure::TooLong(MAX_MESSAGE)),
                 Ended::Early(why) => why,
             };
             let resumable = bridge.session.era() == Era::Legacy && parser.last_event_id().is_some();
@@ -183,7 +187,8 @@ impl Exchange {
 
     /// Forwards the events of one stream until it brings the answer to the
     /// request (the stream is then let go: a resumed stream may stay open),
-    /// or ends.
+    /// or ends, or sends a line past the parser's bound (then let go too:
+    /// what was held of the line is dropped, and the line is never read).
     pub(super) async fn pump(&self, bridge: &Bridge, mut body: Incoming, parser: &mut Parser) -> Ended {
         loop {
             let frame = match body.frame().await {
@@ -193,7 +198,7 @@ impl Exchange {
             };
             let Some(chunk) = frame.data_ref() else { continue };
             let mut events = Vec::new();
-            parser.feed(chunk, |event| events.push(event));
+            let fed = parser.feed(chunk, |event| events.push(event));
             let mut answered = false;
             for data in events.into_iter().filter_map(|event| message_data(event, bridge)) {
                 if let Some(result) = self.id.as_ref().and_then(|id| answer_to(&data, id)) {
@@ -204,6 +209,9 @@ impl Exchange {
             }
             if answered {
                 return Ended::Answered;
+            }
+            if fed.is_err() {
+                return Ended::TooLong;
             }
         }
     }

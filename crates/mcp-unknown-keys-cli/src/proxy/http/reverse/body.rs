@@ -11,7 +11,8 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 
 use super::super::client::{Body, BoxError};
-use super::super::sse::Parser;
+use super::super::note;
+use super::super::sse::{LineTooLong, Parser};
 use crate::proxy::relay::LineTap;
 use crate::proxy::tap::Tap;
 
@@ -81,27 +82,37 @@ pub enum Carries {
 
 /// A response body forwarded frame by frame, the tap shown each message
 /// before the frame that completes it goes on.
+///
+/// An SSE line longer than the parser's bound ends the stream: the client
+/// sees it cut (as if the server had dropped it), and stderr says why.
 pub struct Tapped {
     inner: Incoming,
     tap: Arc<Tap>,
     carries: Carries,
     /// A JSON body read so far, while the tap may want it.
     json: Option<BytesMut>,
+    /// The server, as messages name it.
+    upstream: Arc<str>,
+    /// The stream was cut: nothing more is read from the server.
+    cut: bool,
 }
 
 impl Tapped {
-    pub fn new(inner: Incoming, tap: Arc<Tap>, carries: Carries) -> Tapped {
+    /// `inner`, shown to `tap` as `carries` says, from `upstream`.
+    pub fn new(inner: Incoming, tap: Arc<Tap>, carries: Carries, upstream: Arc<str>) -> Tapped {
         let json = matches!(carries, Carries::Json { .. }).then(BytesMut::new);
         Tapped {
             inner,
             tap,
             carries,
             json,
+            upstream,
+            cut: false,
         }
     }
 
     /// Shows the tap the messages `chunk` completes.
-    fn look(&mut self, chunk: &Bytes) {
+    fn look(&mut self, chunk: &Bytes) -> Result<(), LineTooLong> {
         let server = self.tap.server();
         match &mut self.carries {
             Carries::Events(parser) => {
@@ -114,14 +125,14 @@ impl Tapped {
                     {
                         tap.server().show(&data);
                     }
-                });
+                })?;
             }
             Carries::Json { length } => {
-                let Some(json) = &mut self.json else { return };
+                let Some(json) = &mut self.json else { return Ok(()) };
                 if json.len() + chunk.len() > server.keep_limit() {
                     server.passed_over();
                     self.json = None;
-                    return;
+                    return Ok(());
                 }
                 json.extend_from_slice(chunk);
                 if length.is_some_and(|length| json.len() as u64 == length) {
@@ -130,6 +141,7 @@ impl Tapped {
             }
             Carries::Nothing => {}
         }
+        Ok(())
     }
 
     /// The body ended: a JSON body is a whole message now.
@@ -151,11 +163,23 @@ impl HttpBody for Tapped {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = &mut *self;
+        if this.cut {
+            return Poll::Ready(None);
+        }
         let frame = ready!(Pin::new(&mut this.inner).poll_frame(cx));
         match &frame {
             Some(Ok(frame)) => {
-                if let Some(chunk) = frame.data_ref() {
-                    this.look(chunk);
+                if let Some(chunk) = frame.data_ref()
+                    && let Err(too_long) = this.look(chunk)
+                {
+                    this.cut = true;
+                    let text = format!(
+                        "{} sent an event stream line longer than {} MiB: the stream was cut there, unread",
+                        this.upstream,
+                        too_long.limit >> 20
+                    );
+                    note(&text);
+                    return Poll::Ready(Some(Err(text.into())));
                 }
             }
             None => this.finish(),
@@ -167,7 +191,7 @@ impl HttpBody for Tapped {
     fn is_end_stream(&self) -> bool {
         // A JSON body still held is shown to the tap on the poll that
         // finds its end: ask for that poll.
-        self.json.is_none() && self.inner.is_end_stream()
+        self.cut || (self.json.is_none() && self.inner.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {

@@ -11,6 +11,7 @@
 //! a listing), one tap per session ([`sessions`]).
 
 mod body;
+mod guard;
 mod sessions;
 
 use std::convert::Infallible;
@@ -23,12 +24,15 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{
     ACCEPT_ENCODING, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue,
+    ORIGIN,
 };
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use self::body::{Carries, Tapped};
+pub use self::guard::Guard;
+use self::guard::Refused;
 pub use self::sessions::Sessions;
 use super::client::{Body, Upstream, describe};
 use super::message::Outgoing;
@@ -60,7 +64,16 @@ struct Proxy {
     /// The user's `--header`s, added to every upstream request.
     headers: HeaderMap,
     sessions: Sessions,
+    /// Which `Host` and `Origin` may use the proxy.
+    guard: Guard,
+    /// The `Host`s and `Origin`s refused and said on stderr (so many at
+    /// most: a page could send endless new ones).
+    refused: std::sync::Mutex<std::collections::HashSet<String>>,
 }
+
+/// How many refused values are remembered as said; past it, refusals are
+/// no longer said.
+const REFUSALS_SAID: usize = 256;
 
 /// Serves until SIGHUP, SIGINT, SIGQUIT or SIGTERM, then writes each
 /// session's summary.
@@ -69,6 +82,7 @@ pub fn run(
     upstream: Upstream,
     headers: HeaderMap,
     sessions: Sessions,
+    guard: Guard,
 ) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -78,6 +92,8 @@ pub fn run(
         upstream,
         headers,
         sessions,
+        guard,
+        refused: std::sync::Mutex::default(),
     });
     let mut signals = super::stop_signals(&runtime);
     let served = runtime.block_on(async {
@@ -119,6 +135,11 @@ async fn accept(listener: TcpListener, proxy: Arc<Proxy>) {
 impl Proxy {
     /// One request, to the upstream and back.
     async fn forward(self: Arc<Self>, request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+        if let Err(refused) = self.guarded(request.headers()) {
+            let text = refused.explain();
+            self.say_refused(&refused, &text);
+            return Ok(plain(StatusCode::FORBIDDEN, &text));
+        }
         let (parts, incoming) = request.into_parts();
         let key = self.sessions.key(&parts.headers);
         let (tap, evicted) = self.sessions.tap(&key);
@@ -193,8 +214,30 @@ impl Proxy {
             ));
         }
         head.headers = end_to_end(head.headers);
-        let body = Tapped::new(incoming, tap, carries).boxed();
+        let body = Tapped::new(incoming, tap, carries, self.upstream.shown_shared()).boxed();
         Ok(Response::from_parts(head, body))
+    }
+
+    /// Checks every `Host` and `Origin` the request came with.
+    fn guarded(&self, headers: &HeaderMap) -> Result<(), Refused> {
+        for host in headers.get_all(HOST) {
+            self.guard.check(Some(host.as_bytes()), None)?;
+        }
+        for origin in headers.get_all(ORIGIN) {
+            self.guard.check(None, Some(origin.as_bytes()))?;
+        }
+        Ok(())
+    }
+
+    /// Says a refusal on stderr, once per value refused.
+    fn say_refused(&self, refused: &Refused, text: &str) {
+        let mut said = self
+            .refused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if said.len() < REFUSALS_SAID && said.insert(refused.value().to_owned()) {
+            note(text);
+        }
     }
 
     /// Writes the summary of a session that ended, on a thread where
@@ -264,7 +307,9 @@ fn carries(headers: &HeaderMap) -> Carries {
     if encoded {
         Carries::Nothing
     } else if content_type.starts_with("text/event-stream") {
-        Carries::Events(Parser::new(0))
+        // Data is kept as the tap asks (`set_limit`), lines bounded alike
+        // whatever it asks.
+        Carries::Events(Parser::new(0).with_line_limit(crate::proxy::tap::MAX_TAPPED_LINE))
     } else if content_type.starts_with("application/json") {
         let length = headers
             .get(hyper::header::CONTENT_LENGTH)
@@ -369,6 +414,8 @@ mod tests {
         let proxy = Proxy {
             upstream: Upstream::new("https://mcp.example.com/v1/mcp?tenant=a", &[]).unwrap(),
             headers: HeaderMap::new(),
+            guard: Guard::new("127.0.0.1:1".parse().unwrap(), &[]).unwrap(),
+            refused: std::sync::Mutex::default(),
             sessions: Sessions::new(
                 |_| crate::proxy::tap::Tap::new(mcp_unknown_keys::audit::Auditor::new().with_sink(())),
                 |_| {},
