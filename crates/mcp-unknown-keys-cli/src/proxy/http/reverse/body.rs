@@ -1,5 +1,5 @@
-//! Bodies on their way through the reverse proxy: every frame forwarded as
-//! it arrives, while the tap is shown the messages they carry.
+//! Response bodies on their way through the reverse proxy: every frame
+//! forwarded as it arrives, while the tap is shown the messages they carry.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -7,67 +7,13 @@ use std::task::{Context, Poll, ready};
 
 use bytes::{Bytes, BytesMut};
 use http_body::{Body as HttpBody, Frame, SizeHint};
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
 
-use super::super::client::{Body, BoxError};
+use super::super::client::BoxError;
 use super::super::note;
 use super::super::sse::{LineTooLong, Parser};
 use crate::proxy::relay::LineTap;
 use crate::proxy::tap::Tap;
-
-/// A request body: read whole when it is no longer than `limit` (a
-/// JSON-RPC message, to show the tap before it is sent); else what was
-/// read is sent, followed by the rest as it comes, untapped.
-pub async fn read_request(mut body: Incoming, limit: usize) -> Result<Request, BoxError> {
-    let mut read = BytesMut::new();
-    loop {
-        match body.frame().await {
-            None => return Ok(Request::Whole(read.freeze())),
-            Some(frame) => {
-                if let Some(data) = frame?.data_ref() {
-                    read.extend_from_slice(data);
-                }
-                if read.len() > limit {
-                    let rest = Prefixed {
-                        prefix: Some(read.freeze()),
-                        rest: body,
-                    };
-                    return Ok(Request::Streamed(rest.boxed()));
-                }
-            }
-        }
-    }
-}
-
-/// A request body, as [`read_request`] read it.
-pub enum Request {
-    /// All of it.
-    Whole(Bytes),
-    /// Too long to tap: sent as it streams.
-    Streamed(Body),
-}
-
-/// What was read of a body, then the rest of it.
-struct Prefixed {
-    prefix: Option<Bytes>,
-    rest: Incoming,
-}
-
-impl HttpBody for Prefixed {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        if let Some(prefix) = self.prefix.take() {
-            return Poll::Ready(Some(Ok(Frame::data(prefix))));
-        }
-        Pin::new(&mut self.rest).poll_frame(cx).map_err(Into::into)
-    }
-}
 
 /// How a response body carries messages.
 pub enum Carries {

@@ -12,6 +12,7 @@
 
 mod body;
 mod guard;
+mod request;
 mod sessions;
 
 use std::convert::Infallible;
@@ -66,6 +67,8 @@ struct Proxy {
     sessions: Sessions,
     /// Which `Host` and `Origin` may use the proxy.
     guard: Guard,
+    /// The request bodies held whole at once.
+    budget: Arc<request::Budget>,
     /// The `Host`s and `Origin`s refused and said on stderr (so many at
     /// most: a page could send endless new ones).
     refused: std::sync::Mutex<std::collections::HashSet<String>>,
@@ -93,6 +96,7 @@ pub fn run(
         headers,
         sessions,
         guard,
+        budget: request::Budget::new(),
         refused: std::sync::Mutex::default(),
     });
     let mut signals = super::stop_signals(&runtime);
@@ -115,11 +119,35 @@ pub fn run(
     served
 }
 
+/// The shortest and the longest pause after a failed accept.
+const ACCEPT_PAUSE: (Duration, Duration) = (Duration::from_millis(10), Duration::from_secs(1));
+
 async fn accept(listener: TcpListener, proxy: Arc<Proxy>) {
+    let mut pause = ACCEPT_PAUSE.0;
+    let mut said = false;
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            // One connection that failed before it was taken: the next.
+            Err(error) if is_one_connection_s(&error) => continue,
+            // Out of file descriptors, or of memory: accepting again at
+            // once fails again at once, a core kept busy for nothing. The
+            // waiting clients stay queued until connections close.
+            Err(error) => {
+                if !said {
+                    said = true;
+                    note(&format!(
+                        "cannot accept connections ({error}): new clients wait until some close; \
+                         retrying at most every {} s (said once)",
+                        ACCEPT_PAUSE.1.as_secs()
+                    ));
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(ACCEPT_PAUSE.1);
+                continue;
+            }
         };
+        pause = ACCEPT_PAUSE.0;
         let _ = stream.set_nodelay(true);
         let proxy = proxy.clone();
         tokio::spawn(async move {
@@ -130,6 +158,13 @@ async fn accept(listener: TcpListener, proxy: Arc<Proxy>) {
                 .await;
         });
     }
+}
+
+/// An accept error that belongs to one connection (reset before it was
+/// taken), not to the listener.
+fn is_one_connection_s(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionReset, Interrupted};
+    matches!(error.kind(), ConnectionAborted | ConnectionReset | Interrupted)
 }
 
 impl Proxy {
@@ -145,17 +180,29 @@ impl Proxy {
         let (tap, evicted) = self.sessions.tap(&key);
         self.summarise(evicted);
         let client = tap.client();
-        let (body, id, tapped) = match body::read_request(incoming, client.keep_limit()).await {
-            Ok(body::Request::Whole(bytes)) => {
+        // The headers are in: the body has its time from now.
+        let deadline = tokio::time::Instant::now() + request::body_within();
+        let read = request::read_request(incoming, client.keep_limit(), &self.budget, deadline).await;
+        let (body, id, tapped) = match read {
+            Ok(request::Request::Whole(bytes, body)) => {
                 let tapped = client.before_forward(&bytes);
                 let id = Outgoing::read(&bytes).id().map(ToOwned::to_owned);
-                (full(bytes), id, tapped)
+                (body, id, tapped)
             }
-            Ok(body::Request::Streamed(body)) => {
+            Ok(request::Request::Streamed(body)) => {
                 client.passed_over();
                 (body, None, false)
             }
-            Err(error) => return Ok(plain(StatusCode::BAD_REQUEST, &describe(&*error))),
+            Err(request::Unread::TooSlow(within)) => {
+                let text = request::Unread::TooSlow(within).to_string();
+                let mut cut = plain(StatusCode::REQUEST_TIMEOUT, &text);
+                // The rest of the body may still trickle in: the connection
+                // is not read any further.
+                cut.headers_mut()
+                    .insert(CONNECTION, HeaderValue::from_static("close"));
+                return Ok(cut);
+            }
+            Err(error) => return Ok(plain(StatusCode::BAD_REQUEST, &error.to_string())),
         };
         let target = self.target(&parts.uri);
         let to_endpoint = target.path() == self.upstream.url().path();
@@ -415,6 +462,7 @@ mod tests {
             upstream: Upstream::new("https://mcp.example.com/v1/mcp?tenant=a", &[]).unwrap(),
             headers: HeaderMap::new(),
             guard: Guard::new("127.0.0.1:1".parse().unwrap(), &[]).unwrap(),
+            budget: request::Budget::of(0),
             refused: std::sync::Mutex::default(),
             sessions: Sessions::new(
                 |_| crate::proxy::tap::Tap::new(mcp_unknown_keys::audit::Auditor::new().with_sink(())),
