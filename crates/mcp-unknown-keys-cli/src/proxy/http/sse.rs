@@ -54,6 +54,9 @@ pub struct Parser {
     after_cr: bool,
     /// Whether the stream's first bytes were looked at for a BOM.
     started: bool,
+    /// How many bytes of a BOM the stream began with so far: a BOM may
+    /// come split across chunks.
+    bom: usize,
     data: Vec<u8>,
     has_data: bool,
     too_long: bool,
@@ -74,6 +77,7 @@ impl Parser {
             line: Vec::new(),
             after_cr: false,
             started: false,
+            bom: 0,
             data: Vec::new(),
             has_data: false,
             too_long: false,
@@ -128,9 +132,24 @@ impl Parser {
         if self.overflowed {
             return Err(too_long);
         }
-        if !self.started && !chunk.is_empty() {
+        if !self.started {
+            const BOM: &[u8] = b"\xEF\xBB\xBF";
+            while self.bom < BOM.len() {
+                match chunk.first() {
+                    None => return Ok(()),
+                    Some(&byte) if byte == BOM[self.bom] => {
+                        self.bom += 1;
+                        chunk = &chunk[1..];
+                    }
+                    Some(_) => {
+                        // Not a BOM after all: what was taken for one
+                        // starts the first line.
+                        self.line.extend_from_slice(&BOM[..self.bom]);
+                        break;
+                    }
+                }
+            }
             self.started = true;
-            chunk = chunk.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(chunk);
         }
         if self.after_cr {
             self.after_cr = false;
@@ -279,6 +298,18 @@ mod tests {
             assert!(out[0].is_message() && !out[2].is_message());
             assert_eq!(parser.last_event_id(), Some("7"));
             assert_eq!(parser.retry(), Some(1500));
+        }
+    }
+
+    #[test]
+    fn a_bom_is_dropped_however_the_stream_is_cut() {
+        // Found by the fuzz target `sse_parser`: a BOM cut across chunks
+        // was kept, and the first field misread.
+        for step in [1, 2, 3, 100] {
+            let (_, parser) = events(b"\xEF\xBB\xBFid: a\n\n", step, 10);
+            assert_eq!(parser.last_event_id(), Some("a"), "step {step}");
+            let (_, parser) = events(b"\xEF\xBBid: a\n\nid: b\n\n", step, 10);
+            assert_eq!(parser.last_event_id(), Some("b"), "not a BOM, step {step}");
         }
     }
 
