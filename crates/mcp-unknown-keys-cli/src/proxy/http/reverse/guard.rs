@@ -49,7 +49,8 @@ impl Refused {
     pub fn explain(&self) -> String {
         match self {
             Refused::Host(host) => format!(
-                "refused requests with Host {host:?} (403): not this proxy's address nor a loopback name, as a web page's would be after DNS rebinding"
+                "refused requests with Host {host:?} (403): not this proxy's address nor a loopback name, as a web page's would be after DNS rebinding; \
+                 connect by 127.0.0.1 or localhost, or add --allow-origin with an origin on that host if it is yours"
             ),
             Refused::Origin(origin) => format!(
                 "refused requests from the web origin {origin:?} (403): add --allow-origin {origin} if that page may use the server with the credentials the proxy adds"
