@@ -16,8 +16,10 @@ use http_body::{Body as HttpBody, Frame, SizeHint};
 use http_body_util::BodyExt;
 use tokio::time::{Instant, Sleep};
 
-use super::super::client::{Body, BoxError};
-use super::super::note;
+// Named from the crate's root, not from `super`: the fuzz target
+// `request_body` compiles this file at its own root, beside stand-ins.
+use crate::proxy::http::client::{Body, BoxError};
+use crate::proxy::http::note;
 
 /// How long a request's body may take to arrive whole, from its headers.
 pub const BODY_WITHIN: Duration = Duration::from_secs(30);
@@ -138,7 +140,7 @@ impl std::fmt::Display for Unread {
                 "the request's body did not arrive whole within {} s of its headers",
                 within.as_secs_f64()
             ),
-            Unread::Failed(error) => write!(f, "{}", super::super::client::describe(&**error)),
+            Unread::Failed(error) => write!(f, "{}", crate::proxy::http::client::describe(&**error)),
         }
     }
 }
