@@ -101,7 +101,8 @@ fn past_the_total_held_a_body_streams_through_unread_and_it_is_said() {
     )
     .unwrap();
     // Another 600 would pass the 1000 held at once: streamed, unread.
-    thread::sleep(Duration::from_millis(200));
+    // (A moment first, for the proxy to read what the slow client sent.)
+    thread::sleep(Duration::from_millis(500));
     let streamed = call_with("2", "while_full");
     let answer = block_on(post(&proxy.url(), &[], &streamed));
     assert_eq!(answer.status, 200);
