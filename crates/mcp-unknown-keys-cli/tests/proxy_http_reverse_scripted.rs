@@ -169,3 +169,87 @@ fn a_call_with_an_undeclared_key_is_warned_of_before_the_server_answers() {
         "the warning came only after the server answered"
     );
 }
+
+#[test]
+fn an_event_stream_line_without_end_past_the_bound_cuts_that_stream_and_the_proxy_serves_on() {
+    // A line that never ends, on a stream kept open: held whole, it would
+    // grow the proxy's memory for as long as the server sends.
+    let server = Scripted::start(|seen| {
+        if seen.text().contains(r#""id":1,"#) {
+            let mut line = b"data: ".to_vec();
+            line.resize(65 << 20, b'x');
+            Reply::status(200)
+                .header("content-type", "text/event-stream")
+                .piece(Duration::ZERO, &line)
+                .endless()
+        } else {
+            answer(seen, &["path"])
+        }
+    });
+    let proxy = Reverse::start(&server.url(), &[]);
+    let url = proxy.url();
+    let cut = block_on(async move {
+        use http_body_util::{BodyExt, Full};
+        let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build(hyper_util::client::legacy::connect::HttpConnector::new());
+        let request = hyper::Request::post(url)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(Full::new(bytes::Bytes::from(call(
+                "1",
+                "fs_read",
+                r#"{"path":"a"}"#,
+            ))))
+            .unwrap();
+        let response = client.request(request).await.unwrap();
+        assert_eq!(response.status(), 200);
+        tokio::time::timeout(support::PATIENCE, response.into_body().collect())
+            .await
+            .expect("the stream is cut, not left to grow")
+    });
+    assert!(cut.is_err(), "the client sees the stream cut");
+    proxy.wait_for_stderr(|line| line.contains("longer than 64 MiB"));
+    let next = block_on(post(&proxy.url(), &[], &list_request("2", None)));
+    assert_eq!(next.status, 200);
+    assert_eq!(next.messages.len(), 1);
+    let (stderr, _) = proxy.stop();
+    assert!(stderr.contains("the stream was cut there"), "{stderr}");
+}
+
+#[test]
+fn a_page_s_host_or_origin_is_refused_before_anything_is_forwarded() {
+    let server = Scripted::start(|seen| answer(seen, &["path"]));
+    let proxy = Reverse::start(
+        &server.url(),
+        &[
+            "--header",
+            "Authorization: Bearer sk-test",
+            "--allow-origin",
+            "https://app.example.com",
+        ],
+    );
+    let port = proxy.address.rsplit(':').next().unwrap().to_owned();
+    let evil_host = format!("evil.example:{port}");
+    let evil_origin = format!("http://evil.example:{port}");
+    let with = |headers: &[(&str, &str)]| block_on(post(&proxy.url(), headers, &list_request("1", None)));
+    // DNS rebinding: the page's own name, as Host and as Origin; twice.
+    for _ in 0..2 {
+        let refused = with(&[("host", &evil_host), ("origin", &evil_origin)]);
+        assert_eq!(refused.status, 403);
+        assert!(refused.headers.get("access-control-allow-origin").is_none());
+    }
+    assert_eq!(with(&[("host", &evil_host)]).status, 403, "Host alone");
+    assert_eq!(with(&[("origin", &evil_origin)]).status, 403, "Origin alone");
+    assert!(server.drain().is_empty(), "nothing refused reaches the server");
+    // Clients that are not browsers send no Origin; loopback names and the
+    // origins allowed pass.
+    assert_eq!(with(&[]).status, 200);
+    assert_eq!(with(&[("host", &format!("localhost:{port}"))]).status, 200);
+    assert_eq!(with(&[("origin", "https://app.example.com")]).status, 200);
+    assert_eq!(with(&[("origin", "http://localhost:5173")]).status, 200);
+    assert_eq!(server.drain().len(), 4);
+    let (stderr, _) = proxy.stop();
+    let said = |value: &str| stderr.lines().filter(|line| line.contains(value)).count();
+    assert_eq!(said(&format!("Host \"{evil_host}\"")), 1, "{stderr}");
+    assert_eq!(said(&format!("origin \"{evil_origin}\"")), 1, "{stderr}");
+}

@@ -365,6 +365,41 @@ fn a_collector_that_never_answers_delays_no_message() {
     drop(stuck);
 }
 
+#[test]
+fn a_collector_that_never_answers_holds_the_exit_no_longer_than_the_flush_promises() {
+    // Accepts connections (the backlog does) and never answers: the batch
+    // sent at exit waits for an answer until its send times out (5 s).
+    let stuck = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", stuck.local_addr().unwrap());
+    let mut s = Session::start(&["--quiet", "--otlp", &url], &["cat"]);
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", &[("fs_read", &["path"])], None));
+    for id in 2..5 {
+        s.echo(&call(
+            &id.to_string(),
+            "fs_read",
+            &format!(r#"{{"path":"a","k{id}":1}}"#),
+        ));
+    }
+    let closed = Instant::now();
+    let finished = s.finish();
+    let exit = closed.elapsed();
+    // The summary and the exit share one 3 s wait (with room for a loaded
+    // machine, below the 5 s a send may take).
+    assert!(
+        exit < Duration::from_millis(4400),
+        "the proxy exited {exit:?} after stdin closed"
+    );
+    let otlp = &finished.logged_summary()["otlp"];
+    // Three warnings, three verdicts: each counted once, as dropped.
+    assert_eq!(
+        (&otlp["sent"], &otlp["dropped"]),
+        (&0.into(), &6.into()),
+        "{otlp}"
+    );
+    drop(stuck);
+}
+
 /// The reverse proxy's sessions share one exporter: a session that ends
 /// while the collector is slow leaves the records other sessions queued to
 /// be sent, never drops them.

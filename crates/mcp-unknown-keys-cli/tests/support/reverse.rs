@@ -29,9 +29,16 @@ impl Reverse {
     /// Starts the proxy in front of `upstream`, logging to a file of its
     /// own, with `options` besides.
     pub fn start(upstream: &str, options: &[&str]) -> Reverse {
+        Reverse::start_with(upstream, options, |_| {})
+    }
+
+    /// [`Reverse::start`], the command adjusted by `adjust` before it
+    /// starts (its environment, its limits).
+    pub fn start_with(upstream: &str, options: &[&str], adjust: impl FnOnce(&mut Command)) -> Reverse {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("warnings.jsonl");
-        let mut child = Command::new(binary())
+        let mut command = Command::new(binary());
+        command
             .args([
                 "proxy",
                 "--log",
@@ -44,9 +51,9 @@ impl Reverse {
             .args(options)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::piped());
+        adjust(&mut command);
+        let mut child = command.spawn().unwrap();
         let (send, lines) = mpsc::channel();
         let stderr = Arc::new(Mutex::new(String::new()));
         let kept = stderr.clone();
@@ -97,6 +104,11 @@ impl Reverse {
                 ),
             }
         }
+    }
+
+    /// The proxy's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Its stderr so far.

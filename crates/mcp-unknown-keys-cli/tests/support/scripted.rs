@@ -22,6 +22,8 @@ use super::block_on;
 #[derive(Clone, Debug)]
 pub struct Seen {
     pub method: String,
+    /// The request's target: its path and query.
+    pub uri: String,
     pub headers: HeaderMap,
     pub body: Vec<u8>,
 }
@@ -107,6 +109,8 @@ pub enum Fate {
 /// The server, running until the test ends.
 pub struct Scripted {
     pub address: String,
+    /// Connections accepted so far.
+    connections: Arc<std::sync::atomic::AtomicUsize>,
     seen: mpsc::Receiver<Seen>,
     fates: Arc<Mutex<Vec<(Seen, Fate)>>>,
 }
@@ -121,11 +125,14 @@ impl Scripted {
         let fates = Arc::new(Mutex::new(Vec::new()));
         let answer = Arc::new(answer);
         let kept = fates.clone();
+        let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let accepted = connections.clone();
         std::thread::spawn(move || {
             block_on(async move {
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
                 loop {
                     let (stream, _) = listener.accept().await.unwrap();
+                    accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let (report, answer, fates) = (report.clone(), answer.clone(), kept.clone());
                     let service =
                         hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
@@ -140,6 +147,7 @@ impl Scripted {
                                     .unwrap_or_default();
                                 let seen = Seen {
                                     method: parts.method.to_string(),
+                                    uri: parts.uri.to_string(),
                                     headers: parts.headers,
                                     body,
                                 };
@@ -155,7 +163,17 @@ impl Scripted {
                 }
             });
         });
-        Scripted { address, seen, fates }
+        Scripted {
+            address,
+            connections,
+            seen,
+            fates,
+        }
+    }
+
+    /// How many connections the server accepted so far.
+    pub fn connections(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn url(&self) -> String {
@@ -178,29 +196,25 @@ impl Scripted {
     }
 }
 
-fn respond(reply: Reply, seen: Seen, fates: Arc<Mutex<Vec<(Seen, Fate)>>>) -> hyper::Response<Piecewise> {
+fn respond(reply: Reply, seen: Seen, fates: Fates) -> hyper::Response<Piecewise> {
     let (send, receive) = tokio::sync::mpsc::channel(1);
     let endless = reply.endless;
     tokio::spawn(async move {
         for (after, piece) in reply.pieces {
             tokio::time::sleep(after).await;
             if send.send(Bytes::from(piece)).await.is_err() {
-                fates.lock().unwrap().push((seen, Fate::Cancelled));
                 return;
             }
         }
         if endless {
             send.closed().await;
-            fates.lock().unwrap().push((seen, Fate::Cancelled));
-            return;
         }
-        // Taken once the channel is empty: the last piece was read.
-        while send.capacity() < send.max_capacity() {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        fates.lock().unwrap().push((seen, Fate::Delivered));
+        // Otherwise the body ends with the last piece, as a server's does.
     });
-    let mut response = hyper::Response::new(Piecewise(receive));
+    let mut response = hyper::Response::new(Piecewise {
+        pieces: receive,
+        fate: Some((seen, fates)),
+    });
     *response.status_mut() = hyper::StatusCode::from_u16(reply.status).unwrap();
     for (name, value) in reply.headers {
         response.headers_mut().append(name, value.parse().unwrap());
@@ -208,8 +222,24 @@ fn respond(reply: Reply, seen: Seen, fates: Arc<Mutex<Vec<(Seen, Fate)>>>) -> hy
     response
 }
 
-/// A body sent piece by piece, as the script's task hands the pieces over.
-pub struct Piecewise(tokio::sync::mpsc::Receiver<Bytes>);
+/// What became of each answer, as [`Scripted::fates`] reports it.
+type Fates = Arc<Mutex<Vec<(Seen, Fate)>>>;
+
+/// A body sent piece by piece, as the script's task hands the pieces over;
+/// its fate is known when it is read to its end (delivered) or dropped
+/// before (cancelled).
+pub struct Piecewise {
+    pieces: tokio::sync::mpsc::Receiver<Bytes>,
+    fate: Option<(Seen, Fates)>,
+}
+
+impl Piecewise {
+    fn settle(&mut self, fate: Fate) {
+        if let Some((seen, fates)) = self.fate.take() {
+            fates.lock().unwrap().push((seen, fate));
+        }
+    }
+}
 
 impl HttpBody for Piecewise {
     type Data = Bytes;
@@ -219,9 +249,19 @@ impl HttpBody for Piecewise {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        self.0
-            .poll_recv(cx)
-            .map(|piece| piece.map(|piece| Ok(Frame::data(piece))))
+        match self.pieces.poll_recv(cx) {
+            Poll::Ready(None) => {
+                self.settle(Fate::Delivered);
+                Poll::Ready(None)
+            }
+            polled => polled.map(|piece| piece.map(|piece| Ok(Frame::data(piece)))),
+        }
+    }
+}
+
+impl Drop for Piecewise {
+    fn drop(&mut self) {
+        self.settle(Fate::Cancelled);
     }
 }
 

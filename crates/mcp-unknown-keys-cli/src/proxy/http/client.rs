@@ -22,6 +22,8 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
+use super::url::shown;
+
 /// Any error, boxed.
 pub type BoxError = Box<dyn StdError + Send + Sync>;
 
@@ -83,22 +85,14 @@ impl Upstream {
         &self.shown
     }
 
+    /// [`Upstream::shown`], shared: for what outlives a borrow of this.
+    pub fn shown_shared(&self) -> Arc<str> {
+        self.shown.clone()
+    }
+
     /// Sends a request.
     pub fn request(&self, request: hyper::Request<Body>) -> ResponseFuture {
         self.client.request(request)
-    }
-}
-
-/// A URL without userinfo and query.
-fn shown(url: &str) -> String {
-    let without_query = url.split(['?', '#']).next().unwrap_or(url);
-    match without_query.split_once("://") {
-        Some((scheme, rest)) => {
-            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-            let host = authority.rsplit('@').next().unwrap_or(authority);
-            format!("{scheme}://{host}{path}")
-        }
-        None => without_query.to_owned(),
     }
 }
 
@@ -208,15 +202,6 @@ pub type Response = hyper::Response<Incoming>;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_are_shown_without_credentials_or_query() {
-        assert_eq!(
-            shown("https://user:pw@example.com:8443/mcp?token=x#f"),
-            "https://example.com:8443/mcp"
-        );
-        assert_eq!(shown("http://127.0.0.1:3000"), "http://127.0.0.1:3000");
-    }
 
     #[test]
     fn only_http_and_https_urls_are_taken() {

@@ -30,8 +30,11 @@ const SET_BY_THE_BRIDGE: [&str; 10] = [
 pub enum HeaderError {
     /// No colon between a name and a value.
     NoColon,
-    /// The name is not an HTTP field name.
-    BadName(String),
+    /// The name (before the first colon) of the `--header` at this place
+    /// (from 1) is not an HTTP field name. The name itself is not kept: a
+    /// header written without its colon (`Authorization Bearer sk-…`)
+    /// holds its value there.
+    BadName(usize),
     /// The bridge sets this header itself.
     Reserved(String),
     /// `${VAR}` names a variable that is not set (or not Unicode).
@@ -48,7 +51,10 @@ impl fmt::Display for HeaderError {
         match self {
             // Not even the start of it: it may be nothing but a secret.
             HeaderError::NoColon => f.write_str("a --header has no colon: write it as 'Name: value'"),
-            HeaderError::BadName(name) => write!(f, "--header {name:?}: not a valid header name"),
+            HeaderError::BadName(place) => write!(
+                f,
+                "--header number {place}: what comes before its first colon is not a header name (not shown: it may hold the value); write it as 'Name: value'"
+            ),
             HeaderError::Reserved(name) => write!(
                 f,
                 "--header {name}: the proxy sets this header itself, from the protocol"
@@ -75,50 +81,60 @@ impl std::error::Error for HeaderError {}
 /// sensitive, so that hyper never shows them either.
 pub fn parse_all(specs: &[String], env: impl Fn(&str) -> Option<String>) -> Result<HeaderMap, HeaderError> {
     let mut headers = HeaderMap::new();
-    for spec in specs {
-        let (name, value) = parse(spec, &env)?;
+    for (place, spec) in specs.iter().enumerate() {
+        let (name, value) = parse(spec, place + 1, &env)?;
         headers.append(name, value);
     }
     Ok(headers)
 }
 
-/// Reads one `Name: value`.
+/// Reads one `Name: value`, the `place`th `--header`.
 fn parse(
     spec: &str,
+    place: usize,
     env: &impl Fn(&str) -> Option<String>,
 ) -> Result<(HeaderName, HeaderValue), HeaderError> {
     let (name, value) = spec.split_once(':').ok_or(HeaderError::NoColon)?;
     let name = name.trim();
-    let header =
-        HeaderName::from_bytes(name.as_bytes()).map_err(|_| HeaderError::BadName(name.to_owned()))?;
+    let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| HeaderError::BadName(place))?;
     if SET_BY_THE_BRIDGE.contains(&header.as_str()) {
         return Err(HeaderError::Reserved(name.to_owned()));
     }
-    let expanded = expand(value.trim(), name, env)?;
+    let expanded = expand(value.trim(), env).map_err(|wrong| match wrong {
+        Reference::Unset(variable) => HeaderError::Unset {
+            header: name.to_owned(),
+            variable,
+        },
+        Reference::Malformed => HeaderError::BadReference(name.to_owned()),
+    })?;
     let mut value = HeaderValue::from_str(&expanded).map_err(|_| HeaderError::BadValue(name.to_owned()))?;
     value.set_sensitive(true);
     Ok((header, value))
 }
 
+/// What is wrong with a `${VAR}` in a text to expand.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reference {
+    /// The variable, not set (or not Unicode).
+    Unset(String),
+    /// `${` without its `}`, or a name that is not `[A-Za-z_][A-Za-z0-9_]*`.
+    Malformed,
+}
+
 /// Replaces each `${VAR}` with the variable's value; a `$` not followed by
-/// `{` stays as it is.
-fn expand(value: &str, header: &str, env: &impl Fn(&str) -> Option<String>) -> Result<String, HeaderError> {
+/// `{` stays as it is. `--header` values and `--url` are read alike.
+pub fn expand(value: &str, env: &impl Fn(&str) -> Option<String>) -> Result<String, Reference> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some(at) = rest.find("${") {
         out.push_str(&rest[..at]);
         let after = &rest[at + 2..];
-        let end = after
-            .find('}')
-            .ok_or_else(|| HeaderError::BadReference(header.to_owned()))?;
+        let end = after.find('}').ok_or(Reference::Malformed)?;
         let variable = &after[..end];
         if !is_variable_name(variable) {
-            return Err(HeaderError::BadReference(header.to_owned()));
+            return Err(Reference::Malformed);
         }
-        let found = env(variable).ok_or_else(|| HeaderError::Unset {
-            header: header.to_owned(),
-            variable: variable.to_owned(),
-        })?;
+        let found = env(variable).ok_or_else(|| Reference::Unset(variable.to_owned()))?;
         out.push_str(&found);
         rest = &after[end + 1..];
     }
@@ -147,7 +163,7 @@ mod tests {
     }
 
     fn one(spec: &str) -> Result<(HeaderName, HeaderValue), HeaderError> {
-        parse(spec, &env)
+        parse(spec, 1, &env)
     }
 
     #[test]
@@ -184,6 +200,23 @@ mod tests {
     }
 
     #[test]
+    fn a_header_missing_its_colon_is_never_quoted() {
+        // The colon forgotten, another one further on: what comes before
+        // it is the name, and the secret.
+        let specs = [
+            "X-Ok: 1".to_owned(),
+            "Authorization Bearer sk-live-4f9a:x".to_owned(),
+        ];
+        let error = parse_all(&specs, env).unwrap_err();
+        assert_eq!(error, HeaderError::BadName(2));
+        let said = error.to_string();
+        assert!(said.starts_with("--header number 2:"), "{said}");
+        for part in ["Authorization", "Bearer", "sk-live", "4f9a"] {
+            assert!(!said.contains(part), "{said}");
+        }
+    }
+
+    #[test]
     fn headers_the_protocol_sets_are_refused() {
         for name in [
             "Mcp-Session-Id",
@@ -197,10 +230,7 @@ mod tests {
                 HeaderError::Reserved(name.into())
             );
         }
-        assert_eq!(
-            one("Bad Name: x").unwrap_err(),
-            HeaderError::BadName("Bad Name".into())
-        );
+        assert_eq!(one("Bad Name: x").unwrap_err(), HeaderError::BadName(1));
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod reply;
 mod reverse;
 mod sse;
 mod tls;
+pub(crate) mod url;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -53,6 +54,12 @@ pub struct Args {
     /// it reaches the upstream server, with the credentials the proxy adds.
     #[arg(long, requires = "listen")]
     allow_non_loopback: bool,
+    /// Let web pages of ORIGIN (such as https://app.example.com) use
+    /// --listen (repeatable). Requests with another Origin, or whose Host
+    /// is neither the listening address nor a loopback name, are refused
+    /// (403), as DNS rebinding would send them.
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
+    allow_origins: Vec<String>,
     /// Add a header to every request to the server (repeatable), such as
     /// 'Authorization: Bearer ${TOKEN}': ${VAR} is read from the
     /// environment, and values never appear in logs or errors.
@@ -94,8 +101,10 @@ fn door(args: &super::Args) -> Result<(), super::Failure> {
     let headers = headers::parse_all(&remote.headers, |name| std::env::var(name).ok())
         .map_err(|e| super::Failure::new(e.to_string(), 2))?;
     let reports = Arc::new(Reports::open(args, args.server_name())?);
-    if let Some(url) = &remote.url {
-        let upstream = Upstream::new(url, &remote.ca_certs).map_err(|e| super::Failure::new(e, 2))?;
+    if let Some(template) = &remote.url {
+        let url =
+            url::expand(template, |name| std::env::var(name).ok()).map_err(|e| super::Failure::new(e, 2))?;
+        let upstream = Upstream::new(&url, &remote.ca_certs).map_err(|e| super::Failure::new(e, 2))?;
         let tap = Arc::new(reports.tap(None));
         let outcome = bridge::run(upstream, headers, tap.clone());
         reports.summarise(&tap);
@@ -117,6 +126,8 @@ fn door(args: &super::Args) -> Result<(), super::Failure> {
             2,
         ));
     }
+    url::check_userinfo(url, "--upstream").map_err(|e| super::Failure::new(e, 2))?;
+    let guard = reverse::Guard::new(listen, &remote.allow_origins).map_err(|e| super::Failure::new(e, 2))?;
     let upstream = Upstream::new(url, &remote.ca_certs).map_err(|e| super::Failure::new(e, 2))?;
     let new_tap = {
         let reports = reports.clone();
@@ -127,7 +138,7 @@ fn door(args: &super::Args) -> Result<(), super::Failure> {
         move |tap: &Tap| reports.summarise(tap)
     };
     let sessions = reverse::Sessions::new(new_tap, summarise);
-    let served = reverse::run(listen, upstream, headers, sessions);
+    let served = reverse::run(listen, upstream, headers, sessions, guard);
     reports.finish();
     served.map_err(|e| super::Failure::new(e, 1))
 }

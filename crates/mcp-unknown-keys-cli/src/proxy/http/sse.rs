@@ -4,6 +4,10 @@
 //! Only what MCP needs is kept: an event's `data` (its lines joined by
 //! `\n`), its type, the last event id (for `Last-Event-ID`) and the
 //! `retry` delay. Comments (`:` lines, keep-alives) are passed over.
+//!
+//! A line is held until its end arrives, so it is bounded too
+//! ([`Parser::line_limit`]): a server that sends a line without end would
+//! otherwise grow the parser's memory for as long as it sends.
 
 /// One dispatched event.
 #[derive(Debug, PartialEq, Eq)]
@@ -22,17 +26,37 @@ impl Event {
     }
 }
 
+/// How much longer than the longest `data` kept a line may be: its field
+/// name, colon and space (`data: `), with room to spare.
+const LINE_SLACK: usize = 64;
+
+/// A line longer than the parser's bound: the stream cannot be read on
+/// (its next line is not known to start anywhere the parser could find
+/// without holding this one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineTooLong {
+    /// The bound the line went past, in bytes.
+    pub limit: usize,
+}
+
 /// An incremental parser of one event stream.
 #[derive(Debug)]
 pub struct Parser {
     /// The longest `data` kept; a longer event is dispatched without it.
     limit: usize,
+    /// The longest line read; a longer one ends the stream's reading.
+    line_limit: usize,
+    /// A line went past `line_limit`: nothing more is read.
+    overflowed: bool,
     /// The current line, from earlier chunks.
     line: Vec<u8>,
     /// The last chunk ended with CR: a LF starting the next one ends nothing.
     after_cr: bool,
     /// Whether the stream's first bytes were looked at for a BOM.
     started: bool,
+    /// How many bytes of a BOM the stream began with so far: a BOM may
+    /// come split across chunks.
+    bom: usize,
     data: Vec<u8>,
     has_data: bool,
     too_long: bool,
@@ -42,13 +66,18 @@ pub struct Parser {
 }
 
 impl Parser {
-    /// A parser that keeps events' data up to `limit` bytes.
+    /// A parser that keeps events' data up to `limit` bytes, and reads
+    /// lines up to `limit` and a field name's length (see
+    /// [`Parser::with_line_limit`] to bound them otherwise).
     pub fn new(limit: usize) -> Parser {
         Parser {
             limit,
+            line_limit: limit.saturating_add(LINE_SLACK),
+            overflowed: false,
             line: Vec::new(),
             after_cr: false,
             started: false,
+            bom: 0,
             data: Vec::new(),
             has_data: false,
             too_long: false,
@@ -56,6 +85,24 @@ impl Parser {
             last_event_id: None,
             retry: None,
         }
+    }
+
+    /// Bounds each line to `max_data` bytes of a field's value (and the
+    /// field's name), whatever `data` is kept: a parser that keeps no data
+    /// still reads the stream's events up to this.
+    pub fn with_line_limit(mut self, max_data: usize) -> Parser {
+        self.line_limit = max_data.saturating_add(LINE_SLACK);
+        self
+    }
+
+    /// A new stream follows (a reconnection): what was read of the last
+    /// one's line and event is let go, its last event id and `retry` kept.
+    pub fn new_stream(&mut self) {
+        *self = Parser {
+            last_event_id: self.last_event_id.take(),
+            retry: self.retry,
+            ..Parser::new(self.limit).with_line_limit(self.line_limit.saturating_sub(LINE_SLACK))
+        };
     }
 
     /// Changes the longest `data` kept, from the next line on.
@@ -74,17 +121,44 @@ impl Parser {
         self.retry
     }
 
-    /// Reads `chunk`, calling `dispatch` for each event it completes.
-    pub fn feed(&mut self, mut chunk: &[u8], mut dispatch: impl FnMut(Event)) {
-        if !self.started && !chunk.is_empty() {
+    /// Reads `chunk`, calling `dispatch` for each event it completes. A
+    /// line longer than the bound ([`Parser::with_line_limit`]) is an error, whether its end
+    /// has come or not: the line is let go, and every later chunk is
+    /// refused alike.
+    pub fn feed(&mut self, mut chunk: &[u8], mut dispatch: impl FnMut(Event)) -> Result<(), LineTooLong> {
+        let too_long = LineTooLong {
+            limit: self.line_limit,
+        };
+        if self.overflowed {
+            return Err(too_long);
+        }
+        if !self.started {
+            const BOM: &[u8] = b"\xEF\xBB\xBF";
+            while self.bom < BOM.len() {
+                match chunk.first() {
+                    None => return Ok(()),
+                    Some(&byte) if byte == BOM[self.bom] => {
+                        self.bom += 1;
+                        chunk = &chunk[1..];
+                    }
+                    Some(_) => {
+                        // Not a BOM after all: what was taken for one
+                        // starts the first line.
+                        self.line.extend_from_slice(&BOM[..self.bom]);
+                        break;
+                    }
+                }
+            }
             self.started = true;
-            chunk = chunk.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(chunk);
         }
         if self.after_cr {
             self.after_cr = false;
             chunk = chunk.strip_prefix(b"\n").unwrap_or(chunk);
         }
         while let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) {
+            if self.line.len() + end > self.line_limit {
+                return Err(self.overflow());
+            }
             let line_end_is_cr = chunk[end] == b'\r';
             if self.line.is_empty() {
                 self.process(&chunk[..end], &mut dispatch);
@@ -104,7 +178,22 @@ impl Parser {
                 }
             }
         }
+        if self.line.len() + chunk.len() > self.line_limit {
+            return Err(self.overflow());
+        }
         self.line.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    /// A line went past the bound: what was held of it, and of its event,
+    /// is let go.
+    fn overflow(&mut self) -> LineTooLong {
+        self.overflowed = true;
+        self.line = Vec::new();
+        self.data = Vec::new();
+        LineTooLong {
+            limit: self.line_limit,
+        }
     }
 
     /// One line, without its end.
@@ -174,10 +263,10 @@ mod tests {
     use super::*;
 
     fn events(stream: &[u8], step: usize, limit: usize) -> (Vec<Event>, Parser) {
-        let mut parser = Parser::new(limit);
+        let mut parser = Parser::new(limit).with_line_limit(usize::MAX);
         let mut out = Vec::new();
         for chunk in stream.chunks(step.max(1)) {
-            parser.feed(chunk, |event| out.push(event));
+            parser.feed(chunk, |event| out.push(event)).unwrap();
         }
         (out, parser)
     }
@@ -213,6 +302,18 @@ mod tests {
     }
 
     #[test]
+    fn a_bom_is_dropped_however_the_stream_is_cut() {
+        // Found by the fuzz target `sse_parser`: a BOM cut across chunks
+        // was kept, and the first field misread.
+        for step in [1, 2, 3, 100] {
+            let (_, parser) = events(b"\xEF\xBB\xBFid: a\n\n", step, 10);
+            assert_eq!(parser.last_event_id(), Some("a"), "step {step}");
+            let (_, parser) = events(b"\xEF\xBBid: a\n\nid: b\n\n", step, 10);
+            assert_eq!(parser.last_event_id(), Some("b"), "not a BOM, step {step}");
+        }
+    }
+
+    #[test]
     fn a_priming_event_without_data_sets_the_id_and_dispatches_nothing() {
         let (out, parser) = events(b"id: abc\ndata:\n\nid: def\n\n", 4, 100);
         assert_eq!(out, [data("")]);
@@ -238,6 +339,34 @@ mod tests {
                 data("ok")
             ]
         );
+    }
+
+    #[test]
+    fn a_line_past_the_bound_is_let_go_with_or_without_its_end() {
+        let long = [b"data: ".as_slice(), &[b'x'; 80]].concat();
+        for end in [&b""[..], b"\n\n"] {
+            for step in [1, 4, 100] {
+                let mut parser = Parser::new(4).with_line_limit(5);
+                assert_eq!(parser.line_limit, 5 + LINE_SLACK);
+                let long = [b"data: ok\n\n".as_slice(), &long, end, b"data: later\n\n"].concat();
+                let mut out = Vec::new();
+                let mut refused = None;
+                for chunk in long.chunks(step) {
+                    if let Err(error) = parser.feed(chunk, |event| out.push(event)) {
+                        refused.get_or_insert(error);
+                    }
+                    assert!(parser.line.len() <= parser.line_limit);
+                }
+                assert_eq!(
+                    refused,
+                    Some(LineTooLong {
+                        limit: 5 + LINE_SLACK
+                    }),
+                    "step {step}"
+                );
+                assert_eq!(out, [data("ok")], "nothing after the long line, step {step}");
+            }
+        }
     }
 
     proptest::proptest! {

@@ -38,6 +38,17 @@ pub(super) const MAX_RETRY: Duration = Duration::from_secs(30);
 /// is not passed on, and stderr says so; it never grows memory past this.
 pub const MAX_MESSAGE: usize = crate::proxy::tap::MAX_TAPPED_LINE;
 
+/// How long, and how many bytes, the rest of a stream is read after the
+/// answer came, so that its connection goes back to the pool: a connection
+/// whose response is dropped before its end is closed (439 connections for
+/// 550 calls against a real server). Servers end the stream just after the
+/// answer: the answer waits up to [`SETTLE`] for that end, so that the
+/// host's next call finds the connection free; the rest is read aside.
+const DRAIN: (Duration, usize) = (Duration::from_secs(2), 1 << 20);
+
+/// How long the answer waits for the end of its stream (see [`DRAIN`]).
+const SETTLE: Duration = Duration::from_millis(10);
+
 /// A request, read and ready to send.
 pub struct Exchange {
     /// The message, taken when it is sent.
@@ -56,6 +67,9 @@ pub(super) enum Ended {
     Answered,
     /// The stream ended, cleanly or not, without it.
     Early(Option<String>),
+    /// The stream sent a line longer than the parser's bound (with or
+    /// without its end): it was let go, unread.
+    TooLong,
 }
 
 impl Exchange {
@@ -165,6 +179,7 @@ impl Exchange {
         loop {
             let why = match ended {
                 Ended::Answered => return Ok(()),
+                Ended::TooLong => return Err(Failure::TooLong(MAX_MESSAGE)),
                 Ended::Early(why) => why,
             };
             let resumable = bridge.session.era() == Era::Legacy && parser.last_event_id().is_some();
@@ -183,7 +198,8 @@ impl Exchange {
 
     /// Forwards the events of one stream until it brings the answer to the
     /// request (the stream is then let go: a resumed stream may stay open),
-    /// or ends.
+    /// or ends, or sends a line past the parser's bound (then let go too:
+    /// what was held of the line is dropped, and the line is never read).
     pub(super) async fn pump(&self, bridge: &Bridge, mut body: Incoming, parser: &mut Parser) -> Ended {
         loop {
             let frame = match body.frame().await {
@@ -193,17 +209,30 @@ impl Exchange {
             };
             let Some(chunk) = frame.data_ref() else { continue };
             let mut events = Vec::new();
-            parser.feed(chunk, |event| events.push(event));
+            let fed = parser.feed(chunk, |event| events.push(event));
+            let messages: Vec<Vec<u8>> = events
+                .into_iter()
+                .filter_map(|event| message_data(event, bridge))
+                .collect();
             let mut answered = false;
-            for data in events.into_iter().filter_map(|event| message_data(event, bridge)) {
-                if let Some(result) = self.id.as_ref().and_then(|id| answer_to(&data, id)) {
+            for data in &messages {
+                if let Some(result) = self.id.as_ref().and_then(|id| answer_to(data, id)) {
                     self.learn(bridge, result);
                     answered = true;
                 }
-                bridge.out.write(&data).await;
             }
+            let rest = if answered { settle(body).await } else { Some(body) };
+            for data in &messages {
+                bridge.out.write(data).await;
+            }
+            let Some(rest) = rest else { return Ended::Answered };
             if answered {
+                tokio::spawn(drain(rest));
                 return Ended::Answered;
+            }
+            body = rest;
+            if fed.is_err() {
+                return Ended::TooLong;
             }
         }
     }
@@ -295,6 +324,39 @@ impl Exchange {
             declared: None,
             routing: Routing::none(),
             first_page: false,
+        }
+    }
+}
+
+/// Reads what is left of a stream whose answer came, for up to [`SETTLE`]:
+/// `None` once it ended (its connection back in the pool), else the rest.
+async fn settle(mut body: Incoming) -> Option<Incoming> {
+    let ended = tokio::time::timeout(SETTLE, to_end(&mut body)).await;
+    (!matches!(ended, Ok(true))).then_some(body)
+}
+
+/// Reads what is left of a stream whose answer came, to its end, so that
+/// its connection can carry the next request; a stream that goes on past
+/// [`DRAIN`] is let go (its connection closed), as before.
+async fn drain(mut body: Incoming) {
+    let _ = tokio::time::timeout(DRAIN.0, to_end(&mut body)).await;
+}
+
+/// Reads `body` to its end (`true`), or until it fails or brings more than
+/// [`DRAIN`]'s bytes (`false`): what it brings after the answer is not
+/// passed on, as the stream would have been closed there.
+async fn to_end(body: &mut Incoming) -> bool {
+    let mut read = 0;
+    loop {
+        match body.frame().await {
+            None => return true,
+            Some(Err(_)) => return false,
+            Some(Ok(frame)) => {
+                read += frame.data_ref().map_or(0, |data| data.len());
+                if read > DRAIN.1 {
+                    return false;
+                }
+            }
         }
     }
 }

@@ -13,7 +13,7 @@ use hyper::body::Incoming;
 
 use super::Bridge;
 use super::exchange::{
-    DEFAULT_RETRY, Exchange, MAX_MESSAGE, MAX_RESUMPTIONS, MAX_RETRY, is_event_stream, read_body,
+    DEFAULT_RETRY, Ended, Exchange, MAX_MESSAGE, MAX_RESUMPTIONS, MAX_RETRY, is_event_stream, read_body,
 };
 use super::session::Routing;
 use crate::proxy::http::client::{Body, describe};
@@ -87,7 +87,12 @@ impl Bridge {
         self.aside_open.fetch_add(1, Ordering::SeqCst);
         let task = tokio::spawn(async move {
             let mut parser = Parser::new(MAX_MESSAGE);
-            Exchange::listener().pump(&bridge, body, &mut parser).await;
+            if let Ended::TooLong = Exchange::listener().pump(&bridge, body, &mut parser).await {
+                note(&too_long_a_line(
+                    bridge.upstream.shown(),
+                    "the answer to a notification",
+                ));
+            }
             bridge.aside_open.fetch_sub(1, Ordering::SeqCst);
             bridge.answered.notify_waiters();
         });
@@ -156,9 +161,20 @@ impl Bridge {
             }
             let before = parser.last_event_id().map(str::to_owned);
             let opened = Instant::now();
-            Exchange::listener()
+            let ended = Exchange::listener()
                 .pump(self, response.into_body(), &mut parser)
                 .await;
+            if matches!(ended, Ended::TooLong) {
+                note(&too_long_a_line(
+                    self.upstream.shown(),
+                    "the stream of its own messages",
+                ));
+                // The next stream starts afresh, from the last event id read.
+                parser.new_stream();
+                cause = "a line too long to read".into();
+                failures += 1;
+                continue;
+            }
             let brought = parser.last_event_id() != before.as_deref() || opened.elapsed() >= MAX_RETRY;
             if brought {
                 failures = 0;
@@ -179,6 +195,14 @@ impl Bridge {
         let request = self.session.delete(&self.upstream);
         let _ = tokio::time::timeout(patience, self.upstream.request(request)).await;
     }
+}
+
+/// Stderr's word for a stream let go for a line past the bound.
+fn too_long_a_line(server: &str, stream: &str) -> String {
+    format!(
+        "{server} sent a line longer than {} MiB on {stream}: the stream was closed, and the line not passed on",
+        MAX_MESSAGE >> 20
+    )
 }
 
 /// The wait before the `attempt`th attempt in a row: the server's `retry`

@@ -1,5 +1,5 @@
-//! Bodies on their way through the reverse proxy: every frame forwarded as
-//! it arrives, while the tap is shown the messages they carry.
+//! Response bodies on their way through the reverse proxy: every frame
+//! forwarded as it arrives, while the tap is shown the messages they carry.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -7,66 +7,13 @@ use std::task::{Context, Poll, ready};
 
 use bytes::{Bytes, BytesMut};
 use http_body::{Body as HttpBody, Frame, SizeHint};
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
 
-use super::super::client::{Body, BoxError};
-use super::super::sse::Parser;
+use super::super::client::BoxError;
+use super::super::note;
+use super::super::sse::{LineTooLong, Parser};
 use crate::proxy::relay::LineTap;
 use crate::proxy::tap::Tap;
-
-/// A request body: read whole when it is no longer than `limit` (a
-/// JSON-RPC message, to show the tap before it is sent); else what was
-/// read is sent, followed by the rest as it comes, untapped.
-pub async fn read_request(mut body: Incoming, limit: usize) -> Result<Request, BoxError> {
-    let mut read = BytesMut::new();
-    loop {
-        match body.frame().await {
-            None => return Ok(Request::Whole(read.freeze())),
-            Some(frame) => {
-                if let Some(data) = frame?.data_ref() {
-                    read.extend_from_slice(data);
-                }
-                if read.len() > limit {
-                    let rest = Prefixed {
-                        prefix: Some(read.freeze()),
-                        rest: body,
-                    };
-                    return Ok(Request::Streamed(rest.boxed()));
-                }
-            }
-        }
-    }
-}
-
-/// A request body, as [`read_request`] read it.
-pub enum Request {
-    /// All of it.
-    Whole(Bytes),
-    /// Too long to tap: sent as it streams.
-    Streamed(Body),
-}
-
-/// What was read of a body, then the rest of it.
-struct Prefixed {
-    prefix: Option<Bytes>,
-    rest: Incoming,
-}
-
-impl HttpBody for Prefixed {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        if let Some(prefix) = self.prefix.take() {
-            return Poll::Ready(Some(Ok(Frame::data(prefix))));
-        }
-        Pin::new(&mut self.rest).poll_frame(cx).map_err(Into::into)
-    }
-}
 
 /// How a response body carries messages.
 pub enum Carries {
@@ -81,27 +28,37 @@ pub enum Carries {
 
 /// A response body forwarded frame by frame, the tap shown each message
 /// before the frame that completes it goes on.
+///
+/// An SSE line longer than the parser's bound ends the stream: the client
+/// sees it cut (as if the server had dropped it), and stderr says why.
 pub struct Tapped {
     inner: Incoming,
     tap: Arc<Tap>,
     carries: Carries,
     /// A JSON body read so far, while the tap may want it.
     json: Option<BytesMut>,
+    /// The server, as messages name it.
+    upstream: Arc<str>,
+    /// The stream was cut: nothing more is read from the server.
+    cut: bool,
 }
 
 impl Tapped {
-    pub fn new(inner: Incoming, tap: Arc<Tap>, carries: Carries) -> Tapped {
+    /// `inner`, shown to `tap` as `carries` says, from `upstream`.
+    pub fn new(inner: Incoming, tap: Arc<Tap>, carries: Carries, upstream: Arc<str>) -> Tapped {
         let json = matches!(carries, Carries::Json { .. }).then(BytesMut::new);
         Tapped {
             inner,
             tap,
             carries,
             json,
+            upstream,
+            cut: false,
         }
     }
 
     /// Shows the tap the messages `chunk` completes.
-    fn look(&mut self, chunk: &Bytes) {
+    fn look(&mut self, chunk: &Bytes) -> Result<(), LineTooLong> {
         let server = self.tap.server();
         match &mut self.carries {
             Carries::Events(parser) => {
@@ -114,14 +71,14 @@ impl Tapped {
                     {
                         tap.server().show(&data);
                     }
-                });
+                })?;
             }
             Carries::Json { length } => {
-                let Some(json) = &mut self.json else { return };
+                let Some(json) = &mut self.json else { return Ok(()) };
                 if json.len() + chunk.len() > server.keep_limit() {
                     server.passed_over();
                     self.json = None;
-                    return;
+                    return Ok(());
                 }
                 json.extend_from_slice(chunk);
                 if length.is_some_and(|length| json.len() as u64 == length) {
@@ -130,6 +87,7 @@ impl Tapped {
             }
             Carries::Nothing => {}
         }
+        Ok(())
     }
 
     /// The body ended: a JSON body is a whole message now.
@@ -151,11 +109,23 @@ impl HttpBody for Tapped {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = &mut *self;
+        if this.cut {
+            return Poll::Ready(None);
+        }
         let frame = ready!(Pin::new(&mut this.inner).poll_frame(cx));
         match &frame {
             Some(Ok(frame)) => {
-                if let Some(chunk) = frame.data_ref() {
-                    this.look(chunk);
+                if let Some(chunk) = frame.data_ref()
+                    && let Err(too_long) = this.look(chunk)
+                {
+                    this.cut = true;
+                    let text = format!(
+                        "{} sent an event stream line longer than {} MiB: the stream was cut there, unread",
+                        this.upstream,
+                        too_long.limit >> 20
+                    );
+                    note(&text);
+                    return Poll::Ready(Some(Err(text.into())));
                 }
             }
             None => this.finish(),
@@ -167,7 +137,7 @@ impl HttpBody for Tapped {
     fn is_end_stream(&self) -> bool {
         // A JSON body still held is shown to the tap on the poll that
         // finds its end: ask for that poll.
-        self.json.is_none() && self.inner.is_end_stream()
+        self.cut || (self.json.is_none() && self.inner.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {

@@ -11,6 +11,8 @@
 //! a listing), one tap per session ([`sessions`]).
 
 mod body;
+mod guard;
+mod request;
 mod sessions;
 
 use std::convert::Infallible;
@@ -23,12 +25,15 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{
     ACCEPT_ENCODING, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue,
+    ORIGIN,
 };
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use self::body::{Carries, Tapped};
+pub use self::guard::Guard;
+use self::guard::Refused;
 pub use self::sessions::Sessions;
 use super::client::{Body, Upstream, describe};
 use super::message::Outgoing;
@@ -60,7 +65,18 @@ struct Proxy {
     /// The user's `--header`s, added to every upstream request.
     headers: HeaderMap,
     sessions: Sessions,
+    /// Which `Host` and `Origin` may use the proxy.
+    guard: Guard,
+    /// The request bodies held whole at once.
+    budget: Arc<request::Budget>,
+    /// The `Host`s and `Origin`s refused and said on stderr (so many at
+    /// most: a page could send endless new ones).
+    refused: std::sync::Mutex<std::collections::HashSet<String>>,
 }
+
+/// How many refused values are remembered as said; past it, refusals are
+/// no longer said.
+const REFUSALS_SAID: usize = 256;
 
 /// Serves until SIGHUP, SIGINT, SIGQUIT or SIGTERM, then writes each
 /// session's summary.
@@ -69,6 +85,7 @@ pub fn run(
     upstream: Upstream,
     headers: HeaderMap,
     sessions: Sessions,
+    guard: Guard,
 ) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -78,6 +95,9 @@ pub fn run(
         upstream,
         headers,
         sessions,
+        guard,
+        budget: request::Budget::new(),
+        refused: std::sync::Mutex::default(),
     });
     let mut signals = super::stop_signals(&runtime);
     let served = runtime.block_on(async {
@@ -99,11 +119,35 @@ pub fn run(
     served
 }
 
+/// The shortest and the longest pause after a failed accept.
+const ACCEPT_PAUSE: (Duration, Duration) = (Duration::from_millis(10), Duration::from_secs(1));
+
 async fn accept(listener: TcpListener, proxy: Arc<Proxy>) {
+    let mut pause = ACCEPT_PAUSE.0;
+    let mut said = false;
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            // One connection that failed before it was taken: the next.
+            Err(error) if is_one_connection_s(&error) => continue,
+            // Out of file descriptors, or of memory: accepting again at
+            // once fails again at once, a core kept busy for nothing. The
+            // waiting clients stay queued until connections close.
+            Err(error) => {
+                if !said {
+                    said = true;
+                    note(&format!(
+                        "cannot accept connections ({error}): new clients wait until some close; \
+                         retrying at most every {} s (said once)",
+                        ACCEPT_PAUSE.1.as_secs()
+                    ));
+                }
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(ACCEPT_PAUSE.1);
+                continue;
+            }
         };
+        pause = ACCEPT_PAUSE.0;
         let _ = stream.set_nodelay(true);
         let proxy = proxy.clone();
         tokio::spawn(async move {
@@ -116,25 +160,49 @@ async fn accept(listener: TcpListener, proxy: Arc<Proxy>) {
     }
 }
 
+/// An accept error that belongs to one connection (reset before it was
+/// taken), not to the listener.
+fn is_one_connection_s(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionReset, Interrupted};
+    matches!(error.kind(), ConnectionAborted | ConnectionReset | Interrupted)
+}
+
 impl Proxy {
     /// One request, to the upstream and back.
     async fn forward(self: Arc<Self>, request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+        if let Err(refused) = self.guarded(request.headers()) {
+            let text = refused.explain();
+            self.say_refused(&refused, &text);
+            return Ok(plain(StatusCode::FORBIDDEN, &text));
+        }
         let (parts, incoming) = request.into_parts();
         let key = self.sessions.key(&parts.headers);
         let (tap, evicted) = self.sessions.tap(&key);
         self.summarise(evicted);
         let client = tap.client();
-        let (body, id, tapped) = match body::read_request(incoming, client.keep_limit()).await {
-            Ok(body::Request::Whole(bytes)) => {
+        // The headers are in: the body has its time from now.
+        let deadline = tokio::time::Instant::now() + request::body_within();
+        let read = request::read_request(incoming, client.keep_limit(), &self.budget, deadline).await;
+        let (body, id, tapped) = match read {
+            Ok(request::Request::Whole(bytes, body)) => {
                 let tapped = client.before_forward(&bytes);
                 let id = Outgoing::read(&bytes).id().map(ToOwned::to_owned);
-                (full(bytes), id, tapped)
+                (body, id, tapped)
             }
-            Ok(body::Request::Streamed(body)) => {
+            Ok(request::Request::Streamed(body)) => {
                 client.passed_over();
                 (body, None, false)
             }
-            Err(error) => return Ok(plain(StatusCode::BAD_REQUEST, &describe(&*error))),
+            Err(request::Unread::TooSlow(within)) => {
+                let text = request::Unread::TooSlow(within).to_string();
+                let mut cut = plain(StatusCode::REQUEST_TIMEOUT, &text);
+                // The rest of the body may still trickle in: the connection
+                // is not read any further.
+                cut.headers_mut()
+                    .insert(CONNECTION, HeaderValue::from_static("close"));
+                return Ok(cut);
+            }
+            Err(error) => return Ok(plain(StatusCode::BAD_REQUEST, &error.to_string())),
         };
         let target = self.target(&parts.uri);
         let to_endpoint = target.path() == self.upstream.url().path();
@@ -193,8 +261,30 @@ impl Proxy {
             ));
         }
         head.headers = end_to_end(head.headers);
-        let body = Tapped::new(incoming, tap, carries).boxed();
+        let body = Tapped::new(incoming, tap, carries, self.upstream.shown_shared()).boxed();
         Ok(Response::from_parts(head, body))
+    }
+
+    /// Checks every `Host` and `Origin` the request came with.
+    fn guarded(&self, headers: &HeaderMap) -> Result<(), Refused> {
+        for host in headers.get_all(HOST) {
+            self.guard.check(Some(host.as_bytes()), None)?;
+        }
+        for origin in headers.get_all(ORIGIN) {
+            self.guard.check(None, Some(origin.as_bytes()))?;
+        }
+        Ok(())
+    }
+
+    /// Says a refusal on stderr, once per value refused.
+    fn say_refused(&self, refused: &Refused, text: &str) {
+        let mut said = self
+            .refused
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if said.len() < REFUSALS_SAID && said.insert(refused.value().to_owned()) {
+            note(text);
+        }
     }
 
     /// Writes the summary of a session that ended, on a thread where
@@ -264,7 +354,9 @@ fn carries(headers: &HeaderMap) -> Carries {
     if encoded {
         Carries::Nothing
     } else if content_type.starts_with("text/event-stream") {
-        Carries::Events(Parser::new(0))
+        // Data is kept as the tap asks (`set_limit`), lines bounded alike
+        // whatever it asks.
+        Carries::Events(Parser::new(0).with_line_limit(crate::proxy::tap::MAX_TAPPED_LINE))
     } else if content_type.starts_with("application/json") {
         let length = headers
             .get(hyper::header::CONTENT_LENGTH)
@@ -369,6 +461,9 @@ mod tests {
         let proxy = Proxy {
             upstream: Upstream::new("https://mcp.example.com/v1/mcp?tenant=a", &[]).unwrap(),
             headers: HeaderMap::new(),
+            guard: Guard::new("127.0.0.1:1".parse().unwrap(), &[]).unwrap(),
+            budget: request::Budget::of(0),
+            refused: std::sync::Mutex::default(),
             sessions: Sessions::new(
                 |_| crate::proxy::tap::Tap::new(mcp_unknown_keys::audit::Auditor::new().with_sink(())),
                 |_| {},

@@ -49,8 +49,10 @@ pub const BATCH_DELAY: Duration = Duration::from_secs(1);
 /// How long one request may take.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How long the summary, and the exit, wait for the records queued to be
-/// sent.
+/// How long the summary and the exit, together, wait for the records
+/// queued to be sent: one deadline, set by the first of them, which the
+/// second keeps (waiting for it anew let a stuck collector hold the exit
+/// until its send timed out, 5 s).
 pub const FLUSH_WITHIN: Duration = Duration::from_secs(3);
 
 /// What the exporter sent and dropped, as the summary reports it.
@@ -85,6 +87,12 @@ struct State {
     counts: Counts,
     /// Someone waits for the queue to be sent now.
     flushing: bool,
+    /// When the run's last flush gives up: set by the first flush, kept by
+    /// the next.
+    deadline: Option<Instant>,
+    /// Records of the batch the thread is sending now (0 once a flush that
+    /// gave up counted them as dropped).
+    in_flight: u64,
     closed: bool,
     /// The dropped count the last summary reported.
     reported: u64,
@@ -203,15 +211,17 @@ impl Shared {
     /// `within`, until it has; the records still unsent then are counted
     /// as dropped, so no count is ever short.
     fn flush(&self, within: Duration) -> MutexGuard<'_, State> {
-        let until = Instant::now() + within;
         let mut state = self.state();
+        let until = *state.deadline.get_or_insert_with(|| Instant::now() + within);
         let target = state.pushed;
         state.flushing = true;
         self.changed.notify_all();
         while state.done < target {
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                let unsent = state.queue.len() as u64;
+                // The batch on its way is given up too: the thread does not
+                // count it again when its send ends.
+                let unsent = state.queue.len() as u64 + std::mem::take(&mut state.in_flight);
                 state.queue.clear();
                 state.counts.dropped += unsent;
                 state.done += unsent;
@@ -260,11 +270,18 @@ impl Shared {
                     };
                 }
                 let take = state.queue.len().min(MAX_BATCH);
+                state.in_flight = take as u64;
                 state.queue.drain(..take).collect::<Vec<Encoded>>()
             };
             let sent = transport.send(resource, &batch);
             let mut state = self.state();
-            let count = batch.len() as u64;
+            let count = std::mem::take(&mut state.in_flight);
+            if count == 0 {
+                // A flush gave up on this batch and counted it as dropped.
+                drop(state);
+                self.changed.notify_all();
+                continue;
+            }
             state.done += count;
             match sent {
                 Ok(()) => state.counts.sent += count,
@@ -311,13 +328,14 @@ mod transport {
         /// The collector at `url`: its base (`http://host:4318`), or its
         /// logs endpoint (`…/v1/logs`).
         pub fn new(url: &str) -> Result<Transport, String> {
+            crate::proxy::http::url::check_userinfo(url, "--otlp")?;
             let base = url.trim_end_matches('/');
             let base = base.strip_suffix("/v1/logs").unwrap_or(base);
             let logs = format!("{base}/v1/logs");
             let client = Upstream::new(&logs, &[]).map_err(|e| format!("--otlp {e}"))?;
             let traces = format!("{base}/v1/traces")
                 .parse()
-                .map_err(|e| format!("--otlp {url}: {e}"))?;
+                .map_err(|e| format!("--otlp {}: {e}", client.shown()))?;
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
