@@ -172,6 +172,7 @@ mod options;
 mod record;
 mod replay;
 mod report;
+mod scoped;
 mod shapes;
 mod strings;
 

@@ -119,6 +119,8 @@ pub struct Object<'a> {
     /// At the root only: the values of the members no shape names that are
     /// arrays, in order.
     pub other_arrays: Vec<&'a RawValue>,
+    /// Whether it held members no shape names.
+    pub unnamed: bool,
 }
 
 impl<'a> Object<'a> {
@@ -191,12 +193,14 @@ impl<'de, 'v> Visitor<'de> for Opened<'v> {
                 }
                 // Kept raw costs what skipping does: the text is borrowed.
                 None if self.root => {
+                    object.unnamed = true;
                     let raw: &RawValue = map.next_value()?;
                     if raw.get().starts_with('[') {
                         object.other_arrays.push(raw);
                     }
                 }
                 None => {
+                    object.unnamed = true;
                     map.next_value::<IgnoredAny>()?;
                 }
             }

@@ -129,6 +129,9 @@ pub struct Plan {
     pub events: MessageEventPaths<Path>,
     pub logged: LoggedPaths,
     pub rpc: RpcPaths,
+    /// The members of a `tools/list` result kept on its own: `tools`, and
+    /// `nextCursor`.
+    pub bare_listing: [Word; 2],
 }
 
 impl Plan {
@@ -177,6 +180,7 @@ impl Plan {
             tools: members(&mut v, &[table::LISTING.0, table::LISTING.1], Keep::Raw),
             next_cursor: path(&mut v, "result.nextCursor", Keep::Raw),
         };
+        let bare_listing = [v.add(table::LISTING.1, Keep::Raw), v.add("nextCursor", Keep::Raw)];
         let mut keyed = vec![0u128; usize::from(v.len())];
         let mut discriminated = vec![HashMap::new(); usize::from(v.len())];
         let mut unkeyed = 0;
@@ -202,6 +206,7 @@ impl Plan {
             events,
             logged,
             rpc,
+            bare_listing,
         }
     }
 
