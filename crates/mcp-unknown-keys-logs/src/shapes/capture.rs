@@ -59,6 +59,16 @@ impl Vocabulary {
         word
     }
 
+    /// The word for `name`, added kept raw if no shape used it yet; kept as
+    /// it is if one did: a condition's presence test reads a member
+    /// however it is kept.
+    pub fn mention(&mut self, name: &'static str) -> Word {
+        match self.find(name) {
+            Some(word) => word,
+            None => self.add(name, Keep::Raw),
+        }
+    }
+
     /// The word for `name`, if a shape uses it.
     #[inline]
     pub fn find(&self, name: &str) -> Option<Word> {

@@ -234,8 +234,10 @@ impl<H: Handler> Walk<'_, H> {
     /// Reads `record` (`root`: a whole record, not one a record holds) for
     /// one shape; whether it was there.
     fn shape(&mut self, shape: &Compiled, record: &Object<'_>, root: bool, history: bool) -> bool {
-        if let Reads::Catalogue = shape.reading {
-            return self.catalogue(record, &shape.at, root);
+        match shape.reading {
+            Reads::Catalogue => return self.catalogue(record, &shape.at, root),
+            Reads::Embedded => return self.embedded(record, &shape.at, history),
+            _ => {}
         }
         let plan = self.plan;
         let mut matched = false;
@@ -260,8 +262,30 @@ impl<H: Handler> Walk<'_, H> {
                 self.depth -= 1;
                 found
             }
+            Reads::Exchanges => {
+                if !self.deeper() {
+                    return false;
+                }
+                let found = self.scoped(|walk| walk.record(object, None, history));
+                self.depth -= 1;
+                found
+            }
+            Reads::Opened(_) => {
+                let Some(raw) = shape.opened.as_ref().and_then(|at| plan.raw(object, at)) else {
+                    return false;
+                };
+                if !raw.get().starts_with('{') || !self.deeper() {
+                    return false;
+                }
+                let found = match plan.vocabulary.read(raw.get(), false) {
+                    Ok(Node::Object(inner)) => self.record(&inner, None, true),
+                    _ => false,
+                };
+                self.depth -= 1;
+                found
+            }
             Reads::Call(paths) => self.call(paths, object, history),
-            Reads::Catalogue => false,
+            Reads::Catalogue | Reads::Embedded => false,
             Reads::LoggedWarning => match proxy_lines::warning(self.plan, object) {
                 Some(warning) => {
                     self.to.logged_warning(warning);
@@ -331,6 +355,47 @@ impl<H: Handler> Walk<'_, H> {
             self.to.tools(&text);
         }
         true
+    }
+
+    /// A body kept as text in a string (a HAR entry's): the JSON record it
+    /// holds, or its server-sent events, each `data:` line a record; the
+    /// streams they carry end with the text. Read as part of the record
+    /// holding it, so a request body's tools meet the response body's calls.
+    fn embedded(&mut self, record: &Object<'_>, at: &Path, history: bool) -> bool {
+        let Some(text) = self.plan.raw(record, at).and_then(json_string) else {
+            return false;
+        };
+        if !self.deeper() {
+            return false;
+        }
+        let text = text.trim_ascii();
+        let found = if text.starts_with('{') {
+            self.embedded_record(text, history)
+        } else {
+            let mut found = false;
+            for line in text.lines() {
+                let Some(data) = line.strip_prefix("data:").map(str::trim_ascii) else {
+                    continue;
+                };
+                found |= self.embedded_record(data, history);
+            }
+            let mut ended = Vec::new();
+            self.streams.end(&mut ended);
+            found |= !ended.is_empty();
+            self.assembled(ended);
+            found
+        };
+        self.depth -= 1;
+        found
+    }
+
+    fn embedded_record(&mut self, text: &str, history: bool) -> bool {
+        match self.plan.vocabulary.read(text, true) {
+            // Not a whole record: a body that is only a `tools` list is no
+            // listing of its own.
+            Ok(Node::Object(record)) => self.record(&record, None, history),
+            _ => false,
+        }
     }
 
     /// A JSON-RPC message, read as the proxy reads it: a call is handed
