@@ -230,6 +230,13 @@ impl<O: Observer> Audit<O> {
                     last_line = number;
                     (Err(Unreadable::TooLong), number)
                 }
+                Event::Part { bytes, number } => {
+                    last_line = number;
+                    match std::str::from_utf8(bytes) {
+                        Ok(text) => (Ok(reader.read_document(text, self)), number),
+                        Err(_) => (Err(Unreadable::NotUtf8), number),
+                    }
+                }
                 Event::Document { text } => (Ok(reader.read_document(text, self)), 0),
                 Event::Documents { values } => {
                     let input = name.clone();

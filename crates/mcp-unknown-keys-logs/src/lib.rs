@@ -140,7 +140,8 @@
 //! the cut, which is said in a [`Notice`] and counted
 //! ([`Report::incomplete_inputs`]). A line that is not JSON, nests too deep
 //! or is too long is no error: it is counted ([`Report::lines`]) and named
-//! in a notice.
+//! in a notice. A line too long to hold that holds a JSON document (a
+//! minified trajectory file) is read element by element, in bounded memory.
 //!
 //! # Memory and speed
 //!
