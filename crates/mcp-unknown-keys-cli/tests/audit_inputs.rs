@@ -219,3 +219,25 @@ fn a_line_that_truly_cannot_be_read_is_counted_never_zero_calls_found() {
     );
     assert_eq!(audit_lowered(&["--fail-on-unaudited"], line.as_bytes()).code, 1);
 }
+
+#[test]
+fn a_one_line_document_cut_short_is_read_to_the_cut_and_exits_2() {
+    // A minified file truncated while it was written: the calls before the
+    // cut are read, the cut is said, and the audit exits 2.
+    let calls: Vec<_> = (0..500)
+        .map(|at| tool_use(at, json!({"path": "a", "ffset": at})))
+        .collect();
+    let line = serde_json::to_string(&calls).unwrap();
+    let cut = &line[..line.len() - 40];
+    let tools = tools_arg();
+    let run = audit_lowered(&["--format", "jsonl", "--tools", &tools], cut.as_bytes());
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("stdin is cut short at byte"),
+        "{}",
+        run.stderr
+    );
+    let (said_, covered_) = parse_output(&run.stdout);
+    assert_eq!(said_.len(), 1);
+    assert_eq!(covered_, all_audited(499));
+}

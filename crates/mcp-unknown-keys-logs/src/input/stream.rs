@@ -208,12 +208,23 @@ impl Split {
         }
     }
 
-    /// The line ends: a value still gathered (the document cut short) is
-    /// too long to read whole and is said so.
+    /// The line ends: a value still gathered is cut. Cut by the input's
+    /// end (a file truncated while written), the values that ended inside
+    /// it before the cut are read, as in a pretty-printed document cut
+    /// short; cut by a line end, it is no document, and said too long.
     fn end(self, consumed: usize, cr: bool, line_end: bool, on_part: &mut dyn FnMut(Part<'_>)) -> End {
         let mut split = self;
-        if split.gathered.is_some() {
-            split.too_long(on_part);
+        match split.gathered.take() {
+            Some(cut) if !line_end => {
+                let values = std::str::from_utf8(&cut).ok().and_then(super::cut::values);
+                if let Some(super::cut::Values::CutShort { values, .. }) = values {
+                    for value in values {
+                        on_part(Part::Value(value.get().as_bytes()));
+                    }
+                }
+            }
+            Some(_) => split.too_long(on_part),
+            None => {}
         }
         End {
             consumed,
@@ -279,6 +290,13 @@ mod tests {
         let (seen, end) = parts("[{\"a\":1}, {\"b\":\n{\"c\":1}\n", 64);
         assert_eq!(seen, [r#"{"a":1}"#, "too long"]);
         assert_eq!((end.consumed, end.open, end.cr), (16, true, false));
+    }
+
+    #[test]
+    fn a_document_cut_by_the_input_s_end_is_read_to_the_cut() {
+        let (seen, end) = parts(r#"[{"a":1}, {"b":[{"c":2}, {"d":"#, 64);
+        assert_eq!(seen, [r#"{"a":1}"#, r#"{"c":2}"#]);
+        assert!(end.open && !end.line_end && !end.said_too_long);
     }
 
     #[test]
