@@ -260,9 +260,10 @@ const fn typed(what: &'static str, types: &'static [&'static str], roles: &'stat
     shape(what, "", When::Is("type", types), Reads::Call(roles))
 }
 
-/// Every shape, in the order they are looked for in a record: catalogues
-/// (so a request's calls meet its own tools), streams, calls, and last the
-/// records a record holds; the lines of a proxy's log (each only that) are
+/// Every shape, in the order they are looked for in a record: catalogues,
+/// streams, calls, and last the records a record holds (a record's calls
+/// are handed over once it is read whole, after its catalogues, whatever
+/// the order of its members); the lines of a proxy's log (each only that) are
 /// looked for in a record holding none of the others. A record that is a
 /// JSON-RPC message is read before any of them, by the core's reader
 /// ([`rpc`](super::rpc)).
