@@ -237,6 +237,8 @@ fn a_one_line_document_cut_short_is_read_to_the_cut_and_exits_2() {
         "{}",
         run.stderr
     );
+    // The value the cut falls in is cut, not too long.
+    assert!(!run.stderr.contains("longer than"), "{}", run.stderr);
     let (said_, covered_) = parse_output(&run.stdout);
     assert_eq!(said_.len(), 1);
     assert_eq!(covered_, all_audited(499));
