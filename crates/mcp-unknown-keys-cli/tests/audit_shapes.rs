@@ -168,17 +168,26 @@ fn chat_request_bodies_are_audited_against_their_own_tools_and_history_counts_on
 fn responses_api_requests_responses_and_stream_events_count_each_call_once() {
     // A request with the call in its input, a stream's item added (a
     // placeholder) and done, the completed event and the response: two
-    // calls, audited against the flat declarations they carry.
+    // calls. The request's call meets the flat declarations the request
+    // carries; the response's, on lines of their own, meet none of them.
+    let search = said(
+        "search_files",
+        &["caseSensitive"],
+        &["path", "pattern"],
+        "call_Lp0oKi9MjU8n",
+    );
     let (said_, covered_) = output(&audit(&[&fixture_arg("audit/openai-responses.jsonl")], ""));
+    assert_eq!(said_, std::slice::from_ref(&search));
+    assert_eq!(
+        covered_,
+        covered(2, 1, json!({"no_catalogue": 1}), json!({"read_file": 1}))
+    );
+    // With the tools given, the response's call is audited too.
+    let (said_, covered_) = audit_fixture("audit/openai-responses.jsonl");
     assert_eq!(
         said_,
         [
-            said(
-                "search_files",
-                &["caseSensitive"],
-                &["path", "pattern"],
-                "call_Lp0oKi9MjU8n"
-            ),
+            search,
             said("read_file", &["max_bytes"], READ_FILE, "call_Bh6yGt5fRe4d"),
         ]
     );
@@ -257,17 +266,26 @@ fn a_claude_code_transcript_line_yields_its_tool_use_blocks() {
 }
 
 #[test]
-fn anthropic_request_and_response_bodies_use_the_request_s_input_schema() {
+fn anthropic_request_bodies_use_their_own_input_schema_and_responses_the_tools_given() {
+    // The request's history meets the request's tools; the response, a
+    // record of its own, meets only the tools given.
+    let search = said(
+        "search_files",
+        &["limit"],
+        &["path", "pattern"],
+        "toolu_01A9bQ7cX3dE5fG7hJ9kL1mN",
+    );
     let (said_, covered_) = output(&audit(&[&fixture_arg("audit/anthropic-messages.jsonl")], ""));
+    assert_eq!(said_, std::slice::from_ref(&search));
+    assert_eq!(
+        covered_,
+        covered(2, 1, json!({"no_catalogue": 1}), json!({"read_file": 1}))
+    );
+    let (said_, covered_) = audit_fixture("audit/anthropic-messages.jsonl");
     assert_eq!(
         said_,
         [
-            said(
-                "search_files",
-                &["limit"],
-                &["path", "pattern"],
-                "toolu_01A9bQ7cX3dE5fG7hJ9kL1mN"
-            ),
+            search,
             said(
                 "read_file",
                 &["from_line"],
@@ -373,17 +391,24 @@ fn a_gemini_cli_session_file_yields_its_tool_calls() {
 // ------------------------------------------------------------ Bedrock
 
 #[test]
-fn bedrock_converse_requests_and_responses_use_tool_specs() {
+fn bedrock_converse_requests_use_their_tool_specs_and_responses_the_tools_given() {
+    let list = said(
+        "list_directory",
+        &["pattern"],
+        LIST_DIRECTORY,
+        "tooluse_kZ3x9Qm2RgWt",
+    );
     let (said_, covered_) = output(&audit(&[&fixture_arg("audit/bedrock-converse.jsonl")], ""));
+    assert_eq!(said_, std::slice::from_ref(&list));
+    assert_eq!(
+        covered_,
+        covered(2, 1, json!({"no_catalogue": 1}), json!({"read_file": 1}))
+    );
+    let (said_, covered_) = audit_fixture("audit/bedrock-converse.jsonl");
     assert_eq!(
         said_,
         [
-            said(
-                "list_directory",
-                &["pattern"],
-                LIST_DIRECTORY,
-                "tooluse_kZ3x9Qm2RgWt"
-            ),
+            list,
             said("read_file", &["lines"], READ_FILE, "tooluse_Yb7c1Ne4PoLs"),
         ]
     );
@@ -436,8 +461,17 @@ fn otlp_execute_tool_spans_are_audited_against_the_spans_tool_definitions() {
 
 #[test]
 fn flattened_spans_are_read_as_otlp_ones_are() {
+    // One span a line: the chat span's definitions are its own line's, and
+    // the execute_tool span on the next line meets only the tools given.
     assert_eq!(
         output(&audit(&[&fixture_arg("audit/otel-flat.jsonl")], "")),
+        (
+            vec![],
+            covered(1, 0, json!({"no_catalogue": 1}), json!({"list_directory": 1}))
+        )
+    );
+    assert_eq!(
+        audit_fixture("audit/otel-flat.jsonl"),
         (
             vec![said(
                 "list_directory",
@@ -499,7 +533,9 @@ fn catalogues_come_in_every_declaration_form() {
         json!({"tools": [{"type": "function", "name": "fs_read", "parameters": schema}]}),
         json!({"tools": [{"name": "fs_read", "input_schema": schema}]}),
         json!({"tools": [{"functionDeclarations": [{"name": "fs_read", "parametersJsonSchema": schema}]}]}),
-        json!({"toolConfig": {"tools": [{"toolSpec": {"name": "fs_read", "inputSchema": {"json": schema}}}]}}),
+        // A request's catalogue, met by the calls of its own record.
+        json!({"toolConfig": {"tools": [{"toolSpec": {"name": "fs_read", "inputSchema": {"json": schema}}}]},
+            "messages": [{"role": "assistant", "tool_calls": [openai_call("c", "fs_read", json!(r#"{"ffset":1}"#))]}]}),
         mcp_catalogue(),
         json!({"jsonrpc": "2.0", "id": 1, "result": mcp_catalogue()}),
     ];

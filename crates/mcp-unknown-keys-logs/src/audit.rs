@@ -15,6 +15,7 @@ use crate::names::{self, Bound};
 use crate::observe::{Notice, Observer, Progress, Unreadable};
 use crate::options::Options;
 use crate::report::Report;
+use crate::scoped::RecordTools;
 use crate::shapes::{Read, Reader};
 
 /// The most unreadable lines of one input named in a
@@ -44,8 +45,10 @@ pub const NAMED_UNREADABLE_LINES: u64 = 10;
 ///   `notifications/tools/list_changed` drops it until the next listing. An
 ///   input that recorded no `tools/list` request before a listing response
 ///   (a server's side alone) takes it as a page all the same.
-/// - **Request bodies.** A record with its own `tools` (a request body, a
-///   catalogue line) is the catalogue from there on; its calls meet it.
+/// - **Request bodies.** A record's own `tools` (a request body's, a span's
+///   definitions) are the catalogue of that record's calls, whichever
+///   member comes first, and of no other record's: only `--tools` and a
+///   listing make a catalogue that lasts.
 /// - **Repeated history.** A call read before in the same input (same id,
 ///   name and arguments, however the arguments are laid out, escaped or
 ///   ordered) is not counted again; JSON-RPC calls never are taken for
@@ -86,8 +89,10 @@ pub struct Audit<O: Observer = ()> {
     pub(crate) unbound: Shelf,
     /// One per server a catalogue is bound to.
     pub(crate) bound: Vec<Bound<Shelf>>,
-    /// The fingerprint of the catalogue text the unbound catalogue was made
-    /// from, when it was a whole catalogue in the input.
+    /// The catalogues of the records being read.
+    pub(crate) record_tools: RecordTools,
+    /// The fingerprint of the text of the listing kept on its own the
+    /// unbound catalogue was made from, if it was.
     pub(crate) unbound_print: Option<u64>,
     /// A `tools/list` listing whose last page has not come yet.
     pub(crate) listing: Listing,
@@ -173,6 +178,7 @@ impl<O: Observer> Audit<O> {
                 catalog: Catalog::none(),
             },
             bound,
+            record_tools: RecordTools::default(),
             unbound_print: None,
             listing: Listing::default(),
             awaited: AwaitedListings::default(),
@@ -223,6 +229,13 @@ impl<O: Observer> Audit<O> {
                 Event::TooLong { number } => {
                     last_line = number;
                     (Err(Unreadable::TooLong), number)
+                }
+                Event::Part { bytes, number } => {
+                    last_line = number;
+                    match std::str::from_utf8(bytes) {
+                        Ok(text) => (Ok(reader.read_document(text, self)), number),
+                        Err(_) => (Err(Unreadable::NotUtf8), number),
+                    }
                 }
                 Event::Document { text } => (Ok(reader.read_document(text, self)), 0),
                 Event::Documents { values } => {

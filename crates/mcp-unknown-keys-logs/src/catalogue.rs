@@ -98,6 +98,7 @@ fn read_file(input: Input, say: &mut impl FnMut(Notice)) -> Result<Vec<Value>, E
         let (text, document) = match event {
             Event::Line { bytes, .. } => (std::str::from_utf8(bytes).unwrap_or_default(), false),
             Event::Document { text } => (text, true),
+            Event::Part { bytes, .. } => (std::str::from_utf8(bytes).unwrap_or_default(), true),
             Event::CutShort { at } => {
                 incomplete = Some(format!(
                     "it is cut short at byte {at}, partway through a JSON document"
@@ -106,8 +107,8 @@ fn read_file(input: Input, say: &mut impl FnMut(Notice)) -> Result<Vec<Value>, E
             }
             Event::TooLong { number } => {
                 incomplete = Some(format!(
-                    "its line {number} is longer than the longest line read ({} MiB)",
-                    crate::MAX_LINE_BYTES >> 20
+                    "its line {number} is, or holds a value, longer than the longest line read ({} MiB)",
+                    crate::input::max_line_bytes() >> 20
                 ));
                 return;
             }

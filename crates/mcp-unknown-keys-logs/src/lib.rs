@@ -55,8 +55,9 @@
 //! MCP JSON-RPC traffic, read by the proxy's own reader
 //! ([`mcp_unknown_keys::jsonrpc`]); and a proxy's `--log`, whose warnings
 //! are said again and whose summary gives the calls it counted. Catalogues
-//! come from the inputs (a request body's `tools`, a `tools/list` response)
-//! or from [`Options::tools`], in any declaration form. A host's names for
+//! come from the inputs (a request body's `tools`, for that record's calls
+//! only; a `tools/list` response, for the calls after it) or from
+//! [`Options::tools`], in any declaration form. A host's names for
 //! MCP tools (`mcp__fs__read_file`, `fs__read_file`) match the server's
 //! `read_file`. The shapes are listed in the project's `docs/audit.md`.
 //!
@@ -140,7 +141,8 @@
 //! the cut, which is said in a [`Notice`] and counted
 //! ([`Report::incomplete_inputs`]). A line that is not JSON, nests too deep
 //! or is too long is no error: it is counted ([`Report::lines`]) and named
-//! in a notice.
+//! in a notice. A line too long to hold that holds a JSON document (a
+//! minified trajectory file) is read element by element, in bounded memory.
 //!
 //! # Memory and speed
 //!
@@ -172,6 +174,7 @@ mod options;
 mod record;
 mod replay;
 mod report;
+mod scoped;
 mod shapes;
 mod strings;
 

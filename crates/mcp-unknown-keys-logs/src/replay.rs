@@ -13,12 +13,35 @@ use crate::observe::{Notice, Observer};
 use crate::shapes::{Found, Handler};
 
 impl<O: Observer> Handler for Audit<O> {
-    /// A catalogue in the input (a request body's `tools`): a whole listing
-    /// of its own. A request log sends the same tools with every request:
-    /// the catalogue they make is made once. A `tools` array holding no
-    /// declaration (Claude Code's `init` line lists tool names as strings)
-    /// is no catalogue: the one in force stays.
+    /// A catalogue a record holds (a request body's `tools`): the
+    /// catalogue of that record's calls, and of no other record's. A request
+    /// log sends the same tools with every request: the catalogue they make
+    /// is made once. A `tools` array holding no declaration (Claude Code's
+    /// `init` line lists tool names as strings) is no catalogue.
     fn tools(&mut self, text: &str) {
+        let print = fingerprint(text);
+        if self.record_tools.reuse(print) {
+            return;
+        }
+        let Some(listed) = ListedTools::read(text) else {
+            return;
+        };
+        let mut catalog = Catalog::new();
+        catalog.extend_tools(&listed.tools);
+        if catalog.is_empty() && listed.unreadable.is_empty() {
+            return;
+        }
+        self.report.listed(&catalog, None);
+        self.unbound.auditor.say_notes(&catalog);
+        self.say_notes(None);
+        self.record_tools.made(print, catalog);
+        self.say_unreadable(listed.unreadable);
+    }
+
+    /// A listing kept on its own (`{"tools": […]}`): the catalogue from
+    /// there on, as a `tools/list` response's. The same listing again is
+    /// made once.
+    fn listed_tools(&mut self, text: &str) {
         let print = fingerprint(text);
         if Some(print) == self.unbound_print {
             self.listing.abandon();
@@ -38,8 +61,17 @@ impl<O: Observer> Handler for Audit<O> {
         self.say_unreadable(listed.unreadable);
     }
 
+    fn begin_record(&mut self) {
+        self.record_tools.begin();
+    }
+
+    fn end_record(&mut self) {
+        self.record_tools.end();
+    }
+
     /// Audits one call against the catalogue that declares its tool, under
-    /// the name the call gave it; counts it either way. A JSON-RPC call that
+    /// the name the call gave it: its record's own, else one that lasts
+    /// (`--tools`, a listing); counts it either way. A JSON-RPC call that
     /// carried undeclared keys awaits its answer, as the proxy awaits it.
     fn call(&mut self, found: Found<'_>) {
         let shown = names::shown(found.tool, found.server);
@@ -53,16 +85,22 @@ impl<O: Observer> Handler for Audit<O> {
             (false, Some(server)) => Naming::Server(server),
             (false, None) => Naming::Host,
         };
-        let target = names::resolve(
-            &self.unbound.catalog,
-            &self.bound,
-            |shelf| &shelf.catalog,
-            found.tool,
-            naming,
-        );
+        let own = self.record_tools.current().cloned();
+        let resolve = |unbound: &Catalog| {
+            names::resolve(unbound, &self.bound, |shelf| &shelf.catalog, found.tool, naming)
+        };
+        let in_record = own
+            .as_deref()
+            .and_then(|catalog| resolve(catalog).map(|target| (target, catalog)));
+        let (target, record) = match in_record {
+            Some((target, catalog)) => (Some(target), Some(catalog)),
+            None => (resolve(&self.unbound.catalog), None),
+        };
         let report = &mut self.report;
         let Some(target) = target else {
-            let listed = self.unbound.catalog.is_listed() || !self.bound.is_empty();
+            let listed = own.as_ref().is_some_and(|own| own.is_listed())
+                || self.unbound.catalog.is_listed()
+                || !self.bound.is_empty();
             let skip = if listed {
                 Skip::UnlistedTool
             } else {
@@ -71,15 +109,16 @@ impl<O: Observer> Handler for Audit<O> {
             report.coverage.count_unaudited(&shown, skip);
             return;
         };
-        let shelf = match target.server {
-            Some(at) => &self.bound[at].with,
-            None => &self.unbound,
+        let (auditor, catalog) = match (target.server, record) {
+            (Some(at), _) => (&self.bound[at].with.auditor, &self.bound[at].with.catalog),
+            (None, Some(own)) => (&self.unbound.auditor, own),
+            (None, None) => (&self.unbound.auditor, &self.unbound.catalog),
         };
         let call = Call {
             tool: target.tool,
             ..as_shown
         };
-        let mut outcome = shelf.auditor.audit(&shelf.catalog, call);
+        let mut outcome = auditor.audit(catalog, call);
         if let Outcome::Audited {
             warning: Some(warning),
             ..

@@ -100,3 +100,105 @@ fn a_call_to_an_unbound_server_never_meets_another_server_s_catalogue() {
     let tools: Vec<&str> = report.warnings.iter().map(|w| w.tool.as_str()).collect();
     assert_eq!(tools, ["mcp__fs__fs_read"]);
 }
+
+/// A logged exchange, as API gateways and eval harnesses write one a line:
+/// the request (its own `tools`) and the response (its calls), in either
+/// order.
+fn exchange(id: &str, declares: &[&str], call: Value, response_first: bool) -> Value {
+    let properties: serde_json::Map<String, Value> =
+        declares.iter().map(|key| (key.to_string(), json!({}))).collect();
+    let request = json!({"model": "gpt-4o", "messages": [{"role": "user", "content": "go"}],
+        "tools": [{"type": "function", "function": {"name": "search",
+            "parameters": {"type": "object", "properties": properties}}}]});
+    let response = json!({"object": "chat.completion", "choices": [{"index": 0, "message": {
+        "role": "assistant", "tool_calls": [{"id": format!("call_{id}"), "type": "function",
+            "function": {"name": "search", "arguments": call.to_string()}}]}}]});
+    if response_first {
+        json!({"id": id, "response": response, "request": request})
+    } else {
+        json!({"id": id, "request": request, "response": response})
+    }
+}
+
+#[test]
+fn a_record_s_tools_meet_its_own_calls_and_never_the_next_record_s() {
+    // `search` is declared anew on each line with other keys: each call
+    // meets its own line's schema, whichever member comes first.
+    for response_first in [false, true] {
+        let report = audit(
+            &Options::default(),
+            &[
+                exchange("1", &["query"], json!({"query": "a"}), response_first),
+                exchange(
+                    "2",
+                    &["q", "limit"],
+                    json!({"q": "b", "limit": 3}),
+                    response_first,
+                ),
+                exchange(
+                    "3",
+                    &["query"],
+                    json!({"query": "c", "lang": "en"}),
+                    response_first,
+                ),
+            ],
+        );
+        assert_eq!(
+            (report.coverage.calls, report.coverage.audited),
+            (3, 3),
+            "{response_first}"
+        );
+        let said: Vec<_> = report
+            .warnings
+            .iter()
+            .map(|w| (w.tool.as_str(), w.unknown_keys.clone()))
+            .collect();
+        assert_eq!(said, [("search", vec!["lang".to_owned()])], "{response_first}");
+    }
+}
+
+#[test]
+fn a_record_s_tools_do_not_last_past_it() {
+    // A request body, then a call of its own line: no catalogue for it.
+    let request = json!({"model": "m", "messages": [],
+        "tools": [{"name": "fs_read", "input_schema": {"properties": {"path": {}}}}]});
+    let report = audit(
+        &Options::default(),
+        &[request, tool_use("t1", "fs_read", json!({"ffset": 1}))],
+    );
+    assert!(report.warnings.is_empty());
+    assert_eq!(report.coverage.unaudited[&Skip::NoCatalogue], 1);
+    // A catalogue given lasts, and a record's own tools win over it for
+    // their record's calls only.
+    let options = Options::default().tools(Tools::declarations("fs tools", vec![fs_read()]));
+    let own = json!({"request": {"model": "m", "tools": [{"name": "fs_read", "input_schema": {"properties": {"ffset": {}}}}]},
+        "response": {"content": [tool_use("t2", "fs_read", json!({"ffset": 2}))]}});
+    let report = audit(
+        &options,
+        &[own, tool_use("t3", "fs_read", json!({"path": "b", "limit": 3}))],
+    );
+    assert_eq!((report.coverage.calls, report.coverage.audited), (2, 2));
+    let said: Vec<_> = report.warnings.iter().map(|w| w.unknown_keys.clone()).collect();
+    assert_eq!(said, [vec!["limit".to_owned()]]);
+}
+
+#[test]
+fn a_one_line_exchange_meets_its_own_tools_whichever_member_comes_first() {
+    for response_first in [false, true] {
+        let report = audit(
+            &Options::default(),
+            &[exchange(
+                "1",
+                &["query"],
+                json!({"query": "a", "lang": "en"}),
+                response_first,
+            )],
+        );
+        assert_eq!(
+            (report.coverage.calls, report.coverage.audited),
+            (1, 1),
+            "{response_first}"
+        );
+        assert_eq!(report.warnings[0].unknown_keys, ["lang"], "{response_first}");
+    }
+}

@@ -23,7 +23,15 @@ pub fn write(report: &Report, out: &mut impl Write) -> io::Result<()> {
 
 fn write_coverage(report: &Report, out: &mut impl Write) -> io::Result<()> {
     let coverage = &report.coverage;
-    writeln!(out, "Coverage: {coverage}")?;
+    let cut = report.lines.records_cut();
+    if coverage.calls == 0 && cut > 0 {
+        writeln!(
+            out,
+            "Coverage: no tool call read; {cut} record(s) could not be read whole and may hold calls"
+        )?;
+    } else {
+        writeln!(out, "Coverage: {coverage}")?;
+    }
     if report.incomplete_inputs > 0 {
         writeln!(
             out,
@@ -33,6 +41,12 @@ fn write_coverage(report: &Report, out: &mut impl Write) -> io::Result<()> {
     }
     for (skip, calls) in &coverage.unaudited {
         writeln!(out, "  {:<22} {calls:>8}  {}", skip.as_str(), why(*skip))?;
+    }
+    if cut > 0 {
+        writeln!(
+            out,
+            "  {cut} record(s) too long or nested too deep to read whole: they may hold calls not counted here"
+        )?;
     }
     writeln!(out)?;
     if coverage.unlisted_tools.is_empty() {
@@ -79,12 +93,25 @@ fn write_findings_by_tool(report: &Report, pairs: &[Pair<'_>], out: &mut impl Wr
     let coverage = &report.coverage;
     if pairs.is_empty() {
         // Never "no undeclared keys" of calls that were not looked at.
-        if coverage.calls == 0 {
+        let cut = report.lines.records_cut();
+        if coverage.calls == 0 && cut > 0 {
+            // Never "0 tool calls found" of records that were not read.
+            writeln!(
+                out,
+                "No tool call read, but {cut} record(s) could not be read whole and may hold calls (see Coverage).\n"
+            )?;
+        } else if coverage.calls == 0 {
             writeln!(out, "0 tool calls found: nothing was audited.\n")?;
-        } else if coverage.is_complete() {
+        } else if coverage.is_complete() && cut == 0 {
             writeln!(
                 out,
                 "No undeclared keys in {} audited call(s).\n",
+                coverage.audited
+            )?;
+        } else if coverage.is_complete() {
+            writeln!(
+                out,
+                "No undeclared keys in {} audited call(s), but {cut} record(s) could not be read whole and may hold more (see Coverage).\n",
                 coverage.audited
             )?;
         } else {

@@ -40,6 +40,14 @@ pub trait LineTap {
     /// long. Nothing by default.
     fn passed_over(&self) {}
 
+    /// A line passed over as [`LineTap::passed_over`] says, with its first
+    /// bytes `head` (as many as came before it was found too long): what
+    /// they show of it. [`LineTap::passed_over`] by default.
+    fn passed_over_line(&self, head: &[u8]) {
+        let _ = head;
+        self.passed_over();
+    }
+
     /// Shows a whole message forwarded in one piece, such as an HTTP body or
     /// an SSE event: before and after at once when it fits, else passed over.
     fn show(&self, message: &[u8]) {
@@ -130,7 +138,7 @@ impl Lines {
             if !self.too_long {
                 if self.partial.is_empty() {
                     if piece.len() > tap.keep_limit() {
-                        shielded(|| tap.passed_over());
+                        shielded(|| tap.passed_over_line(piece));
                     } else if shielded(|| tap.before_forward(piece)) {
                         self.deferred.push(start..end);
                     }
@@ -140,7 +148,7 @@ impl Lines {
                         std::mem::swap(&mut self.partial, &mut self.held);
                     }
                 } else {
-                    shielded(|| tap.passed_over());
+                    shielded(|| tap.passed_over_line(&self.partial));
                 }
             }
             self.start_line();
@@ -183,8 +191,13 @@ impl Lines {
             self.partial.extend_from_slice(tail);
         } else {
             self.too_long = true;
+            let head = if self.partial.is_empty() {
+                tail
+            } else {
+                &self.partial
+            };
+            shielded(|| tap.passed_over_line(head));
             release(&mut self.partial);
-            shielded(|| tap.passed_over());
         }
     }
 }
@@ -216,6 +229,9 @@ mod tests {
         before: RefCell<Vec<Vec<u8>>>,
         after: RefCell<Vec<Vec<u8>>>,
         passed_over: RefCell<usize>,
+        /// The first bytes of each line passed over, as far as the test
+        /// looks (its first five).
+        heads: RefCell<Vec<Vec<u8>>>,
     }
 
     impl Recorder {
@@ -225,6 +241,7 @@ mod tests {
                 before: RefCell::default(),
                 after: RefCell::default(),
                 passed_over: RefCell::default(),
+                heads: RefCell::default(),
             }
         }
     }
@@ -242,6 +259,10 @@ mod tests {
         }
         fn passed_over(&self) {
             *self.passed_over.borrow_mut() += 1;
+        }
+        fn passed_over_line(&self, head: &[u8]) {
+            self.heads.borrow_mut().push(head[..head.len().min(5)].to_vec());
+            self.passed_over();
         }
     }
 
@@ -335,6 +356,9 @@ mod tests {
             assert_eq!(out, long.as_bytes());
             assert_eq!(*tap.before.borrow(), [b"call short".to_vec()]);
             assert_eq!(*tap.passed_over.borrow(), 1);
+            // What came of the line before it was found too long is shown,
+            // so the tap can tell what it may be.
+            assert_eq!(*tap.heads.borrow(), [b"call ".to_vec()], "{step}");
         }
     }
 }

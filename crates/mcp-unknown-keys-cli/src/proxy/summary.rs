@@ -125,9 +125,10 @@ impl Summary<'_> {
         if unread.too_long > 0 {
             let _ = writeln!(
                 text,
-                "  {} client line(s) over {} MiB forwarded unread, counted as calls not audited",
+                "  {} client line(s) over {} MiB forwarded unread ({} that may be calls counted as calls not audited)",
                 unread.too_long,
-                MAX_TAPPED_LINE >> 20
+                MAX_TAPPED_LINE >> 20,
+                unread.too_long_calls
             );
         }
         if unread.behind + unread.server_behind > 0 {

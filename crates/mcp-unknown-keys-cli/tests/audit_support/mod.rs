@@ -74,7 +74,7 @@ pub fn lines(lines: &[Value]) -> String {
 
 /// A warning as printed, read back through the fields compared here (more
 /// may be added; they are not compared).
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Said {
     pub tool: String,
     pub unknown_keys: Vec<String>,

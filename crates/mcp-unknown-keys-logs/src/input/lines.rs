@@ -19,8 +19,9 @@ pub struct Lines {
 pub struct Line {
     /// The bytes consumed, its line end included; 0 at the end of the input.
     pub consumed: usize,
-    /// The line was longer than the most kept: the buffer holds its first
-    /// bytes only, and the rest was read past.
+    /// The line is longer than the most kept: the buffer holds its first
+    /// bytes, and the rest is still to be read ([`Lines::skip_rest`], or
+    /// read by its parts).
     pub too_long: bool,
 }
 
@@ -31,8 +32,9 @@ impl Lines {
     }
 
     /// Reads the next line into `line` (cleared first), without its line
-    /// end. A line longer than the most kept is read to its end without
-    /// being kept, so one line of gigabytes costs no memory.
+    /// end. Of a line longer than the most kept, only that much is read:
+    /// the caller reads the rest by its parts or reads past it
+    /// ([`Lines::skip_rest`]), so one line of gigabytes costs no memory.
     pub fn next(&mut self, reader: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<Line> {
         line.clear();
         let mut read = Line {
@@ -57,8 +59,12 @@ impl Lines {
             let room = self.max.saturating_sub(line.len());
             if piece.len() > room {
                 read.too_long = true;
+                line.extend_from_slice(&piece[..room]);
+                reader.consume(room);
+                read.consumed += room;
+                return Ok(read);
             }
-            line.extend_from_slice(&piece[..piece.len().min(room)]);
+            line.extend_from_slice(piece);
             match end {
                 Some(at) => {
                     self.after_cr = available[at] == b'\r';
@@ -73,6 +79,38 @@ impl Lines {
                 }
             }
         }
+    }
+}
+
+impl Lines {
+    /// Reads past the rest of a line too long to keep, to its end: the
+    /// bytes consumed.
+    pub fn skip_rest(&mut self, reader: &mut dyn BufRead) -> io::Result<usize> {
+        let mut consumed = 0;
+        loop {
+            let available = reader.fill_buf()?;
+            if available.is_empty() {
+                return Ok(consumed);
+            }
+            match memchr::memchr2(b'\n', b'\r', available) {
+                Some(at) => {
+                    self.after_cr = available[at] == b'\r';
+                    reader.consume(at + 1);
+                    return Ok(consumed + at + 1);
+                }
+                None => {
+                    let len = available.len();
+                    reader.consume(len);
+                    consumed += len;
+                }
+            }
+        }
+    }
+
+    /// A line read to its end elsewhere ended with `\r` (`cr`): a `\n`
+    /// right after belongs to it.
+    pub fn ended(&mut self, cr: bool) {
+        self.after_cr = cr;
     }
 }
 
@@ -96,6 +134,9 @@ mod tests {
             let read = lines.next(&mut reader, &mut line).unwrap();
             if read.consumed == 0 {
                 return out;
+            }
+            if read.too_long {
+                lines.skip_rest(&mut reader).unwrap();
             }
             out.push((String::from_utf8(line.clone()).unwrap(), read.too_long));
         }

@@ -7,10 +7,12 @@
 mod cut;
 mod decode;
 mod lines;
+mod stream;
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
+use std::sync::OnceLock;
 
 use serde::de::IgnoredAny;
 
@@ -19,10 +21,31 @@ use cut::Values;
 use decode::Compression;
 use lines::Lines;
 
-/// The longest line read (64 MiB): a longer one, which no log writes but a
-/// hostile or broken stream may (one line of gigabytes, decompressed), is
-/// read past to its end without being kept, and counted as too long.
+/// The longest line held (64 MiB). A longer one that holds a JSON
+/// document (a minified trajectory file) is read by its parts, element by
+/// element, in bounded memory; any other, which no log writes but a hostile
+/// or broken stream may (one line of gigabytes, decompressed), is read past
+/// to its end without being kept, and counted as too long.
 pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// Lowers the longest line held, for tests, which then need no file of
+/// 64 MiB: read once, at most [`MAX_LINE_BYTES`], at least
+/// [`MIN_TEST_LINE_BYTES`].
+const LINE_BYTES_ENV: &str = "MCP_UNKNOWN_KEYS_TEST_MAX_LINE_BYTES";
+const MIN_TEST_LINE_BYTES: usize = 64;
+
+/// The longest line held: [`MAX_LINE_BYTES`], unless a test lowered it.
+pub(crate) fn max_line_bytes() -> usize {
+    static MAX: OnceLock<usize> = OnceLock::new();
+    *MAX.get_or_init(|| {
+        std::env::var(LINE_BYTES_ENV)
+            .ok()
+            .and_then(|value| value.trim().parse::<usize>().ok())
+            .map_or(MAX_LINE_BYTES, |bytes| {
+                bytes.clamp(MIN_TEST_LINE_BYTES, MAX_LINE_BYTES)
+            })
+    })
+}
 
 /// A line buffer grown past this by one long line is given back afterwards,
 /// so one huge line does not hold its memory for the rest of the run.
@@ -64,8 +87,12 @@ pub(crate) enum Event<'a> {
     /// through one, at `at`: the values before the cut follow, each as a
     /// [`Event::Document`].
     CutShort { at: usize },
-    /// A line longer than [`MAX_LINE_BYTES`], read past, and its number.
+    /// A line longer than [`MAX_LINE_BYTES`], read past, and its number;
+    /// or, of such a line read by its parts, a value too long to hold.
     TooLong { number: u64 },
+    /// One value of a line too long to hold that holds a JSON document,
+    /// read by its parts (an element of its array), and the line's number.
+    Part { bytes: &'a [u8], number: u64 },
     /// The bytes read so far, after each line.
     Progress { read: u64 },
 }
@@ -196,7 +223,8 @@ impl Input {
     /// handed over.
     pub(crate) fn read(self, mut on_event: impl FnMut(Event<'_>)) -> io::Result<()> {
         let mut reader = self.reader;
-        let mut lines = Lines::new(MAX_LINE_BYTES);
+        let max = max_line_bytes();
+        let mut lines = Lines::new(max);
         let mut line = Vec::with_capacity(64 << 10);
         let mut number = 0;
         let mut read = 0;
@@ -206,7 +234,8 @@ impl Input {
             if next.consumed == 0 {
                 break;
             }
-            if !looked && !line.trim_ascii().is_empty() {
+            let first = !looked && !line.trim_ascii().is_empty();
+            if first {
                 looked = true;
                 if !next.too_long && opens_a_document(&line) {
                     let mut whole = std::mem::take(&mut line);
@@ -221,17 +250,38 @@ impl Input {
                     }
                     // Not one document after all: its lines, from memory.
                     reader = Box::new(io::Cursor::new(whole));
-                    lines = Lines::new(MAX_LINE_BYTES);
+                    lines = Lines::new(max);
                     continue;
                 }
             }
             number += 1;
-            if next.too_long {
+            let mut consumed = next.consumed;
+            if next.too_long && starts_a_value(&line) {
+                if first {
+                    on_event(Event::Documents { values: 1 });
+                }
+                let end = stream::read_line(&line, &mut *reader, max, &mut |part| match part {
+                    stream::Part::Value(bytes) => on_event(Event::Part { bytes, number }),
+                    stream::Part::TooLong => on_event(Event::TooLong { number }),
+                })?;
+                lines.ended(end.cr);
+                consumed += end.consumed;
+                let at = read + consumed as u64;
+                if end.open && !end.line_end {
+                    // A document cut short by the input's end, as a
+                    // pretty-printed one may be.
+                    on_event(Event::CutShort { at: at as usize });
+                } else if (end.open || end.more) && !end.said_too_long {
+                    // Not one JSON document after all: unread.
+                    on_event(Event::TooLong { number });
+                }
+            } else if next.too_long {
+                consumed += lines.skip_rest(&mut *reader)?;
                 on_event(Event::TooLong { number });
             } else {
                 on_event(Event::Line { bytes: &line, number });
             }
-            read += next.consumed as u64;
+            read += consumed as u64;
             on_event(Event::Progress { read });
             if line.capacity() > KEPT_BUFFER_BYTES {
                 line = Vec::with_capacity(64 << 10);
@@ -248,6 +298,11 @@ impl std::fmt::Debug for Input {
             .field("size", &self.size)
             .finish_non_exhaustive()
     }
+}
+
+/// Whether `line` starts with a JSON array or object (after blanks).
+fn starts_a_value(line: &[u8]) -> bool {
+    matches!(line.trim_ascii_start().first(), Some(b'[' | b'{'))
 }
 
 /// Whether `line` starts a JSON object or array that does not end on it.

@@ -59,6 +59,16 @@ impl Vocabulary {
         word
     }
 
+    /// The word for `name`, added kept raw if no shape used it yet; kept as
+    /// it is if one did: a condition's presence test reads a member
+    /// however it is kept.
+    pub fn mention(&mut self, name: &'static str) -> Word {
+        match self.find(name) {
+            Some(word) => word,
+            None => self.add(name, Keep::Raw),
+        }
+    }
+
     /// The word for `name`, if a shape uses it.
     #[inline]
     pub fn find(&self, name: &str) -> Option<Word> {
@@ -119,6 +129,8 @@ pub struct Object<'a> {
     /// At the root only: the values of the members no shape names that are
     /// arrays, in order.
     pub other_arrays: Vec<&'a RawValue>,
+    /// Whether it held members no shape names.
+    pub unnamed: bool,
 }
 
 impl<'a> Object<'a> {
@@ -191,12 +203,14 @@ impl<'de, 'v> Visitor<'de> for Opened<'v> {
                 }
                 // Kept raw costs what skipping does: the text is borrowed.
                 None if self.root => {
+                    object.unnamed = true;
                     let raw: &RawValue = map.next_value()?;
                     if raw.get().starts_with('[') {
                         object.other_arrays.push(raw);
                     }
                 }
                 None => {
+                    object.unnamed = true;
                     map.next_value::<IgnoredAny>()?;
                 }
             }

@@ -15,6 +15,7 @@ mod capture;
 mod plan;
 mod proxy_lines;
 mod rpc;
+mod scope;
 mod seen;
 mod streams;
 pub mod table;
@@ -50,12 +51,27 @@ pub struct Found<'a> {
 }
 
 /// What a record carries, handed over as it is recognised.
+///
+/// A record (a line, an element of a document, an exchange a record holds
+/// apart) is opened with [`Handler::begin_record`] and closed with
+/// [`Handler::end_record`]; its calls are handed over when it has been read
+/// whole, after every catalogue it holds, so the tools a record declares
+/// meet its calls whichever member comes first.
 pub trait Handler {
-    /// A whole catalogue: `tools` is the JSON text of an array of tools in
-    /// any declaration form.
+    /// A whole catalogue held by the record being read: `tools` is the
+    /// JSON text of an array of tools in any declaration form.
     fn tools(&mut self, tools: &str);
     /// One call to audit.
     fn call(&mut self, call: Found<'_>);
+    /// A whole catalogue kept on its own, as a `tools/list` result is
+    /// (`{"tools": […]}`, nothing else): a listing, which lasts.
+    fn listed_tools(&mut self, tools: &str) {
+        self.tools(tools);
+    }
+    /// A record opens (inside the one open, if any).
+    fn begin_record(&mut self) {}
+    /// The record opened last ends: the catalogues it held no longer apply.
+    fn end_record(&mut self) {}
     /// A warning a proxy logged with `--log`.
     fn logged_warning(&mut self, warning: Warning);
     /// The summary a proxy's log ends with, as JSON text.

@@ -61,6 +61,8 @@ pub struct Compiled {
     pub at: Path,
     pub when: Condition,
     pub reading: Reading,
+    /// For [`Reads::Opened`], the member opened.
+    pub opened: Option<Path>,
 }
 
 /// The members a proxy's log lines are read from: a warning's, a
@@ -129,6 +131,9 @@ pub struct Plan {
     pub events: MessageEventPaths<Path>,
     pub logged: LoggedPaths,
     pub rpc: RpcPaths,
+    /// The members of a `tools/list` result kept on its own: `tools`, and
+    /// `nextCursor`.
+    pub bare_listing: [Word; 2],
 }
 
 impl Plan {
@@ -177,6 +182,7 @@ impl Plan {
             tools: members(&mut v, &[table::LISTING.0, table::LISTING.1], Keep::Raw),
             next_cursor: path(&mut v, "result.nextCursor", Keep::Raw),
         };
+        let bare_listing = [v.add(table::LISTING.1, Keep::Raw), v.add("nextCursor", Keep::Raw)];
         let mut keyed = vec![0u128; usize::from(v.len())];
         let mut discriminated = vec![HashMap::new(); usize::from(v.len())];
         let mut unkeyed = 0;
@@ -202,6 +208,7 @@ impl Plan {
             events,
             logged,
             rpc,
+            bare_listing,
         }
     }
 
@@ -299,7 +306,7 @@ impl Plan {
 
 fn compile(v: &mut Vocabulary, shape: &'static Shape) -> Compiled {
     let at_keep = match shape.reads {
-        Reads::Catalogue => Keep::Raw,
+        Reads::Catalogue | Reads::Embedded => Keep::Raw,
         _ => Keep::Open,
     };
     let at = path(v, shape.at, at_keep);
@@ -320,6 +327,10 @@ fn compile(v: &mut Vocabulary, shape: &'static Shape) -> Compiled {
     let settled = matches!(&when, Condition::Is(Path::Members(words), _) if words.len() == 1)
         && matches!(&at, Path::Members(words) if words.is_empty());
     let reading = shape.reads.map(|roles| call_paths(v, roles));
+    let opened = match shape.reads {
+        Reads::Opened(member) => Some(path(v, member, Keep::Raw)),
+        _ => None,
+    };
     Compiled {
         shape,
         key,
@@ -327,6 +338,7 @@ fn compile(v: &mut Vocabulary, shape: &'static Shape) -> Compiled {
         at,
         when,
         reading,
+        opened,
     }
 }
 
@@ -351,9 +363,19 @@ fn call_paths(v: &mut Vocabulary, roles: &Roles) -> CallPaths {
 fn condition(v: &mut Vocabulary, when: When) -> Condition {
     match when {
         When::Always => Condition::Always,
-        When::Has(p) => Condition::Has(path(v, p, Keep::Raw)),
-        When::Lacks(p) => Condition::Lacks(path(v, p, Keep::Raw)),
+        When::Has(p) => Condition::Has(presence(v, p)),
+        When::Lacks(p) => Condition::Lacks(presence(v, p)),
         When::Is(p, values) => Condition::Is(path(v, p, Keep::Raw), values),
+    }
+}
+
+/// The path of a member whose presence is tested: its last member keeps
+/// whatever keeping the shapes before gave it (a member opened for its
+/// records is not kept raw as well for a presence test).
+fn presence(v: &mut Vocabulary, text: &'static str) -> Path {
+    match text.rsplit_once('.') {
+        None if !text.starts_with('@') => Path::Members(Box::new([v.mention(text)])),
+        _ => path(v, text, Keep::Raw),
     }
 }
 

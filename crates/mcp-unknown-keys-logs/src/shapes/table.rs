@@ -58,6 +58,17 @@ pub enum Reads<C = &'static Roles> {
     /// body's conversation, which the next request repeats, so a call read
     /// there before is not counted again.
     Records { history: bool },
+    /// Further records, each a record of its own (a HAR file's entries):
+    /// the tools one declares meet its calls only.
+    Exchanges,
+    /// JSON text in a string (a HAR entry's request or response body): read
+    /// as the record it holds, or as the server-sent events it holds, a
+    /// part of the record holding the string.
+    Embedded,
+    /// The member named, an object kept as text (as a call's arguments
+    /// are), read as a record of the request history: a logged exchange's
+    /// `input` beside its `output`.
+    Opened(&'static str),
     /// One tool call.
     Call(C),
     /// A whole catalogue: a list of tools in any declaration form.
@@ -92,6 +103,9 @@ impl<C> Reads<C> {
     pub fn map<D>(&self, call: impl FnOnce(&C) -> D) -> Reads<D> {
         match self {
             Reads::Records { history } => Reads::Records { history: *history },
+            Reads::Exchanges => Reads::Exchanges,
+            Reads::Embedded => Reads::Embedded,
+            Reads::Opened(member) => Reads::Opened(member),
             Reads::Call(roles) => Reads::Call(call(roles)),
             Reads::Catalogue => Reads::Catalogue,
             Reads::LoggedWarning => Reads::LoggedWarning,
@@ -129,9 +143,12 @@ const OPENAI_CALL: Roles = Roles {
     server: &[],
 };
 
+/// A list of calls: OpenAI's and Ollama's `{function: {name, arguments}}`,
+/// LangChain's `{name, args}`, and the `{name, arguments}` (tau-bench,
+/// tau2) and `{name, input}` many frameworks write.
 const CHAT_OR_LANGCHAIN_CALL: Roles = Roles {
     name: &["function.name", "name"],
-    arguments: &["function.arguments", "args"],
+    arguments: &["function.arguments", "args", "arguments", "input"],
     ..OPENAI_CALL
 };
 
@@ -195,8 +212,15 @@ const BEDROCK_TOOL_USE: Roles = Roles {
 
 const TOOL_CALLS_LIST: Roles = Roles {
     name: &["name", "toolName"],
-    arguments: &["args", "input"],
+    arguments: &["args", "input", "arguments"],
     id: &["id", "toolCallId"],
+    ..OPENAI_CALL
+};
+
+const TOOL_NAME_INPUT: Roles = Roles {
+    name: &["tool_name"],
+    arguments: &["tool_input"],
+    id: &["tool_use_id", "id"],
     ..OPENAI_CALL
 };
 
@@ -224,13 +248,22 @@ const fn history(what: &'static str, at: &'static str) -> Shape {
     shape(what, at, When::Always, Reads::Records { history: true })
 }
 
+const fn exchanges(what: &'static str, at: &'static str) -> Shape {
+    shape(what, at, When::Always, Reads::Exchanges)
+}
+
+const fn embedded(what: &'static str, at: &'static str) -> Shape {
+    shape(what, at, When::Always, Reads::Embedded)
+}
+
 const fn typed(what: &'static str, types: &'static [&'static str], roles: &'static Roles) -> Shape {
     shape(what, "", When::Is("type", types), Reads::Call(roles))
 }
 
-/// Every shape, in the order they are looked for in a record: catalogues
-/// (so a request's calls meet its own tools), streams, calls, and last the
-/// records a record holds; the lines of a proxy's log (each only that) are
+/// Every shape, in the order they are looked for in a record: catalogues,
+/// streams, calls, and last the records a record holds (a record's calls
+/// are handed over once it is read whole, after its catalogues, whatever
+/// the order of its members); the lines of a proxy's log (each only that) are
 /// looked for in a record holding none of the others. A record that is a
 /// JSON-RPC message is read before any of them, by the core's reader
 /// ([`rpc`](super::rpc)).
@@ -342,6 +375,17 @@ pub const SHAPES: &[Shape] = &[
         When::Has("@gen_ai.tool.name"),
         Reads::Call(&OTEL_EXECUTE_TOOL),
     ),
+    shape(
+        "tool_name and tool_input (Claude Code hook input)",
+        "",
+        When::Has("tool_input"),
+        Reads::Call(&TOOL_NAME_INPUT),
+    ),
+    // A HAR capture: each entry an exchange of its own, its bodies kept as
+    // text (JSON, or server-sent events).
+    exchanges("HAR entries", "log.entries"),
+    embedded("HAR request body", "request.postData.text"),
+    embedded("HAR response body", "response.content.text"),
     // Records that hold records.
     records("Claude Code line, chat choice, Bedrock output", "message"),
     history(
@@ -354,12 +398,23 @@ pub const SHAPES: &[Shape] = &[
     history("Gemini request", "contents"),
     records("Gemini content parts", "parts"),
     records("Responses response output, Bedrock output", "output"),
+    // A call's `input` is its arguments: an `input` object is a request
+    // only beside an `output` (listed after `output`, whose records
+    // it must not make kept raw).
+    shape(
+        "logged exchange: input and output",
+        "",
+        When::Has("output"),
+        Reads::Opened("input"),
+    ),
     history("Responses request input", "input"),
     records("Codex exec event, Responses stream event", "item"),
     records("Codex rollout line", "payload"),
     records("Responses stream event, batch output line", "response"),
     records("batch request and output lines", "body"),
     records("logged request", "request"),
+    records("logged exchange", "req"),
+    records("logged exchange", "res"),
     // A JSON-RPC `result` with `tools` is a listing page, read as JSON-RPC.
     shape(
         "Anthropic batch result",

@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 
 use super::capture::{Node, Object};
 use super::plan::{CallPaths, Compiled, Path, Plan};
+use super::scope::Pending;
 use super::seen::{Print, Seen};
 use super::streams::{Assembled, Streams};
 use super::table::Reads;
@@ -34,6 +35,8 @@ const MAX_RECORD_DEPTH: u8 = 16;
 pub struct Reader {
     seen: Seen,
     streams: Streams,
+    /// The calls of the records being read, handed over as each ends.
+    pending: Vec<Pending>,
 }
 
 impl Reader {
@@ -101,7 +104,9 @@ impl Reader {
             plan: Plan::get(),
             seen: &mut self.seen,
             streams: &mut self.streams,
+            pending: &mut self.pending,
             to,
+            scopes: 0,
             depth: 0,
             too_deep: false,
         }
@@ -112,7 +117,10 @@ struct Walk<'r, H> {
     plan: &'static Plan,
     seen: &'r mut Seen,
     streams: &'r mut Streams,
+    pending: &'r mut Vec<Pending>,
     to: &'r mut H,
+    /// How many records are open: a call found in one waits for its end.
+    scopes: u8,
     /// How many records deep the walk is.
     depth: u8,
     /// Whether the walk met records nested past [`MAX_RECORD_DEPTH`].
@@ -143,16 +151,35 @@ impl<H: Handler> Walk<'_, H> {
         let Node::Object(record) = self.plan.vocabulary.read(text, true).ok()? else {
             return Some(false);
         };
-        let mut found = self.record(&record, Some(text), false) || self.to.unrecognised(text);
-        if !found && depth < MAX_SEARCH_DEPTH {
-            for array in &record.other_arrays {
-                found |= self.text(array.get(), depth + 1, false).unwrap_or(false);
+        let found = self.scoped(|walk| {
+            let mut found = walk.record(&record, Some(text), false) || walk.to.unrecognised(text);
+            if !found && depth < MAX_SEARCH_DEPTH {
+                for array in &record.other_arrays {
+                    found |= walk.text(array.get(), depth + 1, false).unwrap_or(false);
+                }
+                if !found && document {
+                    found = walk.members(text, depth);
+                }
             }
-            if !found && document {
-                found = self.members(text, depth);
-            }
-        }
+            found
+        });
         Some(found)
+    }
+
+    /// Reads one record with `read`: the calls found meanwhile are handed
+    /// over when it has been read whole, after every catalogue it holds,
+    /// then the record ends.
+    fn scoped<T>(&mut self, read: impl FnOnce(&mut Self) -> T) -> T {
+        let start = self.pending.len();
+        self.to.begin_record();
+        self.scopes += 1;
+        let out = read(self);
+        self.scopes -= 1;
+        for call in self.pending.drain(start..) {
+            self.to.call(call.found());
+        }
+        self.to.end_record();
+        out
     }
 
     /// Goes one level deeper, unless that is past [`MAX_RECORD_DEPTH`]
@@ -194,20 +221,23 @@ impl<H: Handler> Walk<'_, H> {
         let mut found = rpc::is_message(plan, record) && self.message(record, text);
         for shape in plan.candidates(record) {
             if !shape.shape.reads.is_whole_record() {
-                found |= self.shape(shape, record, history);
+                found |= self.shape(shape, record, text.is_some(), history);
             }
         }
         found
             || plan
                 .candidates(record)
                 .filter(|shape| shape.shape.reads.is_whole_record())
-                .any(|shape| self.shape(shape, record, history))
+                .any(|shape| self.shape(shape, record, text.is_some(), history))
     }
 
-    /// Reads `record` for one shape; whether it was there.
-    fn shape(&mut self, shape: &Compiled, record: &Object<'_>, history: bool) -> bool {
-        if let Reads::Catalogue = shape.reading {
-            return self.catalogue(record, &shape.at);
+    /// Reads `record` (`root`: a whole record, not one a record holds) for
+    /// one shape; whether it was there.
+    fn shape(&mut self, shape: &Compiled, record: &Object<'_>, root: bool, history: bool) -> bool {
+        match shape.reading {
+            Reads::Catalogue => return self.catalogue(record, &shape.at, root),
+            Reads::Embedded => return self.embedded(record, &shape.at, history),
+            _ => {}
         }
         let plan = self.plan;
         let mut matched = false;
@@ -232,8 +262,30 @@ impl<H: Handler> Walk<'_, H> {
                 self.depth -= 1;
                 found
             }
+            Reads::Exchanges => {
+                if !self.deeper() {
+                    return false;
+                }
+                let found = self.scoped(|walk| walk.record(object, None, history));
+                self.depth -= 1;
+                found
+            }
+            Reads::Opened(_) => {
+                let Some(raw) = shape.opened.as_ref().and_then(|at| plan.raw(object, at)) else {
+                    return false;
+                };
+                if !raw.get().starts_with('{') || !self.deeper() {
+                    return false;
+                }
+                let found = match plan.vocabulary.read(raw.get(), false) {
+                    Ok(Node::Object(inner)) => self.record(&inner, None, true),
+                    _ => false,
+                };
+                self.depth -= 1;
+                found
+            }
             Reads::Call(paths) => self.call(paths, object, history),
-            Reads::Catalogue => false,
+            Reads::Catalogue | Reads::Embedded => false,
             Reads::LoggedWarning => match proxy_lines::warning(self.plan, object) {
                 Some(warning) => {
                     self.to.logged_warning(warning);
@@ -282,8 +334,9 @@ impl<H: Handler> Walk<'_, H> {
     }
 
     /// A catalogue: the list of tools at `at`, as an array or as JSON text
-    /// in a string (an OpenTelemetry attribute).
-    fn catalogue(&mut self, record: &Object<'_>, at: &Path) -> bool {
+    /// in a string (an OpenTelemetry attribute). A whole record that is
+    /// only a `tools` list is a listing kept on its own.
+    fn catalogue(&mut self, record: &Object<'_>, at: &Path, root: bool) -> bool {
         let Some(raw) = self.plan.raw(record, at) else {
             return false;
         };
@@ -294,8 +347,55 @@ impl<H: Handler> Walk<'_, H> {
         if !text.trim_start().starts_with('[') {
             return false;
         }
-        self.to.tools(&text);
+        let listing = &self.plan.bare_listing;
+        let bare = root && !record.unnamed && record.members().all(|(word, _)| listing.contains(&word));
+        if bare && matches!(at, Path::Members(words) if words[..] == listing[..1]) {
+            self.to.listed_tools(&text);
+        } else {
+            self.to.tools(&text);
+        }
         true
+    }
+
+    /// A body kept as text in a string (a HAR entry's): the JSON record it
+    /// holds, or its server-sent events, each `data:` line a record; the
+    /// streams they carry end with the text. Read as part of the record
+    /// holding it, so a request body's tools meet the response body's calls.
+    fn embedded(&mut self, record: &Object<'_>, at: &Path, history: bool) -> bool {
+        let Some(text) = self.plan.raw(record, at).and_then(json_string) else {
+            return false;
+        };
+        if !self.deeper() {
+            return false;
+        }
+        let text = text.trim_ascii();
+        let found = if text.starts_with('{') {
+            self.embedded_record(text, history)
+        } else {
+            let mut found = false;
+            for line in text.lines() {
+                let Some(data) = line.strip_prefix("data:").map(str::trim_ascii) else {
+                    continue;
+                };
+                found |= self.embedded_record(data, history);
+            }
+            let mut ended = Vec::new();
+            self.streams.end(&mut ended);
+            found |= !ended.is_empty();
+            self.assembled(ended);
+            found
+        };
+        self.depth -= 1;
+        found
+    }
+
+    fn embedded_record(&mut self, text: &str, history: bool) -> bool {
+        match self.plan.vocabulary.read(text, true) {
+            // Not a whole record: a body that is only a `tools` list is no
+            // listing of its own.
+            Ok(Node::Object(record)) => self.record(&record, None, history),
+            _ => false,
+        }
     }
 
     /// A JSON-RPC message, read as the proxy reads it: a call is handed
@@ -382,7 +482,11 @@ impl<H: Handler> Walk<'_, H> {
                 return;
             }
         }
-        self.to.call(found);
+        if self.scopes > 0 {
+            self.pending.push(Pending::keep(&found));
+        } else {
+            self.to.call(found);
+        }
     }
 }
 
@@ -433,124 +537,4 @@ fn each_in<'a>(plan: &Plan, node: &Node<'a>, rest: &[u16], f: &mut impl FnMut(&O
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use mcp_unknown_keys::audit::Warning;
-
-    /// What a walk handed over, as text.
-    #[derive(Default)]
-    struct Seen(Vec<String>);
-
-    impl Handler for Seen {
-        fn tools(&mut self, tools: &str) {
-            self.0.push(format!("tools {tools}"));
-        }
-
-        fn call(&mut self, call: Found<'_>) {
-            let id = call.id.map(Value::to_string).unwrap_or_default();
-            self.0.push(format!(
-                "call {} {} {id}",
-                call.tool,
-                call.arguments.unwrap_or("-")
-            ));
-        }
-
-        fn logged_warning(&mut self, warning: Warning) {
-            self.0.push(format!("logged {}", warning.tool));
-        }
-
-        fn summary(&mut self, summary: &str) {
-            self.0.push(format!("summary {summary}"));
-        }
-
-        fn message(&mut self, message: Message<'_>) -> bool {
-            self.0.push(format!("message {message:?}"));
-            true
-        }
-    }
-
-    fn read(lines: &[&str]) -> (Vec<Read>, Vec<String>) {
-        let mut reader = Reader::default();
-        let mut seen = Seen::default();
-        let reads = lines
-            .iter()
-            .map(|line| reader.read_line(line, &mut seen))
-            .collect();
-        reader.finish(&mut seen);
-        (reads, seen.0)
-    }
-
-    #[test]
-    fn a_claude_code_summary_line_is_no_proxy_summary() {
-        let (reads, seen) = read(&[r#"{"type":"summary","summary":"Fixing the parser","leafUuid":"u"}"#]);
-        assert_eq!((reads, seen), (vec![Read::Nothing], vec![]));
-    }
-
-    #[test]
-    fn arguments_are_never_read_as_records() {
-        // A tool_use whose input looks like a request body holds one call.
-        let line = r#"{"type":"tool_use","id":"t","name":"run","input":{"messages":[{"tool_calls":[{"id":"x","function":{"name":"evil","arguments":"{}"}}]}]}}"#;
-        let (_, seen) = read(&[line]);
-        assert_eq!(seen.len(), 1, "{seen:?}");
-        assert!(seen[0].starts_with("call run "), "{seen:?}");
-    }
-
-    #[test]
-    fn a_placeholder_is_recognised_but_not_counted() {
-        let (reads, seen) = read(&[
-            r#"{"type":"item.started","item":{"id":"i","type":"mcp_tool_call","server":"s","tool":"t","arguments":{},"status":"in_progress"}}"#,
-        ]);
-        assert_eq!((reads, seen), (vec![Read::Used], vec![]));
-    }
-
-    #[test]
-    fn sse_framing_is_blank_and_done_ends_the_chat_streams() {
-        let chunk = r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"f","arguments":"{}"}}]},"finish_reason":null}]}"#;
-        let mut reader = Reader::default();
-        let mut seen = Seen::default();
-        assert_eq!(reader.read_line("event: message", &mut seen), Read::Blank);
-        assert_eq!(reader.read_line(": keep-alive", &mut seen), Read::Blank);
-        assert_eq!(reader.read_line(chunk, &mut seen), Read::Used);
-        assert!(seen.0.is_empty());
-        assert_eq!(reader.read_line("data: [DONE]", &mut seen), Read::Used);
-        assert_eq!(seen.0, [r#"call f {} "call_1""#]);
-    }
-
-    #[test]
-    fn a_record_of_no_known_shape_is_searched_a_few_levels_down() {
-        let call = r#"{"id":"c1","function":{"name":"f","arguments":"{}"}}"#;
-        let nested = format!(r#"{{"a":[{{"b":[{{"c":[{{"tool_calls":[{call}]}}]}}]}}]}}"#);
-        let (_, seen) = read(&[&nested]);
-        assert_eq!(seen.len(), 1, "{seen:?}");
-        let too_deep = format!(r#"{{"a":[{{"b":[{{"c":[{{"d":[{call}]}}]}}]}}]}}"#);
-        let (reads, seen) = read(&[&too_deep]);
-        assert_eq!((reads, seen), (vec![Read::Nothing], vec![]));
-    }
-
-    #[test]
-    fn records_nested_past_a_few_levels_are_read_no_deeper() {
-        // Kept raw at each level, and opened on demand: without a limit,
-        // each level would read the rest again, and deeper than the stack.
-        let call = r#"{"type":"function_call","name":"f","arguments":"{}","call_id":"c"}"#;
-        let line = |levels: usize| format!("{}{call}{}", r#"{"input":["#.repeat(levels), "]}".repeat(levels));
-        let (_, seen) = read(&[&line(3)]);
-        assert_eq!(seen.len(), 1, "{seen:?}");
-        let (reads, seen) = read(&[&line(20_000)]);
-        assert_eq!((reads, seen), (vec![Read::TooDeep], vec![]));
-    }
-
-    #[test]
-    fn json_nested_past_the_parser_s_depth_is_valid_but_too_deep() {
-        // Members a shape opens, each in the other's value (a member in its
-        // own value is skipped unopened).
-        let deep = format!(
-            "{}{}",
-            r#"{"message":{"content":"#.repeat(100),
-            "1".to_owned() + &"}".repeat(200)
-        );
-        let (reads, _) = read(&[&deep]);
-        assert_eq!(reads, [Read::TooDeep]);
-        let (reads, _) = read(&["{\"message\":"]);
-        assert_eq!(reads, [Read::Unreadable]);
-    }
-}
+mod tests;

@@ -101,7 +101,7 @@ impl Shared {
     fn say_unread(&self) {
         if self.unread.too_long.load(Ordering::Relaxed) > 0 {
             self.worker.notice_once(
-                "a client line over 64 MiB was forwarded unread; each such line is counted as a call not audited",
+                "a client line over 64 MiB was forwarded unread; each such line that may be a tools/call is counted as a call not audited (unreadable_arguments)",
             );
         }
         if self.unread.behind.load(Ordering::Relaxed) + self.unread.server_behind.load(Ordering::Relaxed) > 0
@@ -118,6 +118,7 @@ impl Shared {
 #[derive(Default)]
 struct UnreadCounts {
     too_long: AtomicU64,
+    too_long_calls: AtomicU64,
     behind: AtomicU64,
     behind_calls: AtomicU64,
     server_behind: AtomicU64,
@@ -126,9 +127,12 @@ struct UnreadCounts {
 /// Lines the tap could not read, by why.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Unread {
-    /// Client lines longer than [`MAX_TAPPED_LINE`]: each is counted as a
-    /// call not audited.
+    /// Client lines longer than [`MAX_TAPPED_LINE`].
     pub too_long: u64,
+    /// Of those, the lines that may have been `tools/call` requests (their
+    /// first bytes name no other method): each is counted as a call not
+    /// audited.
+    pub too_long_calls: u64,
     /// Client lines passed over while the audit queue was full.
     pub behind: u64,
     /// Of those, the lines that may have been `tools/call` requests: each
@@ -142,7 +146,7 @@ pub struct Unread {
 impl Unread {
     /// Client lines counted as calls not audited.
     pub fn calls(&self) -> u64 {
-        self.too_long + self.behind_calls
+        self.too_long_calls.saturating_add(self.behind_calls)
     }
 }
 
@@ -279,6 +283,7 @@ impl Tap {
         let unread = &self.shared.unread;
         Unread {
             too_long: count(&unread.too_long),
+            too_long_calls: count(&unread.too_long_calls),
             behind: count(&unread.behind),
             behind_calls: count(&unread.behind_calls),
             server_behind: count(&unread.server_behind),
@@ -356,9 +361,97 @@ impl LineTap for ClientLines<'_> {
         self.0.queue.wake();
     }
 
+    /// A line passed over with nothing seen of it (an HTTP body too long
+    /// to show) may be a call.
     fn passed_over(&self) {
-        self.0.unread.too_long.fetch_add(1, Ordering::Relaxed);
+        self.too_long(true);
     }
+
+    /// A line passed over is counted as a call only if its first bytes
+    /// may be one: a line whose method they show to be another (a long
+    /// notification, a response) is no call.
+    fn passed_over_line(&self, head: &[u8]) {
+        self.too_long(may_be_call(head));
+    }
+}
+
+impl ClientLines<'_> {
+    fn too_long(&self, may_call: bool) {
+        self.0.unread.too_long.fetch_add(1, Ordering::Relaxed);
+        if may_call {
+            self.0.unread.too_long_calls.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// How many first bytes of a line too long to read are looked at for its
+/// method.
+const HEAD_BYTES: usize = 64 << 10;
+
+/// Whether a line whose first bytes are `head` may be a `tools/call`: not
+/// when they show its method (a member `method` of the message itself,
+/// written plainly) to be another, or show it to be a response (a member
+/// `result` or `error`). A method written with an escape, or not among the
+/// first bytes, may be `tools/call`.
+fn may_be_call(head: &[u8]) -> bool {
+    let head = &head[..head.len().min(HEAD_BYTES)];
+    if has(&ESCAPE, head) {
+        return true;
+    }
+    let mut depth = 0usize;
+    let mut at = 0;
+    while at < head.len() {
+        match head[at] {
+            b'"' => {
+                // A string: skip it, and if it is the message's `method`
+                // member, read its value.
+                let start = at + 1;
+                let Some(len) = string_len(&head[start..]) else {
+                    return true;
+                };
+                at = start + len + 1;
+                let key = &head[start..start + len];
+                let is_key = head[at..].trim_ascii_start().starts_with(b":");
+                if depth == 1 && is_key && matches!(key, b"result" | b"error") {
+                    return false;
+                }
+                if depth == 1 && key == b"method" {
+                    let rest = head[at..].trim_ascii_start();
+                    let Some(rest) = rest.strip_prefix(b":") else {
+                        continue;
+                    };
+                    let rest = rest.trim_ascii_start();
+                    let Some(value) = rest.strip_prefix(b"\"") else {
+                        return true;
+                    };
+                    return match string_len(value) {
+                        Some(len) => &value[..len] == b"tools/call",
+                        None => true,
+                    };
+                }
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        at += 1;
+    }
+    true
+}
+
+/// The length of the JSON string text `text` starts with, up to its
+/// closing quote (escapes skipped); `None` when it does not end in `text`.
+fn string_len(text: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    while at < text.len() {
+        match text[at] {
+            b'\\' => at += 2,
+            b'"' => return Some(at),
+            _ => at += 1,
+        }
+    }
+    None
 }
 
 /// Lines from the server: while a listing may be awaited, or a call is

@@ -264,6 +264,38 @@ fn a_client_line_too_long_to_read_counts_as_a_call_not_audited() {
     assert_eq!((coverage.calls, coverage.audited), (1, 0));
 }
 
+#[test]
+fn a_client_line_too_long_to_read_counts_as_a_call_only_if_it_may_be_one() {
+    let (tap, _) = tap();
+    let client = tap.client();
+    // Its first bytes show a call, or show nothing of its method, or write
+    // it with an escape: it may be a call.
+    for head in [
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"fs_write","arguments":{"text":"aaaa"#,
+        r#"{"jsonrpc":"2.0","id":7,"params":{"arguments":{"method":"x","text":"aaaa"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"#,
+        r#"[{"jsonrpc":"2.0","id":7,"method":"notifications/progress"}, {"jsonrpc":"2.0","id":8,"#,
+    ] {
+        client.passed_over_line(head.as_bytes());
+    }
+    // They show another method, or a response: no call.
+    for head in [
+        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"aaaa"#,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"aaaa"#,
+        r#"{"params":{"name":"tools/call"},"method" : "sampling/createMessage","#,
+    ] {
+        client.passed_over_line(head.as_bytes());
+    }
+    let unread = tap.unread();
+    assert_eq!(
+        (unread.too_long, unread.too_long_calls, unread.calls()),
+        (7, 4, 4)
+    );
+    let coverage = tap.coverage();
+    assert_eq!((coverage.calls, coverage.audited), (4, 0));
+    assert_eq!(coverage.unaudited[&Skip::UnreadableArguments], 4);
+}
+
 use proptest::strategy::Strategy;
 
 proptest::proptest! {
