@@ -129,6 +129,8 @@ pub struct Plan {
     pub events: MessageEventPaths<Path>,
     pub logged: LoggedPaths,
     pub rpc: RpcPaths,
+    /// Where a record names its model ([`table::MODEL`]).
+    pub model: Vec<Path>,
 }
 
 impl Plan {
@@ -177,6 +179,7 @@ impl Plan {
             tools: members(&mut v, &[table::LISTING.0, table::LISTING.1], Keep::Raw),
             next_cursor: path(&mut v, "result.nextCursor", Keep::Raw),
         };
+        let model = table::MODEL.iter().map(|p| path(&mut v, p, Keep::Raw)).collect();
         let mut keyed = vec![0u128; usize::from(v.len())];
         let mut discriminated = vec![HashMap::new(); usize::from(v.len())];
         let mut unkeyed = 0;
@@ -202,6 +205,7 @@ impl Plan {
             events,
             logged,
             rpc,
+            model,
         }
     }
 
