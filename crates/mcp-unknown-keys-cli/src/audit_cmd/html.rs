@@ -27,7 +27,7 @@ const STYLE: &str = "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.25em .6em;border-bottom:1px solid #eee;vertical-align:top}\
 th{background:#f5f5f7}td.n{text-align:right;font-variant-numeric:tabular-nums}code{font-family:ui-monospace,monospace;background:#f5f5f7;padding:0 .2em;border-radius:3px;word-break:break-all}\
-.figures{display:flex;gap:1em;flex-wrap:wrap}.figure{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;min-width:9em}.figure b{display:block;font-size:1.6em}\
+.figures{display:flex;gap:1em;flex-wrap:wrap;margin-bottom:1em}.figure{border:1px solid #ddd;border-radius:6px;padding:.6em 1em;min-width:9em}.figure b{display:block;font-size:1.6em}\
 .bar{background:#f0f0f2;border-radius:3px;height:1.1em;min-width:12em}.bar span{display:block;height:100%;background:#d9480f;border-radius:3px}\
 .warn{color:#b00020}.ok{color:#1b7f3b}.muted{color:#666}li{margin:.2em 0}";
 
@@ -135,7 +135,7 @@ fn chart(title: &str, groups: &[Group], page: &mut String) -> std::fmt::Result {
         .filter_map(Group::per_1000_audited)
         .fold(0.0f64, f64::max);
     page.push_str(
-        "<table><tr><th>group</th><th>rate per 1000 audited</th><th></th><th>calls</th><th>audited</th><th>with undeclared keys</th></tr>\n",
+        "<table><tr><th>group</th><th>rate</th><th>per 1000 audited</th><th>calls</th><th>audited</th><th>with undeclared keys</th></tr>\n",
     );
     for group in groups.iter().take(SHOWN_GROUPS) {
         let name: Vec<String> = group
