@@ -67,6 +67,10 @@ fn audit_calls(args: &[&str]) -> (Run, tempfile::TempDir) {
     (run, dir)
 }
 
+fn said_of(key: &str, id: &str) -> Said {
+    said("search", &[key], &["per_page", "q"], id)
+}
+
 /// The group lines of a jsonl run, in order, and its coverage line.
 fn groups_of(run: &Run) -> (Vec<Value>, Value) {
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -122,7 +126,11 @@ fn by_model_one_line_per_group_before_the_coverage_line_highest_rate_first() {
     assert_eq!(groups[0]["unknown_keys"], json!({"perPage": 1}));
     assert_eq!(groups[0]["causes"], json!({"case_variant": 1}));
     assert_eq!(groups[2]["unknown_keys"], json!({"limit": 1}));
-    // The warnings are still said, before the groups.
+    // The warnings are still said, before the groups, and the coverage is
+    // the same as without --by.
+    let (said, covered) = output(&run);
+    assert_eq!(said, [said_of("perPage", "c1"), said_of("limit", "t2")]);
+    assert_eq!(covered, audit_support::coverage(&audit_calls(&[]).0));
     let first: Value = serde_json::from_str(run.stdout.lines().next().unwrap()).unwrap();
     assert_eq!(first["tool"], "search");
 }
