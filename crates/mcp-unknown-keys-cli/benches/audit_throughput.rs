@@ -57,6 +57,14 @@ fn main() {
             "audit --format text",
             Box::new(|| run(Command::new(bin).args(["audit", "--format", "text"]).arg(&path))),
         ),
+        (
+            "audit --by model --by tool",
+            Box::new(|| {
+                run(Command::new(bin)
+                    .args(["audit", "--by", "model", "--by", "tool"])
+                    .arg(&path))
+            }),
+        ),
     ];
     if let Some(baseline) = baseline.as_deref() {
         let path = &path;
@@ -65,9 +73,13 @@ fn main() {
             Box::new(move || run(Command::new(baseline).arg("audit").arg(path))),
         ));
     }
-    let times = best_interleaved(&mut measures);
-    let [count_loop, wc, json_floor, audit_jsonl, _] = times[..5] else {
-        unreachable!("five measures")
+    let rounds = interleaved(&mut measures);
+    let times: Vec<Duration> = rounds
+        .iter()
+        .map(|round| round.iter().copied().min().expect("a round"))
+        .collect();
+    let [count_loop, wc, json_floor, audit_jsonl, _, audit_by] = times[..6] else {
+        unreachable!("six measures")
     };
 
     let rate = |time: Duration| bytes / time.as_secs_f64() / 1e6;
@@ -88,7 +100,22 @@ fn main() {
         "audit (jsonl) takes {:.2}x the time of reading and validating each line with serde_json",
         audit_jsonl.as_secs_f64() / json_floor.as_secs_f64()
     );
-    if let Some(&baseline) = times.get(5) {
+    // Grouping's cost: the ratio of each round (the two runs take turns),
+    // with its spread over the rounds, and the ratio of the best times.
+    let mut ratios: Vec<f64> = rounds[5]
+        .iter()
+        .zip(&rounds[3])
+        .map(|(by, plain)| by.as_secs_f64() / plain.as_secs_f64())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "audit --by model --by tool takes {:.3}x the time of audit (best times); per round: median {:.3}x, {:.3}x to {:.3}x",
+        audit_by.as_secs_f64() / audit_jsonl.as_secs_f64(),
+        ratios[ratios.len() / 2],
+        ratios[0],
+        ratios[ratios.len() - 1]
+    );
+    if let Some(&baseline) = times.get(6) {
         println!(
             "audit (jsonl) takes {:.2}x the time of the baseline build",
             audit_jsonl.as_secs_f64() / baseline.as_secs_f64()
@@ -108,19 +135,19 @@ fn generate(path: &Path, min_bytes: u64) -> transcript::Written {
     written
 }
 
-/// The best time of each measure over `RUNS` rounds, the measures taking
-/// turns within a round so that a burst of load on a shared machine hits
-/// them alike.
-fn best_interleaved(measures: &mut [Measure<'_>]) -> Vec<Duration> {
-    let mut best = vec![Duration::MAX; measures.len()];
+/// Each measure's time in each of `RUNS` rounds, the measures taking turns
+/// within a round so that a burst of load on a shared machine hits them
+/// alike.
+fn interleaved(measures: &mut [Measure<'_>]) -> Vec<Vec<Duration>> {
+    let mut times = vec![Vec::with_capacity(RUNS); measures.len()];
     for _ in 0..RUNS {
-        for ((_, measure), best) in measures.iter().zip(&mut best) {
+        for ((_, measure), times) in measures.iter().zip(&mut times) {
             let start = Instant::now();
             measure();
-            *best = (*best).min(start.elapsed());
+            times.push(start.elapsed());
         }
     }
-    best
+    times
 }
 
 fn count_lines(path: &Path) {

@@ -9,6 +9,7 @@ use mcp_unknown_keys::jsonrpc::AwaitedListings;
 
 use crate::catalogue::{self, Catalogues};
 use crate::error::Error;
+use crate::groups::Groups;
 use crate::input::{Event, Input};
 use crate::logged::Segment;
 use crate::names::{self, Bound};
@@ -186,7 +187,10 @@ impl<O: Observer> Audit<O> {
             segment: Segment::default(),
             notes,
             top_level_only: options.top_level_only,
-            report: Report::default(),
+            report: Report {
+                groups: Groups::new(&options.group_by),
+                ..Report::default()
+            },
             observer,
         };
         for notice in said {
@@ -215,6 +219,7 @@ impl<O: Observer> Audit<O> {
         let name = input.name().to_owned();
         let size = input.size();
         let mut reader = Reader::default();
+        self.report.groups.start_file(&name);
         let mut named = 0;
         let mut last_line = 0;
         let read = input.read(|event| {
@@ -344,6 +349,8 @@ impl<O: Observer> Audit<O> {
     fn end_of_input(&mut self) {
         self.segment
             .end(&mut self.report.coverage, &mut self.report.logged);
+        let coverage = &self.report.coverage;
+        self.report.groups.end_file(coverage.calls, coverage.audited);
         let unanswered = self.report.pairing.finish();
         self.judged(unanswered);
         self.awaited = AwaitedListings::default();

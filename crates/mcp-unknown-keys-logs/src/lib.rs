@@ -132,6 +132,18 @@
 //! # Ok::<(), mcp_unknown_keys_logs::Error>(())
 //! ```
 //!
+//! # Rates
+//!
+//! [`Options::group_by`] counts the calls per [`Dimension`] as they are
+//! audited (model, tool, key, cause, file, or a combination), and
+//! [`Report::groups`] gives each [`Group`] with its calls, audited calls,
+//! calls that carried undeclared keys and their rate per 1000 audited:
+//! what `mcp-unknown-keys audit --by` prints. The model is the one the
+//! record holding the call names (a body's `model`, a span's
+//! `gen_ai.request.model`), or [`UNKNOWN`]. Groups by model, tool or file
+//! add up to the coverage; by key or cause, a call is in the group of each
+//! key or cause it carried, or of [`NONE`].
+//!
 //! # Errors
 //!
 //! An input or a catalogue that cannot be opened, that is not text, a
@@ -166,6 +178,7 @@
 mod audit;
 mod catalogue;
 mod error;
+mod groups;
 mod input;
 mod logged;
 mod names;
@@ -182,6 +195,7 @@ use std::path::Path;
 
 pub use audit::{Audit, NAMED_UNREADABLE_LINES};
 pub use error::{Error, Role};
+pub use groups::{Dimension, Group, MAX_GROUPS, MAX_KEYS_PER_GROUP, NONE, OTHER, PROXY_LOG, UNKNOWN};
 pub use input::{Input, MAX_LINE_BYTES};
 pub use observe::{Notice, Observer, Progress, Unreadable};
 pub use options::{Options, Source, Tools};

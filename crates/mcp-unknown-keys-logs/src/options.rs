@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::groups::Dimension;
+
 /// How to audit. `Options::default()` audits against the catalogues the
 /// inputs themselves hold (request bodies, `tools/list` responses), reads
 /// nested keys, and tolerates only `reason`.
@@ -33,6 +35,13 @@ pub struct Options {
     /// Audit top-level keys only: no nested key is read or reported
     /// ([`Auditor::top_level_only`](mcp_unknown_keys::audit::Auditor::top_level_only)).
     pub top_level_only: bool,
+    /// The groupings to count calls in ([`Report::groups`]), each a list of
+    /// dimensions: `[Model]` groups by model, `[Model, Tool]` by each
+    /// (model, tool) pair. None by default: grouping costs a little per
+    /// call.
+    ///
+    /// [`Report::groups`]: crate::Report::groups
+    pub group_by: Vec<Vec<Dimension>>,
 }
 
 impl Options {
@@ -45,6 +54,12 @@ impl Options {
     /// Tolerates `key` on every tool.
     pub fn allow(mut self, key: impl Into<String>) -> Options {
         self.allow.push(key.into());
+        self
+    }
+
+    /// Counts calls grouped by `by` too ([`Options::group_by`]).
+    pub fn group_by(mut self, by: impl IntoIterator<Item = Dimension>) -> Options {
+        self.group_by.push(by.into_iter().collect());
         self
     }
 

@@ -8,6 +8,7 @@ use mcp_unknown_keys::jsonrpc::{ListingPage, Message};
 use serde_json::{Map, Value};
 
 use crate::audit::Audit;
+use crate::groups::CallFacts;
 use crate::names::{self, Naming};
 use crate::observe::{Notice, Observer};
 use crate::shapes::{Found, Handler};
@@ -107,6 +108,11 @@ impl<O: Observer> Handler for Audit<O> {
                 Skip::NoCatalogue
             };
             report.coverage.count_unaudited(&shown, skip);
+            report.groups.record(CallFacts {
+                tool: &shown,
+                model: found.model,
+                outcome: &Outcome::Skipped(skip),
+            });
             return;
         };
         let (auditor, catalog) = match (target.server, record) {
@@ -133,6 +139,11 @@ impl<O: Observer> Handler for Audit<O> {
         }
         report.coverage.record(&as_shown, &outcome);
         report.findings.record(&as_shown, &outcome);
+        report.groups.record(CallFacts {
+            tool: &shown,
+            model: found.model,
+            outcome: &outcome,
+        });
         let awaited = found.rpc_id.filter(|_| found.as_listed).cloned();
         let judged = match awaited {
             Some(id) => report.pairing.call(id, &as_shown, &outcome),

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use mcp_unknown_keys::audit::{Catalog, Cause, Coverage, Findings, VerdictCounts, Verdicts, Warning};
 use mcp_unknown_keys::jsonrpc::Id;
 
+use crate::groups::{Dimension, Group, Groups};
 use crate::logged::LogCounts;
 use crate::names::Known;
 use crate::{Notice, Unreadable};
@@ -72,6 +73,8 @@ pub struct Report {
     /// The JSON-RPC calls awaiting their answer, and the verdicts counted
     /// per pair, as the proxy pairs them.
     pub(crate) pairing: Verdicts<Id>,
+    /// The calls counted in the groupings asked for.
+    pub(crate) groups: Groups,
 }
 
 /// The lines (or JSON values, for an input that is not JSON Lines) read,
@@ -190,6 +193,34 @@ impl Report {
             }
         }
         pairs.into_values().collect()
+    }
+
+    /// The calls grouped by exactly `by` (as given to
+    /// [`Options::group_by`](crate::Options::group_by)), sorted by rate,
+    /// highest first; `None` when that grouping was not asked for.
+    ///
+    /// ```
+    /// use mcp_unknown_keys_logs::{Audit, Dimension, Input, Options};
+    ///
+    /// let log = br#"{"model":"gpt-4o","tools":[{"name":"f","parameters":{"properties":{"q":{}}}}],"messages":[{"tool_calls":[{"id":"1","function":{"name":"f","arguments":"{\"q\":1,\"limt\":2}"}}]}]}
+    /// {"model":"o3","tools":[{"name":"f","parameters":{"properties":{"q":{}}}}],"messages":[{"tool_calls":[{"id":"2","function":{"name":"f","arguments":"{\"q\":1}"}}]}]}
+    /// "#;
+    /// let mut audit = Audit::new(&Options::default().group_by([Dimension::Model]))?;
+    /// audit.read(Input::from_reader("log", &log[..])?)?;
+    /// let groups = audit.finish().groups(&[Dimension::Model]).unwrap();
+    /// assert_eq!(groups[0].values, [(Dimension::Model, "gpt-4o".to_owned())]);
+    /// assert_eq!((groups[0].calls, groups[0].calls_with_unknown_keys), (1, 1));
+    /// assert_eq!(groups[0].per_1000_audited(), Some(1000.0));
+    /// assert_eq!(groups[1].unknown_keys.len(), 0); // o3's call declared all it carried
+    /// # Ok::<(), mcp_unknown_keys_logs::Error>(())
+    /// ```
+    pub fn groups(&self, by: &[Dimension]) -> Option<Vec<Group>> {
+        self.groups.of(by)
+    }
+
+    /// The groupings asked for, in the order given.
+    pub fn groupings(&self) -> impl Iterator<Item = &[Dimension]> {
+        self.groups.groupings()
     }
 
     /// The calls judged, of every verdict.

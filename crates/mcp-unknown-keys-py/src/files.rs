@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use mcp_unknown_keys::audit::Coverage;
-use mcp_unknown_keys_logs::{Audit, Error, Lines, Options, Report, Tools};
+use mcp_unknown_keys_logs::{Audit, Dimension, Error, Group, Lines, Options, Report, Tools};
 use pyo3::exceptions::{
     PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyTypeError, PyValueError,
 };
@@ -13,7 +13,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::auditor::allowed_keys;
 use crate::listing::listed_tools;
-use crate::report::{PyCoverage, PyWarning};
+use crate::report::{PyCoverage, PyWarning, python_of};
 
 /// Audits recorded logs as `mcp-unknown-keys audit` does and returns a
 /// `Report`: the warnings (each undeclared pair said once), the coverage
@@ -27,20 +27,32 @@ use crate::report::{PyCoverage, PyWarning};
 /// to a file of tools (`str` or `os.PathLike`; a `str` is always a path),
 /// or the declarations themselves as a list of tools, a dict listing them
 /// or a pydantic model (`ListToolsResult`); anything else is a `TypeError`.
+/// The calls are grouped by each dimension (`report.by("model")`); `by`
+/// names dimensions to group by together (`by=["model", "tool"]`, as
+/// `audit --by model --by tool`).
 #[pyfunction]
-#[pyo3(signature = (path, tools=None, *, allow=None, top_level_only=false))]
+#[pyo3(signature = (path, tools=None, *, allow=None, top_level_only=false, by=None))]
 pub fn audit_file(
     py: Python<'_>,
     path: &Bound<'_, PyAny>,
     tools: Option<&Bound<'_, PyAny>>,
     allow: Option<Bound<'_, PyAny>>,
     top_level_only: bool,
+    by: Option<Vec<String>>,
 ) -> PyResult<PyReport> {
     let paths = paths_of(path)?;
     let mut options = allowed_keys(allow)?
         .into_iter()
         .fold(Options::default(), Options::allow)
         .top_level_only(top_level_only);
+    // Each dimension alone, for `report.by(dimension)`; and the combination
+    // `by` names, as `audit --by` groups by it.
+    for dimension in Dimension::ALL {
+        options = options.group_by([dimension]);
+    }
+    if let Some(by) = by {
+        options = options.group_by(dimensions(&by)?);
+    }
     if let Some(tools) = tools {
         options = options.tools(catalogue_of(tools)?);
     }
@@ -64,6 +76,14 @@ fn read_in_full_or_in_part(paths: &[PathBuf], options: &Options) -> Result<Repor
     Ok(audit.finish())
 }
 
+/// Dimension names read: a `ValueError` names the ones there are.
+fn dimensions(names: &[String]) -> PyResult<Vec<Dimension>> {
+    names
+        .iter()
+        .map(|name| name.parse().map_err(PyValueError::new_err))
+        .collect()
+}
+
 /// What `audit_file` found: the warnings, the coverage of every call, and
 /// every line read, those that could not be read counted (`lines`,
 /// `unreadable_lines`) and named (`notices`).
@@ -74,11 +94,18 @@ pub struct PyReport {
     lines: Lines,
     incomplete_inputs: u64,
     notices: Vec<String>,
+    /// Each grouping counted, with its groups, highest rate first.
+    groups: Vec<(Vec<Dimension>, Vec<Group>)>,
 }
 
 impl From<Report> for PyReport {
     fn from(report: Report) -> PyReport {
+        let groups = report
+            .groupings()
+            .map(|by| (by.to_vec(), report.groups(by).unwrap_or_default()))
+            .collect();
         PyReport {
+            groups,
             warnings: report.warnings.into_iter().map(PyWarning::from).collect(),
             coverage: report.coverage,
             lines: report.lines,
@@ -158,6 +185,35 @@ impl PyReport {
     #[getter]
     fn notices(&self) -> Vec<String> {
         self.notices.clone()
+    }
+
+    /// The calls grouped by `dimensions` (`"model"`, `"tool"`, `"key"`,
+    /// `"cause"`, `"file"`), highest rate first: a dict per group, the
+    /// object of `audit --by`'s JSON lines (`group`, `calls`, `audited`,
+    /// `calls_with_unknown_keys`, `per_1000_audited`, `unknown_keys`,
+    /// `causes`). Any one dimension can be asked for; several together
+    /// only as `audit_file(..., by=[...])` named them. Model, tool and
+    /// file groups add up to the coverage; a call is in the group of each
+    /// key and cause it carried, or of `(none)`.
+    #[pyo3(signature = (*dimensions))]
+    fn by<'py>(&self, py: Python<'py>, dimensions: Vec<String>) -> PyResult<Bound<'py, PyAny>> {
+        let asked = self::dimensions(&dimensions)?;
+        if asked.is_empty() {
+            return Err(PyValueError::new_err(
+                "by() needs a dimension: model, tool, key, cause or file",
+            ));
+        }
+        let mut distinct = asked.clone();
+        let mut seen = std::collections::BTreeSet::new();
+        distinct.retain(|dimension| seen.insert(*dimension));
+        match self.groups.iter().find(|(by, _)| *by == distinct) {
+            Some((_, groups)) => python_of(py, groups),
+            None => Err(PyValueError::new_err(format!(
+                "the calls were not grouped by {}: pass by={:?} to audit_file",
+                dimensions.join(", "),
+                dimensions
+            ))),
+        }
     }
 
     /// Whether nothing was passed over: every call audited, every line

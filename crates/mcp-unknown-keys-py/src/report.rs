@@ -160,7 +160,7 @@ impl PyCoverage {
 
 /// What the core serialises, as the Python objects `json.loads` makes of
 /// its JSON text: dicts keep the JSON line's order of fields.
-fn python_of<'py>(py: Python<'py>, value: &impl Serialize) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn python_of<'py>(py: Python<'py>, value: &impl Serialize) -> PyResult<Bound<'py, PyAny>> {
     let text = serde_json::to_string(value).expect("a report serialises");
     py.import("json")?.call_method1("loads", (text,))
 }

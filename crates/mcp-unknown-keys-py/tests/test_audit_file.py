@@ -150,3 +150,51 @@ def test_tools_is_a_path_or_the_declarations_and_nothing_else(tmp_path):
     for tools in not_tools:
         with pytest.raises(TypeError, match=r"tools must be a path .* or the declarations .*, not \w+"):
             audit_file(session, tools)
+
+
+def model_line(model: str, tool_id: str, arguments: dict) -> str:
+    use = {"type": "tool_use", "id": tool_id, "name": "mcp__fs__read_file", "input": arguments}
+    return json.dumps({"type": "assistant", "message": {"model": model, "content": [use]}})
+
+
+def test_report_by_groups_the_calls_as_the_command_does(tmp_path):
+    session = write(tmp_path / "session.jsonl", [
+        model_line("claude-opus-4", "t1", {"path": "a", "ffset": 1}),
+        model_line("claude-opus-4", "t2", {"path": "a"}),
+        model_line("claude-haiku-4", "t3", {"path": "a"}),
+        claude_code_line("t4", {"path": "a", "ffset": 2, "Path": "b"}),
+    ])
+    report = audit_file(session, FS_TOOLS, by=["model", "tool"])
+    by_model = report.by("model")
+    assert [(g["group"], g["calls"], g["calls_with_unknown_keys"], g["per_1000_audited"]) for g in by_model] == [
+        ({"model": "(unknown)"}, 1, 1, 1000.0),
+        ({"model": "claude-opus-4"}, 2, 1, 500.0),
+        ({"model": "claude-haiku-4"}, 1, 0, 0.0),
+    ]
+    assert by_model[0]["unknown_keys"] == {"Path": 1, "ffset": 1}
+    assert by_model[0]["causes"] == {"case_variant": 1, "truncated": 1}
+    # Model, tool and file groups add up to the coverage; a call is in the
+    # group of each key it carried.
+    for dimension in ("model", "tool", "file"):
+        assert sum(g["calls"] for g in report.by(dimension)) == report.coverage.calls
+    assert sorted((g["group"]["key"], g["calls"]) for g in report.by("key")) == [
+        ("(none)", 2), ("Path", 1), ("ffset", 2),
+    ]
+    # The combination audit_file was asked for, as `audit --by model --by tool`.
+    pairs = report.by("model", "tool")
+    assert {g["group"]["model"]: g["calls"] for g in pairs} == {
+        "(unknown)": 1, "claude-opus-4": 2, "claude-haiku-4": 1,
+    }
+    assert all(g["group"]["tool"] == "mcp__fs__read_file" for g in pairs)
+
+
+def test_report_by_refuses_what_was_not_grouped(tmp_path):
+    report = audit_file(write(tmp_path / "s.jsonl", [claude_code_line("t1", {"path": "a"})]), FS_TOOLS)
+    with pytest.raises(ValueError, match="model, tool, key, cause or file"):
+        report.by("models")
+    with pytest.raises(ValueError, match="by="):
+        report.by("model", "tool")
+    with pytest.raises(ValueError, match="needs a dimension"):
+        report.by()
+    with pytest.raises(ValueError, match="model, tool, key, cause or file"):
+        audit_file(write(tmp_path / "t.jsonl", []), FS_TOOLS, by=["modle"])

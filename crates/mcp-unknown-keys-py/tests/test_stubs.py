@@ -32,9 +32,11 @@ def stubbed(function: ast.FunctionDef) -> list[tuple[str, str, str | None]]:
     arguments = function.args
     positional = [*arguments.posonlyargs, *arguments.args]
     defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
+    # `*args` comes after the positional parameters, as the extension reports it.
+    variadic = [(arguments.vararg.arg, "positional", None)] if arguments.vararg else []
     described = [
         (parameter.arg, "positional", default) for parameter, default in zip(positional, defaults)
-    ] + [
+    ] + variadic + [
         (parameter.arg, "keyword", default)
         for parameter, default in zip(arguments.kwonlyargs, arguments.kw_defaults)
     ]

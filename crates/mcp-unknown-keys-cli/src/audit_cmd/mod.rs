@@ -7,9 +7,12 @@
 //! recording leaves open. This is its command line: the arguments, the
 //! output formats (each warning as a JSON line as it is raised, then a
 //! `{"coverage":…}` line; or the [`text`] report, which opens with the
-//! coverage), notices on stderr, and the exit codes.
+//! coverage; or the [`html`] page), the rates `--by` asks for, notices on
+//! stderr, and the exit codes.
 
+mod html;
 mod progress;
+mod rates;
 mod text;
 
 use std::io::{self, StdoutLock, Write};
@@ -17,7 +20,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mcp_unknown_keys::audit::{Judged, Warning};
-use mcp_unknown_keys_logs::{Audit, Error, Input, Notice, Observer, Options, Progress, Report, Tools};
+use mcp_unknown_keys_logs::{
+    Audit, Dimension, Error, Input, Notice, Observer, Options, Progress, Report, Tools,
+};
 
 use progress::ProgressBar;
 
@@ -46,9 +51,17 @@ pub struct Args {
     /// verdict (what a server did with a call that carried undeclared keys,
     /// in a recording of JSON-RPC traffic) as the proxy logs it, then one
     /// `{"coverage":…}` line. `text`: a readable report, opening with the
-    /// coverage, at the end.
+    /// coverage, at the end. `html`: one self-contained page (coverage,
+    /// rates by model and by tool, the undeclared keys and every warning).
     #[arg(long, value_enum, default_value_t = Format::Jsonl)]
     format: Format,
+    /// Group the calls by `model`, `tool`, `key`, `cause` or `file`
+    /// (repeatable: `--by model --by tool` groups by each pair), each
+    /// group with its rate of calls carrying undeclared keys per 1000
+    /// audited: a JSON line per group before the coverage line, or a table
+    /// in the text and html reports.
+    #[arg(long = "by", value_name = "DIMENSION", value_parser = clap::builder::ValueParser::new(parse_dimension))]
+    by: Vec<Dimension>,
     /// Exit with status 1 when any warning was raised, for a CI gate.
     #[arg(long)]
     fail_on_warning: bool,
@@ -71,6 +84,12 @@ enum Format {
     Jsonl,
     /// A readable report: coverage, findings, totals.
     Text,
+    /// One self-contained HTML page.
+    Html,
+}
+
+fn parse_dimension(name: &str) -> Result<Dimension, String> {
+    name.parse()
 }
 
 /// Runs `audit`: 0; 1 with `--fail-on-warning` when a warning was raised or
@@ -215,6 +234,12 @@ fn audit(args: &Args) -> Result<Outcome, Failure> {
     let mut options = Options::default().top_level_only(args.top_level_only);
     options.tools = args.tools.iter().map(|spec| Tools::from_arg(spec)).collect();
     options.allow.clone_from(&args.allow);
+    if !args.by.is_empty() {
+        options = options.group_by(args.by.iter().copied());
+    }
+    if args.format == Format::Html {
+        options = options.group_by([Dimension::Model]).group_by([Dimension::Tool]);
+    }
     let terminal = Terminal {
         jsonl: (args.format == Format::Jsonl).then(|| io::stdout().lock()),
         write_error: None,
@@ -233,11 +258,22 @@ fn audit(args: &Args) -> Result<Outcome, Failure> {
     let outcome = Outcome::of(&report);
     let mut out = io::stdout().lock();
     let written = match args.format {
-        Format::Jsonl => writeln!(out, "{}", report.coverage.to_json_line()),
-        Format::Text => text::write(&report, &mut out),
+        Format::Jsonl => group_lines(&report, &args.by, &mut out)
+            .and_then(|()| writeln!(out, "{}", report.coverage.to_json_line())),
+        Format::Text => text::write(&report, &args.by, &mut out),
+        Format::Html => html::write(&report, &args.by, &mut out),
     };
     written
         .and_then(|()| out.flush())
         .map_err(|e| output_error(e, outcome))?;
     Ok(outcome)
+}
+
+/// One JSON line per group of `--by`, highest rate first.
+fn group_lines(report: &Report, by: &[Dimension], out: &mut impl Write) -> io::Result<()> {
+    for group in report.groups(by).unwrap_or_default() {
+        let line = serde_json::to_string(&group).map_err(io::Error::other)?;
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
 }

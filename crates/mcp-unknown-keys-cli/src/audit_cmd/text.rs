@@ -5,19 +5,21 @@ use std::collections::BTreeSet;
 use std::io::{self, Write};
 
 use mcp_unknown_keys::audit::{Cause, Printable, Skip, Verdict};
-use mcp_unknown_keys_logs::{Pair, Report};
+use mcp_unknown_keys_logs::{Dimension, Pair, Report};
 
 use crate::proxy::verdicts_text;
 
 /// The most unlisted tool names the report lists; the rest are counted.
 const SHOWN_UNLISTED: usize = 25;
 
-/// Writes the readable report.
-pub fn write(report: &Report, out: &mut impl Write) -> io::Result<()> {
+/// Writes the readable report, with the rates of the groups by `by` when
+/// it names any.
+pub fn write(report: &Report, by: &[Dimension], out: &mut impl Write) -> io::Result<()> {
     write_coverage(report, out)?;
     let pairs = report.pairs();
     write_findings_by_tool(report, &pairs, out)?;
     write_findings_by_cause(&pairs, out)?;
+    super::rates::write(report, by, out)?;
     write_totals(report, out)
 }
 
@@ -80,7 +82,7 @@ fn write_coverage(report: &Report, out: &mut impl Write) -> io::Result<()> {
 }
 
 /// What a reason means, and what to do about it.
-fn why(skip: Skip) -> &'static str {
+pub fn why(skip: Skip) -> &'static str {
     match skip {
         Skip::NoCatalogue => "no catalogue was known: give the tools' schemas with --tools FILE",
         Skip::UnlistedTool => "the tool is in no catalogue given (listed below)",
@@ -265,7 +267,7 @@ fn list(keys: &[String]) -> String {
         .join(", ")
 }
 
-fn shown_id(id: &str) -> String {
+pub fn shown_id(id: &str) -> String {
     if id.is_empty() {
         "(no id)".to_owned()
     } else {
@@ -273,6 +275,6 @@ fn shown_id(id: &str) -> String {
     }
 }
 
-fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
+pub fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
     if n == 1 { one } else { many }
 }

@@ -120,7 +120,9 @@ pub fn parse_output(stdout: &str) -> (Vec<Said>, Covered) {
         unaudited: coverage["unaudited"].clone(),
         unlisted_tools: coverage["unlisted_tools"].clone(),
     };
-    let warnings = lines.into_iter().filter(|line| !is_verdict(line));
+    let warnings = lines
+        .into_iter()
+        .filter(|line| !is_verdict(line) && !is_group(line));
     (warnings.map(parse_warning).collect(), covered)
 }
 
@@ -128,6 +130,12 @@ pub fn parse_output(stdout: &str) -> (Vec<Said>, Covered) {
 /// `{"verdict":…,"tool":…,"id":…,"unknown_keys":[…]}`.
 pub fn is_verdict(line: &str) -> bool {
     serde_json::from_str::<Value>(line).is_ok_and(|value| value.get("verdict").is_some())
+}
+
+/// Whether a line of `--format jsonl` is a group of `--by`:
+/// `{"group":{…},"calls":…,…}`.
+pub fn is_group(line: &str) -> bool {
+    serde_json::from_str::<Value>(line).is_ok_and(|value| value.get("group").is_some())
 }
 
 /// The verdict lines of a jsonl run, as printed.

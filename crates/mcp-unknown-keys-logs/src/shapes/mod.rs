@@ -48,6 +48,9 @@ pub struct Found<'a> {
     /// sent to the server itself): a host's forms of names are not read in
     /// it.
     pub as_listed: bool,
+    /// The model the record holding the call names ([`table::MODEL`]), if
+    /// it or a record around it names one.
+    pub model: Option<&'a str>,
 }
 
 /// What a record carries, handed over as it is recognised.

@@ -134,6 +134,8 @@ pub struct Plan {
     /// The members of a `tools/list` result kept on its own: `tools`, and
     /// `nextCursor`.
     pub bare_listing: [Word; 2],
+    /// Where a record names its model ([`table::MODEL`]).
+    pub model: Vec<Path>,
 }
 
 impl Plan {
@@ -183,6 +185,7 @@ impl Plan {
             next_cursor: path(&mut v, "result.nextCursor", Keep::Raw),
         };
         let bare_listing = [v.add(table::LISTING.1, Keep::Raw), v.add("nextCursor", Keep::Raw)];
+        let model = table::MODEL.iter().map(|p| path(&mut v, p, Keep::Raw)).collect();
         let mut keyed = vec![0u128; usize::from(v.len())];
         let mut discriminated = vec![HashMap::new(); usize::from(v.len())];
         let mut unkeyed = 0;
@@ -209,6 +212,7 @@ impl Plan {
             logged,
             rpc,
             bare_listing,
+            model,
         }
     }
 

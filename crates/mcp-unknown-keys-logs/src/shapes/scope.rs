@@ -17,6 +17,7 @@ pub struct Pending {
     id: Option<Value>,
     rpc_id: Option<Id>,
     as_listed: bool,
+    model: Option<String>,
 }
 
 impl Pending {
@@ -29,6 +30,7 @@ impl Pending {
             id: found.id.cloned(),
             rpc_id: found.rpc_id.cloned(),
             as_listed: found.as_listed,
+            model: found.model.map(str::to_owned),
         }
     }
 
@@ -41,6 +43,7 @@ impl Pending {
             id: self.id.as_ref(),
             rpc_id: self.rpc_id.as_ref(),
             as_listed: self.as_listed,
+            model: self.model.as_deref(),
         }
     }
 }

@@ -22,6 +22,13 @@ pub const LISTING: (&str, &str) = ("result", "tools");
 /// The member an OpenTelemetry span keeps its attributes in.
 pub const ATTRIBUTES: &str = "attributes";
 
+/// Where a record names the model that made its calls, the first present
+/// winning: a request or response body's `model` (a Claude Code line's
+/// `message` is a record of its own, with its `model`), an OpenTelemetry
+/// span's requested model, then its response's. The records a record holds
+/// inherit it, unless they name their own (`audit --by model`).
+pub const MODEL: &[&str] = &["model", "@gen_ai.request.model", "@gen_ai.response.model"];
+
 /// One shape: what a record holds at `at`, when `when` holds for it.
 #[derive(Debug)]
 pub struct Shape {

@@ -109,6 +109,7 @@ impl Reader {
             scopes: 0,
             depth: 0,
             too_deep: false,
+            model: None,
         }
     }
 }
@@ -125,6 +126,9 @@ struct Walk<'r, H> {
     depth: u8,
     /// Whether the walk met records nested past [`MAX_RECORD_DEPTH`].
     too_deep: bool,
+    /// The model the records being read name ([`Plan::model`]): a record
+    /// naming none inherits the one of the record holding it.
+    model: Option<String>,
 }
 
 impl<H: Handler> Walk<'_, H> {
@@ -218,17 +222,30 @@ impl<H: Handler> Walk<'_, H> {
     /// member is read for what it holds.
     fn record(&mut self, record: &Object<'_>, text: Option<&str>, history: bool) -> bool {
         let plan = self.plan;
+        // The model this record names holds for the records it holds, and
+        // the one around it again once it is read.
+        let named = plan.model.iter().find_map(|path| plan.text(record, path));
+        let outer = match named {
+            Some(model) if self.model.as_deref() != Some(model.as_ref()) => {
+                Some(self.model.replace(model.into_owned()))
+            }
+            _ => None,
+        };
         let mut found = rpc::is_message(plan, record) && self.message(record, text);
         for shape in plan.candidates(record) {
             if !shape.shape.reads.is_whole_record() {
                 found |= self.shape(shape, record, text.is_some(), history);
             }
         }
-        found
+        found = found
             || plan
                 .candidates(record)
                 .filter(|shape| shape.shape.reads.is_whole_record())
-                .any(|shape| self.shape(shape, record, text.is_some(), history))
+                .any(|shape| self.shape(shape, record, text.is_some(), history));
+        if let Some(outer) = outer {
+            self.model = outer;
+        }
+        found
     }
 
     /// Reads `record` (`root`: a whole record, not one a record holds) for
@@ -406,6 +423,7 @@ impl<H: Handler> Walk<'_, H> {
         match rpc::read(self.plan, record, text, &mut kept) {
             Some(Message::Call { id, name, arguments }) => {
                 let value = id.as_ref().map(Id::to_value);
+                let model = self.model.take();
                 let found = Found {
                     tool: &name,
                     server: None,
@@ -413,8 +431,10 @@ impl<H: Handler> Walk<'_, H> {
                     id: value.as_ref(),
                     rpc_id: id.as_ref(),
                     as_listed: true,
+                    model: model.as_deref(),
                 };
                 self.emit(found, false, false);
+                self.model = model;
                 true
             }
             Some(Message::Other) | None => false,
@@ -437,6 +457,7 @@ impl<H: Handler> Walk<'_, H> {
         let arguments = first(&paths.arguments, |p| plan.raw(object, p)).map(|raw| arguments_text(raw.get()));
         let id_raw = first(&paths.id, |p| plan.raw(object, p));
         let id: Option<Value> = id_raw.and_then(|raw| serde_json::from_str(raw.get()).ok());
+        let model = self.model.take();
         let found = Found {
             tool: &tool,
             server: server.as_deref(),
@@ -444,13 +465,18 @@ impl<H: Handler> Walk<'_, H> {
             id: id.as_ref(),
             rpc_id: None,
             as_listed: false,
+            model: model.as_deref(),
         };
         self.emit(found, true, history);
+        self.model = model;
         true
     }
 
-    /// Hands over the calls streams finished.
+    /// Hands over the calls streams finished, as made by the model the
+    /// record finishing them names (a chat chunk names it; the end of an
+    /// input names none).
     fn assembled(&mut self, calls: Vec<Assembled>) {
+        let model = self.model.take();
         for call in calls {
             let id = Value::String(call.id);
             let found = Found {
@@ -460,9 +486,11 @@ impl<H: Handler> Walk<'_, H> {
                 id: Some(&id).filter(|id| id.as_str() != Some("")),
                 rpc_id: None,
                 as_listed: false,
+                model: model.as_deref(),
             };
             self.emit(found, true, false);
         }
+        self.model = model;
     }
 
     /// Hands over one call, unless it was read before in this input.

@@ -105,6 +105,20 @@ class Lines(TypedDict):
     too_long: int
     idle: int
 
+Dimension = Literal["model", "tool", "key", "cause", "file"]
+
+class Group(TypedDict):
+    """One group of calls, as `audit --by` prints it: highest rate first."""
+
+    group: dict[str, str]
+    calls: int
+    audited: int
+    calls_with_unknown_keys: int
+    per_1000_audited: float | None
+    unknown_keys: dict[str, int]
+    causes: dict[str, int]
+    from_proxy_log: NotRequired[bool]
+
 @final
 class Report:
     """What `audit_file` found: warnings, coverage, and the lines that could not be read."""
@@ -123,6 +137,8 @@ class Report:
     def notices(self) -> list[str]: ...
     @property
     def is_complete(self) -> bool: ...
+    def by(self, *dimensions: Dimension) -> list[Group]:
+        """The calls grouped by one dimension, or by those `audit_file(by=...)` named."""
 
 def audit_file(
     path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
@@ -130,5 +146,6 @@ def audit_file(
     *,
     allow: Iterable[str] | None = None,
     top_level_only: bool = False,
+    by: Sequence[Dimension] | None = None,
 ) -> Report:
     """Audits recorded logs as `mcp-unknown-keys audit` does: warnings, coverage, lines read."""
