@@ -17,9 +17,7 @@ use libfuzzer_sys::fuzz_target;
 
 /// The items of the binary crate the reader names, as it names them.
 mod proxy {
-    pub mod tap {
-        pub const MAX_TAPPED_LINE: usize = 64 << 20;
-    }
+    pub const MAX_TAPPED_LINE: usize = 64 << 20;
 
     pub mod http {
         pub mod client {

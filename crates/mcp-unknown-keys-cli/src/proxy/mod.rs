@@ -52,6 +52,12 @@ use self::session::Event;
 use self::signals::Blocked;
 use self::tap::Tap;
 
+/// The longest line the tap reads at all. A longer line is forwarded but
+/// neither audited nor learned from; a client line that long is counted as
+/// a call not audited. This bounds the memory a line that spans many reads
+/// can take.
+pub const MAX_TAPPED_LINE: usize = 64 * 1024 * 1024;
+
 /// At exit, how long the audit may take to read the lines still queued
 /// before the summary is written without them.
 pub(crate) const SETTLE_AT_EXIT: Duration = Duration::from_secs(3);

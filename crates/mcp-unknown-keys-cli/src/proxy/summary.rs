@@ -24,8 +24,8 @@ use std::fmt::Write as _;
 use mcp_unknown_keys::audit::{Cause, Coverage, Findings, Printable, Verdict, VerdictCounts, Verdicts};
 use serde::Serialize;
 
+use super::MAX_TAPPED_LINE;
 use super::report::otlp::Counts as OtlpCounts;
-use super::tap::{MAX_TAPPED_LINE, Unread};
 use mcp_unknown_keys::jsonrpc::Id;
 
 /// The most findings the stderr summary lists; the log has them all.
@@ -33,6 +33,32 @@ pub const MAX_SHOWN_FINDINGS: usize = 50;
 
 /// The most unlisted tool names the stderr summary names.
 pub const MAX_SHOWN_UNLISTED: usize = 20;
+
+/// Lines the tap could not read, by why.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unread {
+    /// Client lines longer than [`MAX_TAPPED_LINE`].
+    pub too_long: u64,
+    /// Of those, the lines that may have been `tools/call` requests (their
+    /// first bytes name no other method): each is counted as a call not
+    /// audited.
+    pub too_long_calls: u64,
+    /// Client lines passed over while the audit queue was full.
+    pub behind: u64,
+    /// Of those, the lines that may have been `tools/call` requests: each
+    /// is counted as a call not audited.
+    pub behind_calls: u64,
+    /// Server lines passed over while the audit queue was full (a listing
+    /// among them would be missed).
+    pub server_behind: u64,
+}
+
+impl Unread {
+    /// Client lines counted as calls not audited.
+    pub fn calls(&self) -> u64 {
+        self.too_long_calls.saturating_add(self.behind_calls)
+    }
+}
 
 /// What the session found, as the tap counted it.
 #[derive(Clone)]

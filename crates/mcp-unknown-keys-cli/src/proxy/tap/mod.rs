@@ -37,15 +37,10 @@ use memchr::memmem;
 use self::queue::{From, Queue};
 use self::trace::TraceContext;
 use self::worker::{Gates, Worker};
+use super::MAX_TAPPED_LINE;
 use super::relay::LineTap;
-use super::summary::Summary;
+use super::summary::{Summary, Unread};
 use mcp_unknown_keys::jsonrpc::Id;
-
-/// The longest line the tap reads at all. A longer line is forwarded but
-/// neither audited nor learned from; a client line that long is counted as
-/// a call not audited. This bounds the memory a line that spans many reads
-/// can take.
-pub const MAX_TAPPED_LINE: usize = 64 * 1024 * 1024;
 
 /// The most line bytes queued for the audit worker (and held while it reads
 /// them). A line that would not fit is passed over: the relay never waits.
@@ -122,32 +117,6 @@ struct UnreadCounts {
     behind: AtomicU64,
     behind_calls: AtomicU64,
     server_behind: AtomicU64,
-}
-
-/// Lines the tap could not read, by why.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Unread {
-    /// Client lines longer than [`MAX_TAPPED_LINE`].
-    pub too_long: u64,
-    /// Of those, the lines that may have been `tools/call` requests (their
-    /// first bytes name no other method): each is counted as a call not
-    /// audited.
-    pub too_long_calls: u64,
-    /// Client lines passed over while the audit queue was full.
-    pub behind: u64,
-    /// Of those, the lines that may have been `tools/call` requests: each
-    /// is counted as a call not audited.
-    pub behind_calls: u64,
-    /// Server lines passed over while the audit queue was full (a listing
-    /// among them would be missed).
-    pub server_behind: u64,
-}
-
-impl Unread {
-    /// Client lines counted as calls not audited.
-    pub fn calls(&self) -> u64 {
-        self.too_long_calls.saturating_add(self.behind_calls)
-    }
 }
 
 impl Tap {

@@ -36,7 +36,7 @@ pub(super) const MAX_RETRY: Duration = Duration::from_secs(30);
 /// The longest message the bridge reads from the server (a body, or an
 /// event's data): the stdio proxy's limit of a line it taps. A longer one
 /// is not passed on, and stderr says so; it never grows memory past this.
-pub const MAX_MESSAGE: usize = crate::proxy::tap::MAX_TAPPED_LINE;
+pub const MAX_MESSAGE: usize = crate::proxy::MAX_TAPPED_LINE;
 
 /// How long, and how many bytes, the rest of a stream is read after the
 /// answer came, so that its connection goes back to the pool: a connection

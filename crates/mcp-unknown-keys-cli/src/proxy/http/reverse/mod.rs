@@ -356,7 +356,7 @@ fn carries(headers: &HeaderMap) -> Carries {
     } else if content_type.starts_with("text/event-stream") {
         // Data is kept as the tap asks (`set_limit`), lines bounded alike
         // whatever it asks.
-        Carries::Events(Parser::new(0).with_line_limit(crate::proxy::tap::MAX_TAPPED_LINE))
+        Carries::Events(Parser::new(0).with_line_limit(crate::proxy::MAX_TAPPED_LINE))
     } else if content_type.starts_with("application/json") {
         let length = headers
             .get(hyper::header::CONTENT_LENGTH)

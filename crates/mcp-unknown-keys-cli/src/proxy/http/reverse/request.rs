@@ -26,7 +26,7 @@ pub const BODY_WITHIN: Duration = Duration::from_secs(30);
 
 /// The most bytes of request bodies held whole at once, across every
 /// connection: four bodies of the longest the tap reads.
-pub const MAX_HELD: usize = 4 * crate::proxy::tap::MAX_TAPPED_LINE;
+pub const MAX_HELD: usize = 4 * crate::proxy::MAX_TAPPED_LINE;
 
 /// For tests only, never documented for use: [`BODY_WITHIN`] in
 /// milliseconds, so that a test of it need not wait 30 s.
