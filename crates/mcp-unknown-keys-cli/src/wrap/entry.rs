@@ -109,9 +109,16 @@ const STDIO_TYPES: &[&str] = &["stdio"];
 /// `type` values that name streamable HTTP, which the bridge speaks.
 const STREAMABLE_HTTP_TYPES: &[&str] = &["http", "streamable-http", "streamableHttp"];
 
-/// Reads what an entry is. An entry in a shape no host writes is an error:
-/// the document is then left as it is.
-pub fn classify(text: &str, entry: &Value) -> Result<Entry, Unreadable> {
+/// Reads what the entry of the server `name` is. An entry in a shape no
+/// host writes is an error: the document is then left as it is.
+///
+/// A wrapped entry is told by its program's name (`mcp-unknown-keys`), or,
+/// for a proxy run under another name (`--command /opt/muk`, a wrapper
+/// script), by the shape wrap gives it: `proxy --name NAME …` for this very
+/// server, then a server to stand in front of (`-- COMMAND…` or `--url`).
+/// Without that, every `wrap` would nest one more proxy and `unwrap` could
+/// not take it out.
+pub fn classify(text: &str, entry: &Value, name: &str) -> Result<Entry, Unreadable> {
     let members = entry.as_object().ok_or_else(|| {
         unreadable(
             entry,
@@ -127,8 +134,7 @@ pub fn classify(text: &str, entry: &Value) -> Result<Entry, Unreadable> {
             Some(i) => strings(&members[i].value)?,
             None => Vec::new(),
         };
-        if is_proxy(program)
-            && values.first() == Some(&"proxy")
+        if values.first() == Some(&"proxy")
             && let Some(args) = args
         {
             let elements = members[args].value.as_array().unwrap_or_default();
@@ -138,9 +144,13 @@ pub fn classify(text: &str, entry: &Value) -> Result<Entry, Unreadable> {
                 kind,
                 env: find(members, "env")?,
             };
-            return Ok(Entry::Wrapped(read_wrapped(
-                text, program, members, elements, &values,
-            )));
+            let wrapped = read_wrapped(text, program, members, elements, &values);
+            let shaped = values.get(1) == Some(&"--name")
+                && wrapped.name.as_deref() == Some(name)
+                && !matches!(wrapped.target, Target::Unknown);
+            if is_proxy(program) || shaped {
+                return Ok(Entry::Wrapped(wrapped));
+            }
         }
         return Ok(Entry::Stdio { command, args });
     }
