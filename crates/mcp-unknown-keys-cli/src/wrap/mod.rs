@@ -4,7 +4,8 @@
 //! - [`hosts`] knows where each host keeps its configuration, per platform;
 //! - [`jsonc`] reads JSON with comments and keeps every value's position;
 //! - [`entry`] decides what becomes of one server entry, as text edits;
-//! - [`headers`] keeps a remote server's header values off the command line;
+//! - [`headers`] keeps a remote server's header values off the command line,
+//!   and [`url`] the secret parts of its URL;
 //! - [`document`] applies that to every server of one file;
 //! - [`edit`] and [`diff`] make the edits and show them;
 //! - [`file`] writes safely: backup, then atomic replace;
@@ -22,6 +23,7 @@ mod file;
 mod headers;
 mod hosts;
 mod jsonc;
+mod url;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
