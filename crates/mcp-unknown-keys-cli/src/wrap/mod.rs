@@ -35,8 +35,8 @@ use hosts::{ConfigFile, Environment, Host};
 #[derive(clap::Args, Debug)]
 pub struct Selection {
     /// The host whose configuration files to find (all: every host's).
-    #[arg(long, value_enum, default_value_t = HostChoice::All)]
-    host: HostChoice,
+    #[arg(long, default_value = ALL_HOSTS, value_parser = host_names())]
+    host: String,
     /// Edit FILE rather than finding the hosts' files (repeatable). Its
     /// host is told by its name, or by --host.
     #[arg(long = "config", value_name = "FILE")]
@@ -49,27 +49,23 @@ pub struct Selection {
     dry_run: bool,
 }
 
-/// `--host`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum HostChoice {
-    ClaudeDesktop,
-    ClaudeCode,
-    Cursor,
-    Vscode,
-    Windsurf,
-    All,
+/// `--host`'s value for every host.
+const ALL_HOSTS: &str = "all";
+
+/// The values `--host` takes: each host's name, and `all`.
+fn host_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(hosts::HOSTS.iter().map(|host| host.name).chain([ALL_HOSTS]))
 }
 
-impl HostChoice {
-    fn hosts(self) -> Vec<Host> {
-        match self {
-            HostChoice::ClaudeDesktop => vec![Host::ClaudeDesktop],
-            HostChoice::ClaudeCode => vec![Host::ClaudeCode],
-            HostChoice::Cursor => vec![Host::Cursor],
-            HostChoice::Vscode => vec![Host::Vscode],
-            HostChoice::Windsurf => vec![Host::Windsurf],
-            HostChoice::All => Host::ALL.to_vec(),
-        }
+impl Selection {
+    /// The host `--host` names, unless it is `all`.
+    fn chosen(&self) -> Option<Host> {
+        Host::named(&self.host)
+    }
+
+    /// The hosts whose files to find.
+    fn hosts(&self) -> Vec<Host> {
+        self.chosen().map_or_else(Host::all, |host| vec![host])
     }
 }
 
@@ -160,7 +156,7 @@ fn run(selection: &Selection, mode: &Mode) -> ExitCode {
 
 /// The files to edit: those named, or those the hosts have.
 fn targets(selection: &Selection) -> Result<Vec<ConfigFile>, String> {
-    let chosen = (selection.host != HostChoice::All).then(|| selection.host.hosts()[0]);
+    let chosen = selection.chosen();
     if !selection.configs.is_empty() {
         return Ok(selection
             .configs
@@ -172,7 +168,7 @@ fn targets(selection: &Selection) -> Result<Vec<ConfigFile>, String> {
             .collect());
     }
     let environment = Environment::current()?;
-    let candidates = hosts::discover(&selection.host.hosts(), &environment);
+    let candidates = hosts::discover(&selection.hosts(), &environment);
     let existing: Vec<ConfigFile> = candidates
         .iter()
         .filter(|file| file.path.is_file())
