@@ -293,3 +293,88 @@ impl Grammar {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(program: &str, line: &str) -> Vec<Arg<'static>> {
+        let args: Vec<String> = line.split(' ').map(str::to_owned).collect();
+        let args: &'static [String] = Vec::leak(args);
+        grammar(program).unwrap().read(args)
+    }
+
+    #[test]
+    fn bundles_are_read_letter_by_letter_up_to_a_value() {
+        use Arg::*;
+        assert_eq!(
+            read("curl", "-fsSLo out https://x"),
+            [
+                Short('f', None),
+                Short('s', None),
+                Short('S', None),
+                Short('L', None),
+                Short('o', Some("out")),
+                Operand("https://x")
+            ]
+        );
+        assert_eq!(read("curl", "-Hox"), [Short('H', Some("ox"))]);
+        assert_eq!(
+            read("wget", "-nv -qO-"),
+            [Short('n', Some("v")), Short('q', None), Short('O', Some("-"))]
+        );
+        assert_eq!(
+            read("sed", "-ni.bak p"),
+            [Short('n', None), Short('i', Some(".bak")), Operand("p")]
+        );
+        assert_eq!(
+            read("perl", "-0777pi -e s"),
+            [
+                Short('0', Some("777")),
+                Short('p', None),
+                Short('i', None),
+                Short('e', Some("s"))
+            ]
+        );
+        assert_eq!(read("perl", "-0e s"), [Short('0', None), Short('e', Some("s"))]);
+    }
+
+    #[test]
+    fn perl_reads_no_switch_after_its_script() {
+        use Arg::*;
+        assert_eq!(
+            read("perl", "x.pl -i f"),
+            [Operand("x.pl"), Operand("-i"), Operand("f")]
+        );
+        assert_eq!(
+            read("sed", "p -i f"),
+            [Operand("p"), Short('i', None), Operand("f")]
+        );
+    }
+
+    #[test]
+    fn long_options_are_read_by_an_unambiguous_prefix() {
+        use Arg::*;
+        assert_eq!(read("rm", "--rec"), [Long("recursive", None)]);
+        assert_eq!(read("rm", "--v"), [Unknown("--v")], "verbose or version");
+        assert_eq!(read("wget", "--output-d f"), [Long("output-document", Some("f"))]);
+        assert_eq!(
+            read("curl", "--out f"),
+            [Unknown("--out"), Operand("f")],
+            "curl takes whole names"
+        );
+        assert_eq!(
+            read("sed", "--in-place=.b -- -i"),
+            [Long("in-place", Some(".b")), Operand("-i")]
+        );
+    }
+
+    #[test]
+    fn the_script_is_not_a_file_unless_an_option_gave_one() {
+        let files = |program: &str, line: &str| grammar(program).unwrap().files(&read(program, line));
+        assert_eq!(files("sed", "-i s/a/b/ f g"), ["f", "g"]);
+        assert_eq!(files("sed", "-i -e s/a/b/ f"), ["f"]);
+        assert_eq!(files("perl", "-pi -e s f"), ["f"]);
+        assert_eq!(files("rm", "-rf a b"), ["a", "b"]);
+    }
+}
