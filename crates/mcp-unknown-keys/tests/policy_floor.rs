@@ -474,6 +474,7 @@ async fn find_removing_root_or_home_is_denied() {
             "find ~ -exec rm -rf {} +",
             "find /home/dev -mindepth 1 -exec /bin/rm -f {} \\;",
             "sudo find / -delete",
+            "find -D tree -O2 ~ -delete",
         ],
         Fate::Denied,
     )
@@ -488,6 +489,8 @@ async fn find_removing_root_or_home_is_denied() {
             "find / -name core",
             "find ~ -type f -print",
             "find ~ -name '*.pyc' -delete",
+            "find ~ -newermt 2020-01-01 -delete",
+            "find -D tree ~ -mtime +30 -delete",
             "find /tmp -mindepth 1 -delete",
         ],
         Fate::Allowed,

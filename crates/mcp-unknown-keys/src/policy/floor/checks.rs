@@ -83,9 +83,9 @@ const WRITES_TO: &[(&str, &[Named])] = &[
 /// `rm`'s options that make it recursive.
 const RM_RECURSIVE: &[Named] = &[('r', "recursive"), ('R', "recursive")];
 
-/// `find`'s options before its starting points, and those of them that
-/// take the next word (`-D debugopts`).
-const FIND_LEADING: &[&str] = &["-H", "-L", "-P", "-D"];
+/// `find`'s options before its starting points that take no value (`-D
+/// debugopts` and `-Olevel` are read apart).
+const FIND_LEADING: &[&str] = &["-H", "-L", "-P"];
 
 /// `find`'s actions that remove what it finds.
 const FIND_REMOVES: &[&str] = &["-delete"];
@@ -99,7 +99,8 @@ const REMOVERS: &[&str] = &["rm"];
 /// `find`'s tests that choose what it finds by name, time, size, owner or
 /// content: an expression with one may remove only part of a tree (`find ~
 /// -name '*.pyc' -delete`). Depth options and `-type` do not count: they
-/// still leave the whole tree, or every file in it.
+/// still leave the whole tree, or every file in it. (`-newerXY`, such as
+/// `-newermt`, is told by its start.)
 const FIND_TESTS: &[&str] = &[
     "-name",
     "-iname",
@@ -114,7 +115,6 @@ const FIND_TESTS: &[&str] = &[
     "-newer",
     "-anewer",
     "-cnewer",
-    "-newerXY",
     "-mtime",
     "-mmin",
     "-atime",
@@ -376,7 +376,7 @@ pub(super) fn find_removes_root_or_home(places: &Places, command: &Command) -> T
             continue;
         }
         removes |= FIND_REMOVES.contains(&word);
-        chooses |= FIND_TESTS.contains(&word);
+        chooses |= FIND_TESTS.contains(&word) || word.starts_with("-newer");
     }
     Tristate::unless_unsure(catastrophic && removes && !chooses, false)
 }
