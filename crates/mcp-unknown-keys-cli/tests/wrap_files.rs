@@ -113,8 +113,11 @@ fn a_read_only_file_is_refused_even_for_root() {
     assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o444);
 
     // A dry run still shows what would change; writable again, it is done.
-    let dry = run(&["wrap", "--config", path.to_str().unwrap(), "--dry-run"]);
-    assert!(dry.status.success());
+    let dry = succeeded(&run(&["wrap", "--config", path.to_str().unwrap(), "--dry-run"]));
+    assert!(
+        dry.contains("without --dry-run, refused: it is read-only (mode 0444)"),
+        "{dry}"
+    );
     fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
     succeeded(&run(&["wrap", "--config", path.to_str().unwrap()]));
 }

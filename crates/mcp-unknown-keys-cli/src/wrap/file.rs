@@ -109,7 +109,7 @@ fn kind(metadata: &Metadata) -> &'static str {
 /// no write bit for anyone is "do not change this", even for root — and
 /// an open for writing, which the system refuses to a user without the
 /// right, decides the rest.
-fn writable(config: &Config) -> Result<(), String> {
+pub fn writable(config: &Config) -> Result<(), String> {
     let mode = config.permissions.mode() & 0o7777;
     if mode & 0o222 == 0 {
         return Err(format!(

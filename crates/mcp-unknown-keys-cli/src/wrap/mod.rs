@@ -220,6 +220,9 @@ fn process(target: &ConfigFile, selection: &Selection, mode: &Mode) -> Result<St
             diff::unified(&config.path.display().to_string(), &config.text, &plan.edits)
         );
         report.push_str("  dry run: nothing written\n");
+        if let Err(refusal) = file::writable(&config) {
+            report.push_str(&format!("  without --dry-run, refused: {refusal}\n"));
+        }
     } else {
         let backup = file::write(&config, &new_text)?;
         report.push_str(&format!("  backup: {}\n", backup.display()));
