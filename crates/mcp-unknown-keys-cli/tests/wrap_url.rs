@@ -167,3 +167,20 @@ fn windsurfs_server_url_is_kept_off_the_command_line_too() {
     succeeded(&run(&["unwrap", "--config", path.to_str().unwrap()]));
     assert_eq!(text(&path), original);
 }
+
+#[test]
+fn an_env_that_cannot_take_the_urls_secret_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".mcp.json");
+    let original = r#"{"mcpServers": {"odd": {"url": "https://a.test/mcp?key=sk-live-7", "env": "x"}}}"#;
+    fs::write(&path, original).unwrap();
+    let output = wrap("claude-code", &path);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("env should be an object, not a string"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("sk-live"), "a secret in a message: {stderr}");
+    assert_eq!(text(&path), original);
+}

@@ -178,13 +178,17 @@ pub fn classify(text: &str, entry: &Value, name: &str) -> Result<Entry, Unreadab
     let env = find(members, "env")?;
     if let Some(headers) = headers {
         header_pairs(&members[headers].value)?;
-        if let Some(env) = env.filter(|&i| members[i].value.as_object().is_none()) {
-            let value = &members[env].value;
-            return Err(unreadable(
-                value,
-                format!("env should be an object, not {}", value.describe()),
-            ));
-        }
+    }
+    // Header values and the URL's secrets are added to `env`, which must
+    // then be an object to take them.
+    if (headers.is_some() || !urls::secrets(address).is_empty())
+        && let Some(env) = env.filter(|&i| members[i].value.as_object().is_none())
+    {
+        let value = &members[env].value;
+        return Err(unreadable(
+            value,
+            format!("env should be an object, not {}", value.describe()),
+        ));
     }
     if let Some(reason) = remote_unsupported(members, kind_text, address)? {
         return Ok(Entry::Unsupported(reason));
