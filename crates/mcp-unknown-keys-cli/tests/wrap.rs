@@ -63,6 +63,35 @@ fn wrapping_twice_changes_nothing() {
 }
 
 #[test]
+fn a_proxy_under_another_name_is_still_known_as_wrapped() {
+    for (host, name) in HOSTS {
+        let (dir, path) = scratch(name);
+        let wrap = || {
+            run(&[
+                "wrap",
+                "--host",
+                host,
+                "--config",
+                path.to_str().unwrap(),
+                "--command",
+                "/opt/tools/muk-wrapper.sh",
+            ])
+        };
+        succeeded(&wrap());
+        let once = text(&path);
+        let report = succeeded(&wrap());
+        assert_eq!(text(&path), once, "{name}: wrapped twice");
+        assert!(report.contains("already wrapped"), "{report}");
+        for backup in backups(dir.path()) {
+            fs::remove_file(backup).unwrap();
+        }
+        let report = succeeded(&unwrap(host, &path));
+        assert!(!report.contains("not wrapped"), "{report}");
+        assert!(!text(&path).contains("muk-wrapper"), "{name}: left wrapped");
+    }
+}
+
+#[test]
 fn without_a_backup_unwrap_rebuilds_each_entry_from_the_proxys_arguments() {
     for (host, name) in [
         ("claude-code", "claude-code-project.json"),

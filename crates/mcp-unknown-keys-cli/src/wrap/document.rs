@@ -109,7 +109,7 @@ pub fn plan(
         if !only.is_empty() && !only.iter().any(|wanted| wanted == name) {
             continue;
         }
-        let form = entry::classify(text, server.value)?;
+        let form = entry::classify(text, server.value, name)?;
         let what = match (action, &form) {
             (_, Entry::Unsupported(reason)) => What::Skipped(reason.clone()),
             (Action::Wrap { program, log_dir }, Entry::Stdio { .. } | Entry::Remote { .. }) => {
@@ -153,7 +153,14 @@ fn invocation(program: &str, log_dir: Option<&Path>, name: &str) -> Invocation {
     }
 }
 
-/// `NAME.jsonl`, with what a file name cannot hold replaced by `_`.
+/// The longest log file name wrap gives, in bytes. Most file systems take
+/// 255; eCryptfs (an encrypted home on Ubuntu) takes 143, and a name the
+/// file system refuses keeps the server from starting.
+const MAX_LOG_FILE_NAME: usize = 143;
+
+/// `NAME.jsonl`, with what a file name cannot hold replaced by `_`. A name
+/// too long for a file name is cut, and ends with a hash of the whole name
+/// so that two long names that begin alike still get files of their own.
 pub fn log_file_name(name: &str) -> String {
     let safe: String = name
         .chars()
@@ -163,7 +170,24 @@ pub fn log_file_name(name: &str) -> String {
         })
         .collect();
     let safe = safe.trim_start_matches('.');
-    format!("{}.jsonl", if safe.is_empty() { "server" } else { safe })
+    let safe = if safe.is_empty() { "server" } else { safe };
+    const SUFFIX: &str = ".jsonl";
+    if safe.len() + SUFFIX.len() <= MAX_LOG_FILE_NAME {
+        return format!("{safe}{SUFFIX}");
+    }
+    // `safe` is ASCII: any byte is a character boundary.
+    let hash = format!("-{:016x}", fnv1a(name.as_bytes()));
+    let kept = MAX_LOG_FILE_NAME - SUFFIX.len() - hash.len();
+    format!("{}{hash}{SUFFIX}", &safe[..kept])
+}
+
+/// FNV-1a, 64 bits: short, and the same in every build (the standard
+/// library's hasher may change between releases, and a log's name should
+/// not).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The exact original of a wrapped entry: the entry at the same place in a
@@ -185,7 +209,7 @@ fn original(
     backups.iter().find_map(|(text, root)| {
         let root = root.get_or_init(|| jsonc::parse(text).ok()).as_ref()?;
         let value = at(root, location)?;
-        let form = entry::classify(text, value).ok()?;
+        let form = entry::classify(text, value, name).ok()?;
         if !matches!(form, Entry::Stdio { .. } | Entry::Remote { .. }) {
             return None;
         }
@@ -399,6 +423,13 @@ mod tests {
         assert_eq!(log_file_name("..hidden"), "hidden.jsonl");
         assert_eq!(log_file_name("日本"), "__.jsonl");
         assert_eq!(log_file_name(""), "server.jsonl");
+        let fits = "a".repeat(MAX_LOG_FILE_NAME - ".jsonl".len());
+        assert_eq!(log_file_name(&fits), format!("{fits}.jsonl"));
+        let long = log_file_name(&format!("{fits}a"));
+        assert_eq!(long.len(), MAX_LOG_FILE_NAME);
+        assert!(long.starts_with("aaa") && long.ends_with(".jsonl"), "{long}");
+        assert_ne!(long, log_file_name(&format!("{fits}b")));
+        assert_eq!(long, log_file_name(&format!("{fits}a")), "the same every time");
     }
 
     mod properties {

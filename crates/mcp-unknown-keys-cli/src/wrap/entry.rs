@@ -13,7 +13,8 @@
 //! A URL entry's `url` (or `serverUrl`) member becomes `command` and `args`
 //! for the stdio bridge (`proxy --url URL --header 'Name: ${MUK_HEADER_1}'…`),
 //! its `headers` member becomes `env`, which holds the values off the
-//! command line (see the headers module), and its `type` becomes `stdio`.
+//! command line (see the headers module), and so do the URL's userinfo and
+//! query (see the url module); its `type` becomes `stdio`.
 //!
 //! Rebuilding is the inverse, read from the wrapped entry alone: the
 //! proxy's arguments hold the server. It is exact for a stdio entry that
@@ -23,6 +24,7 @@
 use super::edit::{Edit, json_string, remove_member, separator_after, slice};
 use super::headers::{self, Restore};
 use super::jsonc::{Member, Unreadable, Value};
+use super::url as urls;
 
 /// How a host spells what differs between hosts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,9 +111,16 @@ const STDIO_TYPES: &[&str] = &["stdio"];
 /// `type` values that name streamable HTTP, which the bridge speaks.
 const STREAMABLE_HTTP_TYPES: &[&str] = &["http", "streamable-http", "streamableHttp"];
 
-/// Reads what an entry is. An entry in a shape no host writes is an error:
-/// the document is then left as it is.
-pub fn classify(text: &str, entry: &Value) -> Result<Entry, Unreadable> {
+/// Reads what the entry of the server `name` is. An entry in a shape no
+/// host writes is an error: the document is then left as it is.
+///
+/// A wrapped entry is told by its program's name (`mcp-unknown-keys`), or,
+/// for a proxy run under another name (`--command /opt/muk`, a wrapper
+/// script), by the shape wrap gives it: `proxy --name NAME …` for this very
+/// server, then a server to stand in front of (`-- COMMAND…` or `--url`).
+/// Without that, every `wrap` would nest one more proxy and `unwrap` could
+/// not take it out.
+pub fn classify(text: &str, entry: &Value, name: &str) -> Result<Entry, Unreadable> {
     let members = entry.as_object().ok_or_else(|| {
         unreadable(
             entry,
@@ -127,8 +136,7 @@ pub fn classify(text: &str, entry: &Value) -> Result<Entry, Unreadable> {
             Some(i) => strings(&members[i].value)?,
             None => Vec::new(),
         };
-        if is_proxy(program)
-            && values.first() == Some(&"proxy")
+        if values.first() == Some(&"proxy")
             && let Some(args) = args
         {
             let elements = members[args].value.as_array().unwrap_or_default();
@@ -138,9 +146,13 @@ pub fn classify(text: &str, entry: &Value) -> Result<Entry, Unreadable> {
                 kind,
                 env: find(members, "env")?,
             };
-            return Ok(Entry::Wrapped(read_wrapped(
-                text, program, members, elements, &values,
-            )));
+            let wrapped = read_wrapped(text, program, members, elements, &values);
+            let shaped = values.get(1) == Some(&"--name")
+                && wrapped.name.as_deref() == Some(name)
+                && !matches!(wrapped.target, Target::Unknown);
+            if is_proxy(program) || shaped {
+                return Ok(Entry::Wrapped(wrapped));
+            }
         }
         return Ok(Entry::Stdio { command, args });
     }
@@ -166,13 +178,17 @@ pub fn classify(text: &str, entry: &Value) -> Result<Entry, Unreadable> {
     let env = find(members, "env")?;
     if let Some(headers) = headers {
         header_pairs(&members[headers].value)?;
-        if let Some(env) = env.filter(|&i| members[i].value.as_object().is_none()) {
-            let value = &members[env].value;
-            return Err(unreadable(
-                value,
-                format!("env should be an object, not {}", value.describe()),
-            ));
-        }
+    }
+    // Header values and the URL's secrets are added to `env`, which must
+    // then be an object to take them.
+    if (headers.is_some() || !urls::secrets(address).is_empty())
+        && let Some(env) = env.filter(|&i| members[i].value.as_object().is_none())
+    {
+        let value = &members[env].value;
+        return Err(unreadable(
+            value,
+            format!("env should be an object, not {}", value.describe()),
+        ));
     }
     if let Some(reason) = remote_unsupported(members, kind_text, address)? {
         return Ok(Entry::Unsupported(reason));
@@ -239,19 +255,47 @@ pub fn wrap(text: &str, entry: &Value, form: &Entry, name: &str, proxy: &Invocat
             env,
         } => {
             let url = &members[url];
+            let address = url.value.as_str().unwrap_or_default();
+            let parts = urls::secrets(address);
+            let taken: Vec<&str> = env
+                .and_then(|i| members[i].value.as_object())
+                .unwrap_or_default()
+                .iter()
+                .map(|member| member.key.as_str())
+                .collect();
+            let names = headers::variable_names(urls::VARIABLE_PREFIX, parts.len(), &taken);
+            let variables: Vec<String> = names
+                .iter()
+                .zip(&parts)
+                .map(|(name, part)| format!("{}: {}", json_string(name), json_string(&address[part.clone()])))
+                .collect();
             args.push(json_string("--url"));
-            args.push(slice(text, url.value.span).to_owned());
-            let (moved, references) = headers
-                .map(|i| headers::wrap(text, members, i, env))
-                .unwrap_or_default();
+            args.push(match parts.is_empty() {
+                true => slice(text, url.value.span).to_owned(),
+                false => json_string(&urls::with_references(address, &parts, &names)),
+            });
+            let (moved, references) = match (headers, env) {
+                (Some(i), _) => headers::wrap(text, members, i, env, &variables),
+                (None, Some(env)) if !variables.is_empty() => (
+                    vec![headers::append(text, &members[env], &variables.join(", "))],
+                    Vec::new(),
+                ),
+                (None, _) => (Vec::new(), Vec::new()),
+            };
             for reference in references {
                 args.push(json_string("--header"));
                 args.push(json_string(&reference));
             }
+            let separator = separator_after(text, url);
+            // No `headers` and no `env` to hold the URL's variables: an
+            // `env` of their own, after `args`.
+            let created = match (headers, env, variables.is_empty()) {
+                (None, None, false) => format!("{separator}\"env\": {{{}}}", variables.join(", ")),
+                _ => String::new(),
+            };
             let replacement = format!(
-                "\"command\": {}{}\"args\": [{}]",
+                "\"command\": {}{separator}\"args\": [{}]{created}",
                 json_string(&proxy.program),
-                separator_after(text, url),
                 args.join(", ")
             );
             let mut edits = vec![Edit::replace(url.span(), replacement)];
@@ -279,11 +323,16 @@ pub fn rebuild(text: &str, entry: &Value, wrapped: &Wrapped, dialect: Dialect) -
             Some(edits)
         }
         Target::Remote { url, headers } => {
+            let variables = wrapped
+                .env
+                .and_then(|i| members[i].value.as_object())
+                .unwrap_or_default();
+            let (url, used) = urls::restore(url, variables);
             let mut edits = vec![Edit::replace(
                 command.span(),
                 format!("{}: {url}", json_string(dialect.url_key)),
             )];
-            match headers::restore(text, members, headers, wrapped.env) {
+            match headers::restore(text, members, headers, wrapped.env, &used) {
                 Restore::Rename(renamed) => {
                     edits.extend(remove_member(text, members, wrapped.args));
                     edits.extend(renamed);

@@ -1,13 +1,14 @@
 //! Reading and writing a configuration file safely: a timestamped backup
 //! next to it, then an atomic replace (a temporary file in the same folder,
 //! renamed over it) with the file's permissions (and, where allowed, its
-//! owner) kept. A symbolic link (a
-//! dotfiles repository) is followed, so the file it points to is edited and
-//! the link stays a link.
+//! owner) kept. What is not a regular file, or is larger than any
+//! configuration, is refused unread, and so is a file made read-only. A
+//! symbolic link (a dotfiles repository) is followed, so the file it points
+//! to is edited and the link stays a link.
 
-use std::fs::{self, File, OpenOptions, Permissions};
-use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::fs::{self, File, Metadata, OpenOptions, Permissions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -27,11 +28,17 @@ pub struct Config {
     owner: (u32, u32),
 }
 
-/// Reads the file at `path`; a file that is not UTF-8 is refused.
+/// The most of a configuration that is read. Claude Code's `~/.claude.json`
+/// grows with its history to a few megabytes; a file far larger is not a
+/// configuration, and reading it whole (`/dev/zero` never ends) would only
+/// grow memory.
+pub const MAX_BYTES: u64 = 64 << 20;
+
+/// Reads the file at `path`; a file that is not UTF-8 is refused, and so
+/// is one that is not a regular file or is larger than [`MAX_BYTES`].
 pub fn read(path: &Path) -> Result<Config, String> {
     let real = fs::canonicalize(path).map_err(|e| format!("cannot open it: {e}"))?;
-    let bytes = fs::read(&real).map_err(|e| format!("cannot read it: {e}"))?;
-    let metadata = fs::metadata(&real).map_err(|e| format!("cannot read its permissions: {e}"))?;
+    let (bytes, metadata) = read_regular(&real)?;
     let text = String::from_utf8(bytes).map_err(|e| {
         format!(
             "not UTF-8 text (byte {}): not a JSON configuration",
@@ -44,6 +51,76 @@ pub fn read(path: &Path) -> Result<Config, String> {
         permissions: metadata.permissions(),
         owner: (metadata.uid(), metadata.gid()),
     })
+}
+
+/// The bytes of the regular file at `path`, at most [`MAX_BYTES`], and its
+/// metadata. It is opened without waiting (a FIFO would wait for a writer
+/// forever) and its type is read from the open file, so what is read is
+/// what was checked.
+fn read_regular(path: &Path) -> Result<(Vec<u8>, Metadata), String> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot open it: {e}"))?;
+    let metadata = file
+        .metadata()
+        .map_err(|e| format!("cannot read its permissions: {e}"))?;
+    if !metadata.is_file() {
+        return Err(format!(
+            "not a regular file but {}: name the configuration file itself; left as it is",
+            kind(&metadata)
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(format!(
+            "larger than {} MiB: not an MCP configuration; left as it is",
+            MAX_BYTES >> 20
+        ));
+    }
+    Ok((bytes, metadata))
+}
+
+/// What a file that is not a regular file is, for a message.
+fn kind(metadata: &Metadata) -> &'static str {
+    let kind = metadata.file_type();
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    }
+}
+
+/// Refuses a file its user has made read-only. The replace is a rename in
+/// the folder, which a read-only file does not stop (nor does root's
+/// right to write anything): so the mode is read as the user meant it —
+/// no write bit for anyone is "do not change this", even for root — and
+/// an open for writing, which the system refuses to a user without the
+/// right, decides the rest.
+pub fn writable(config: &Config) -> Result<(), String> {
+    let mode = config.permissions.mode() & 0o7777;
+    if mode & 0o222 == 0 {
+        return Err(format!(
+            "it is read-only (mode {mode:04o}): nothing written; make it writable (chmod u+w) to change it"
+        ));
+    }
+    OpenOptions::new()
+        .write(true)
+        .open(&config.path)
+        .map(drop)
+        .map_err(|e| format!("it cannot be written ({e}): nothing written"))
 }
 
 /// The texts of the file's backups, newest first (unreadable ones passed
@@ -70,16 +147,17 @@ pub fn backups(config: &Config) -> Vec<String> {
     found.sort_by(|a, b| b.0.cmp(&a.0));
     found
         .into_iter()
-        .filter_map(|(_, path)| fs::read_to_string(path).ok())
+        .filter_map(|(_, path)| String::from_utf8(read_regular(&path).ok()?.0).ok())
         .collect()
 }
 
 /// Replaces the file's text with `text`, after writing a backup of what it
-/// held. Refuses when the file changed since it was read (its host wrote
+/// held. Refuses a file made read-only, and one that changed since it was read (its host wrote
 /// it meanwhile): nothing is lost, and running again starts from the new
 /// text. Returns the backup's path.
 pub fn write(config: &Config, text: &str) -> Result<PathBuf, String> {
-    let now = fs::read(&config.path).map_err(|e| format!("cannot read it again: {e}"))?;
+    writable(config)?;
+    let (now, _) = read_regular(&config.path).map_err(|e| format!("reading it again: {e}"))?;
     if now != config.text.as_bytes() {
         return Err(
             "it changed while being edited (its host wrote it?): nothing written; run again".to_owned(),

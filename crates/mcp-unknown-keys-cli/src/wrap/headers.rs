@@ -16,15 +16,22 @@
 //! included, and the host resolves its own references in `env` as it did
 //! in `headers`. Unwrap renames them back.
 
-use super::edit::{Edit, json_string, remove_member, slice};
+use super::edit::{Edit, json_string, remove_member, separator_after, slice};
 use super::jsonc::{Member, Span};
 
 /// The prefix of the variables that hold header values.
 pub const VARIABLE_PREFIX: &str = "MUK_HEADER_";
 
-/// The edits that move a `headers` member's values into `env`, and the
+/// The edits that move a `headers` member's values into `env`, with the
+/// members `extra` (text: the URL's variables) added there too, and the
 /// `--header` arguments (decoded) that refer to them.
-pub fn wrap(text: &str, members: &[Member], headers: usize, env: Option<usize>) -> (Vec<Edit>, Vec<String>) {
+pub fn wrap(
+    text: &str,
+    members: &[Member],
+    headers: usize,
+    env: Option<usize>,
+    extra: &[String],
+) -> (Vec<Edit>, Vec<String>) {
     let pairs = members[headers].value.as_object().unwrap_or_default();
     let taken: Vec<&str> = env
         .and_then(|i| members[i].value.as_object())
@@ -32,7 +39,7 @@ pub fn wrap(text: &str, members: &[Member], headers: usize, env: Option<usize>) 
         .iter()
         .map(|member| member.key.as_str())
         .collect();
-    let names = variable_names(pairs.len(), &taken);
+    let names = variable_names(VARIABLE_PREFIX, pairs.len(), &taken);
     let arguments = pairs
         .iter()
         .zip(&names)
@@ -47,6 +54,9 @@ pub fn wrap(text: &str, members: &[Member], headers: usize, env: Option<usize>) 
                     .zip(&names)
                     .map(|(pair, name)| Edit::replace(pair.key_span, json_string(name))),
             );
+            if !extra.is_empty() {
+                edits.push(append(text, &members[headers], &extra.join(", ")));
+            }
             edits
         }
         // An entry that has both (no host writes one): the values join the
@@ -56,8 +66,9 @@ pub fn wrap(text: &str, members: &[Member], headers: usize, env: Option<usize>) 
                 .iter()
                 .zip(&names)
                 .map(|(pair, name)| format!("{}: {}", json_string(name), slice(text, pair.value.span)))
+                .chain(extra.iter().cloned())
                 .collect();
-            let mut edits = vec![append(env, &added.join(", "))];
+            let mut edits = vec![append(text, env, &added.join(", "))];
             edits.extend(remove_member(text, members, headers));
             edits
         }
@@ -65,18 +76,25 @@ pub fn wrap(text: &str, members: &[Member], headers: usize, env: Option<usize>) 
     (edits, arguments)
 }
 
-/// The edit that adds `members` (text) at the end of an object member.
-fn append(object: &Member, added: &str) -> Edit {
+/// The edit that adds `members` (text) at the end of an object member,
+/// after a separator like the one before its last member (a new line when
+/// each member has its own). Several members added to an object laid out
+/// one per line share the new line.
+pub fn append(text: &str, object: &Member, added: &str) -> Edit {
     match object.value.as_object().and_then(<[Member]>::last) {
-        Some(last) => Edit::insert(last.value.span.end, format!(", {added}")),
+        Some(last) => Edit::insert(
+            last.value.span.end,
+            format!("{}{added}", separator_after(text, last)),
+        ),
         None => Edit::insert(object.value.span.end - 1, added.to_owned()),
     }
 }
 
-/// `MUK_HEADER_1`, `MUK_HEADER_2`, …: `count` names not among `taken`.
-fn variable_names(count: usize, taken: &[&str]) -> Vec<String> {
+/// `MUK_HEADER_1`, `MUK_HEADER_2`, … (or another `prefix`): `count` names
+/// not among `taken`.
+pub fn variable_names(prefix: &str, count: usize, taken: &[&str]) -> Vec<String> {
     (1..)
-        .map(|n| format!("{VARIABLE_PREFIX}{n}"))
+        .map(|n| format!("{prefix}{n}"))
         .filter(|name| !taken.contains(&name.as_str()))
         .take(count)
         .collect()
@@ -94,8 +112,15 @@ pub enum Restore {
 }
 
 /// How to give back `headers` (the `--header` arguments, decoded) of an
-/// entry whose `env` member is `env`.
-pub fn restore(text: &str, members: &[Member], headers: &[String], env: Option<usize>) -> Restore {
+/// entry whose `env` member is `env`, the variables at `url` (the URL's,
+/// put back in it already) taken out of `env` too.
+pub fn restore(
+    text: &str,
+    members: &[Member],
+    headers: &[String],
+    env: Option<usize>,
+    url: &[usize],
+) -> Restore {
     let variables = env.and_then(|i| members[i].value.as_object()).unwrap_or_default();
     let split: Vec<(&str, &str, Option<usize>)> = headers
         .iter()
@@ -110,8 +135,15 @@ pub fn restore(text: &str, members: &[Member], headers: &[String], env: Option<u
             (key.trim(), value, held)
         })
         .collect();
-    let held: Vec<usize> = split.iter().filter_map(|(_, _, held)| *held).collect();
-    let in_order = held.len() == split.len() && held.iter().copied().eq(0..variables.len());
+    let mut held: Vec<usize> = split.iter().filter_map(|(_, _, held)| *held).collect();
+    let mut url = url.to_vec();
+    url.sort_unstable();
+    url.dedup();
+    // The header variables first, in order, then the URL's, as wrap wrote
+    // them.
+    let in_order = held.len() == split.len()
+        && held.iter().copied().eq(0..split.len())
+        && url.iter().copied().eq(split.len()..variables.len());
     if let (Some(env), true, false) = (env, in_order, split.is_empty()) {
         let mut edits = vec![Edit::replace(members[env].key_span, json_string("headers"))];
         edits.extend(
@@ -120,8 +152,15 @@ pub fn restore(text: &str, members: &[Member], headers: &[String], env: Option<u
                 .zip(variables)
                 .map(|((key, _, _), variable)| Edit::replace(variable.key_span, json_string(key))),
         );
+        if let Some(&first) = url.first() {
+            edits.push(Edit::delete(Span {
+                start: variables[first - 1].value.span.end,
+                end: variables[variables.len() - 1].value.span.end,
+            }));
+        }
         return Restore::Rename(edits);
     }
+    held.extend(url);
     let pairs = split
         .iter()
         .map(|(key, value, held)| {

@@ -1,6 +1,10 @@
 //! The hosts, where each keeps its MCP configuration on Linux, macOS and
 //! Windows, and how each lists its servers.
 //!
+//! Every host is one entry of [`HOSTS`]: its `--host` name, where its files
+//! list servers, how it names a remote server's address, the file names
+//! that are its, and where its files are. Adding a host is adding an entry.
+//!
 //! Discovery is a pure function of an [`Environment`] (platform, home,
 //! working directory and the variables that move configurations), so the
 //! tests resolve every platform's paths from a home they make up.
@@ -10,22 +14,91 @@ use std::path::{Path, PathBuf};
 use super::document::MapPath;
 use super::entry::Dialect;
 
-/// An MCP host whose configuration `wrap` edits.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Host {
-    /// Claude Desktop: `claude_desktop_config.json`, `mcpServers`.
-    ClaudeDesktop,
-    /// Claude Code: `~/.claude.json` (user scope, and each project's local
-    /// scope under `projects`) and the project's `.mcp.json`.
-    ClaudeCode,
-    /// Cursor: `~/.cursor/mcp.json` and the project's `.cursor/mcp.json`.
-    Cursor,
-    /// VS Code: the user profile's `mcp.json` and the workspace's
-    /// `.vscode/mcp.json`, `servers`, JSONC.
-    Vscode,
-    /// Windsurf: `~/.codeium/windsurf/mcp_config.json`.
-    Windsurf,
+/// What wrap knows of one MCP host.
+pub struct HostDef {
+    /// The name `--host` takes and reports show.
+    pub name: &'static str,
+    /// Where its files list servers.
+    pub maps: &'static [MapPath],
+    /// The key of a remote server's address in its entries.
+    pub url_key: &'static str,
+    /// The files that are its: a file name, and the names its folder may
+    /// have when the file name alone does not tell (empty: any folder).
+    pub files: &'static [(&'static str, &'static [&'static str])],
+    /// Where its files are, user files first, then the project's.
+    pub paths: fn(&Environment) -> Vec<PathBuf>,
 }
+
+/// Every host `wrap` edits, in the order they are reported.
+pub const HOSTS: &[HostDef] = &[
+    HostDef {
+        name: "claude-desktop",
+        maps: &[&["mcpServers"]],
+        url_key: "url",
+        files: &[("claude_desktop_config.json", &[])],
+        paths: |env| {
+            vec![
+                env.config_root()
+                    .join("Claude")
+                    .join("claude_desktop_config.json"),
+            ]
+        },
+    },
+    // `~/.claude.json` holds the user scope and each project's local scope
+    // (under `projects`); the project's `.mcp.json` its shared scope.
+    HostDef {
+        name: "claude-code",
+        maps: &[&["mcpServers"], &["projects", "*", "mcpServers"]],
+        url_key: "url",
+        files: &[(".claude.json", &[]), (".mcp.json", &[])],
+        paths: |env| {
+            vec![
+                env.claude_config_dir
+                    .as_ref()
+                    .unwrap_or(&env.home)
+                    .join(".claude.json"),
+                env.cwd.join(".mcp.json"),
+            ]
+        },
+    },
+    HostDef {
+        name: "cursor",
+        maps: &[&["mcpServers"]],
+        url_key: "url",
+        files: &[("mcp.json", &[".cursor"])],
+        paths: |env| {
+            vec![
+                env.home.join(".cursor").join("mcp.json"),
+                env.cwd.join(".cursor").join("mcp.json"),
+            ]
+        },
+    },
+    // JSONC. `mcp.servers` is where VS Code's settings.json kept servers
+    // before mcp.json, for `--config settings.json`.
+    HostDef {
+        name: "vscode",
+        maps: &[&["servers"], &["mcp", "servers"]],
+        url_key: "url",
+        files: &[("mcp.json", &[".vscode", "User"])],
+        paths: |env| {
+            vec![
+                env.config_root().join("Code").join("User").join("mcp.json"),
+                env.config_root()
+                    .join("Code - Insiders")
+                    .join("User")
+                    .join("mcp.json"),
+                env.cwd.join(".vscode").join("mcp.json"),
+            ]
+        },
+    },
+    HostDef {
+        name: "windsurf",
+        maps: &[&["mcpServers"]],
+        url_key: "serverUrl",
+        files: &[("mcp_config.json", &[])],
+        paths: |env| vec![env.home.join(".codeium").join("windsurf").join("mcp_config.json")],
+    },
+];
 
 /// Every place a configuration of unknown origin may list servers.
 pub const ANY_MAPS: &[MapPath] = &[
@@ -35,45 +108,40 @@ pub const ANY_MAPS: &[MapPath] = &[
     &["mcp", "servers"],
 ];
 
+/// An MCP host whose configuration `wrap` edits: an entry of [`HOSTS`].
+/// Hosts compare and sort in the table's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Host(usize);
+
 impl Host {
     /// Every host, in the order they are reported.
-    pub const ALL: [Host; 5] = [
-        Host::ClaudeDesktop,
-        Host::ClaudeCode,
-        Host::Cursor,
-        Host::Vscode,
-        Host::Windsurf,
-    ];
+    pub fn all() -> Vec<Host> {
+        (0..HOSTS.len()).map(Host).collect()
+    }
+
+    /// The host `--host NAME` names.
+    pub fn named(name: &str) -> Option<Host> {
+        HOSTS.iter().position(|host| host.name == name).map(Host)
+    }
+
+    fn def(self) -> &'static HostDef {
+        &HOSTS[self.0]
+    }
 
     /// The name `--host` takes.
     pub fn name(self) -> &'static str {
-        match self {
-            Host::ClaudeDesktop => "claude-desktop",
-            Host::ClaudeCode => "claude-code",
-            Host::Cursor => "cursor",
-            Host::Vscode => "vscode",
-            Host::Windsurf => "windsurf",
-        }
+        self.def().name
     }
 
     /// Where its files list servers.
     pub fn maps(self) -> &'static [MapPath] {
-        match self {
-            Host::ClaudeCode => &[&["mcpServers"], &["projects", "*", "mcpServers"]],
-            // `mcp.servers` is where VS Code's settings.json kept them before
-            // mcp.json, for `--config settings.json`.
-            Host::Vscode => &[&["servers"], &["mcp", "servers"]],
-            Host::ClaudeDesktop | Host::Cursor | Host::Windsurf => &[&["mcpServers"]],
-        }
+        self.def().maps
     }
 
     /// How it spells what differs between hosts.
     pub fn dialect(self) -> Dialect {
         Dialect {
-            url_key: match self {
-                Host::Windsurf => "serverUrl",
-                _ => "url",
-            },
+            url_key: self.def().url_key,
         }
     }
 
@@ -81,14 +149,12 @@ impl Host {
     pub fn of_path(path: &Path) -> Option<Host> {
         let name = path.file_name()?.to_str()?;
         let folder = path.parent().and_then(Path::file_name).and_then(|f| f.to_str());
-        match (name, folder) {
-            ("claude_desktop_config.json", _) => Some(Host::ClaudeDesktop),
-            (".claude.json" | ".mcp.json", _) => Some(Host::ClaudeCode),
-            ("mcp_config.json", _) => Some(Host::Windsurf),
-            ("mcp.json", Some(".cursor")) => Some(Host::Cursor),
-            ("mcp.json", Some(".vscode" | "User")) => Some(Host::Vscode),
-            _ => None,
-        }
+        let is = |def: &HostDef| {
+            def.files.iter().any(|(file, folders)| {
+                *file == name && (folders.is_empty() || folder.is_some_and(|f| folders.contains(&f)))
+            })
+        };
+        HOSTS.iter().position(is).map(Host)
     }
 }
 
@@ -208,40 +274,26 @@ pub fn discover(hosts: &[Host], env: &Environment) -> Vec<ConfigFile> {
 }
 
 fn paths(host: Host, env: &Environment) -> Vec<PathBuf> {
-    let home = &env.home;
-    let project = &env.cwd;
-    match host {
-        Host::ClaudeDesktop => vec![
-            env.config_root()
-                .join("Claude")
-                .join("claude_desktop_config.json"),
-        ],
-        Host::ClaudeCode => vec![
-            env.claude_config_dir
-                .as_ref()
-                .unwrap_or(home)
-                .join(".claude.json"),
-            project.join(".mcp.json"),
-        ],
-        Host::Cursor => vec![
-            home.join(".cursor").join("mcp.json"),
-            project.join(".cursor").join("mcp.json"),
-        ],
-        Host::Vscode => vec![
-            env.config_root().join("Code").join("User").join("mcp.json"),
-            env.config_root()
-                .join("Code - Insiders")
-                .join("User")
-                .join("mcp.json"),
-            project.join(".vscode").join("mcp.json"),
-        ],
-        Host::Windsurf => vec![home.join(".codeium").join("windsurf").join("mcp_config.json")],
-    }
+    (host.def().paths)(env)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn host(name: &str) -> Host {
+        Host::named(name).unwrap()
+    }
+
+    #[test]
+    fn every_host_has_a_name_of_its_own() {
+        let names: Vec<&str> = Host::all().into_iter().map(Host::name).collect();
+        assert_eq!(
+            names,
+            ["claude-desktop", "claude-code", "cursor", "vscode", "windsurf"]
+        );
+        assert_eq!(Host::named("all"), None, "`all` is --host's own");
+    }
 
     fn environment(platform: Platform) -> Environment {
         Environment {
@@ -255,7 +307,7 @@ mod tests {
     }
 
     fn found(env: &Environment) -> Vec<(Option<Host>, String)> {
-        discover(&Host::ALL, env)
+        discover(&Host::all(), env)
             .into_iter()
             .map(|file| (file.host, file.path.to_string_lossy().replace('\\', "/")))
             .collect()
@@ -263,9 +315,9 @@ mod tests {
 
     fn project_files() -> Vec<(Option<Host>, String)> {
         vec![
-            (Some(Host::ClaudeCode), "/work/app/.mcp.json".to_owned()),
-            (Some(Host::Cursor), "/work/app/.cursor/mcp.json".to_owned()),
-            (Some(Host::Vscode), "/work/app/.vscode/mcp.json".to_owned()),
+            (Some(host("claude-code")), "/work/app/.mcp.json".to_owned()),
+            (Some(host("cursor")), "/work/app/.cursor/mcp.json".to_owned()),
+            (Some(host("vscode")), "/work/app/.vscode/mcp.json".to_owned()),
         ]
     }
 
@@ -288,25 +340,25 @@ mod tests {
             sorted(found(&env)),
             expect(&[
                 (
-                    Host::ClaudeDesktop,
+                    host("claude-desktop"),
                     "/home/me/.config/Claude/claude_desktop_config.json"
                 ),
-                (Host::ClaudeCode, "/home/me/.claude.json"),
-                (Host::Cursor, "/home/me/.cursor/mcp.json"),
-                (Host::Vscode, "/home/me/.config/Code/User/mcp.json"),
-                (Host::Vscode, "/home/me/.config/Code - Insiders/User/mcp.json"),
-                (Host::Windsurf, "/home/me/.codeium/windsurf/mcp_config.json"),
+                (host("claude-code"), "/home/me/.claude.json"),
+                (host("cursor"), "/home/me/.cursor/mcp.json"),
+                (host("vscode"), "/home/me/.config/Code/User/mcp.json"),
+                (host("vscode"), "/home/me/.config/Code - Insiders/User/mcp.json"),
+                (host("windsurf"), "/home/me/.codeium/windsurf/mcp_config.json"),
             ])
         );
         env.xdg_config_home = Some(PathBuf::from("/xdg"));
         env.claude_config_dir = Some(PathBuf::from("/claude"));
         let files = found(&env);
         assert!(files.contains(&(
-            Some(Host::ClaudeDesktop),
+            Some(host("claude-desktop")),
             "/xdg/Claude/claude_desktop_config.json".into()
         )));
-        assert!(files.contains(&(Some(Host::Vscode), "/xdg/Code/User/mcp.json".into())));
-        assert!(files.contains(&(Some(Host::ClaudeCode), "/claude/.claude.json".into())));
+        assert!(files.contains(&(Some(host("vscode")), "/xdg/Code/User/mcp.json".into())));
+        assert!(files.contains(&(Some(host("claude-code")), "/claude/.claude.json".into())));
     }
 
     #[test]
@@ -315,20 +367,20 @@ mod tests {
             sorted(found(&environment(Platform::MacOs))),
             expect(&[
                 (
-                    Host::ClaudeDesktop,
+                    host("claude-desktop"),
                     "/home/me/Library/Application Support/Claude/claude_desktop_config.json"
                 ),
-                (Host::ClaudeCode, "/home/me/.claude.json"),
-                (Host::Cursor, "/home/me/.cursor/mcp.json"),
+                (host("claude-code"), "/home/me/.claude.json"),
+                (host("cursor"), "/home/me/.cursor/mcp.json"),
                 (
-                    Host::Vscode,
+                    host("vscode"),
                     "/home/me/Library/Application Support/Code/User/mcp.json"
                 ),
                 (
-                    Host::Vscode,
+                    host("vscode"),
                     "/home/me/Library/Application Support/Code - Insiders/User/mcp.json"
                 ),
-                (Host::Windsurf, "/home/me/.codeium/windsurf/mcp_config.json"),
+                (host("windsurf"), "/home/me/.codeium/windsurf/mcp_config.json"),
             ])
         );
     }
@@ -340,22 +392,22 @@ mod tests {
             sorted(found(&env)),
             expect(&[
                 (
-                    Host::ClaudeDesktop,
+                    host("claude-desktop"),
                     "/home/me/AppData/Roaming/Claude/claude_desktop_config.json"
                 ),
-                (Host::ClaudeCode, "/home/me/.claude.json"),
-                (Host::Cursor, "/home/me/.cursor/mcp.json"),
-                (Host::Vscode, "/home/me/AppData/Roaming/Code/User/mcp.json"),
+                (host("claude-code"), "/home/me/.claude.json"),
+                (host("cursor"), "/home/me/.cursor/mcp.json"),
+                (host("vscode"), "/home/me/AppData/Roaming/Code/User/mcp.json"),
                 (
-                    Host::Vscode,
+                    host("vscode"),
                     "/home/me/AppData/Roaming/Code - Insiders/User/mcp.json"
                 ),
-                (Host::Windsurf, "/home/me/.codeium/windsurf/mcp_config.json"),
+                (host("windsurf"), "/home/me/.codeium/windsurf/mcp_config.json"),
             ])
         );
         env.appdata = Some(PathBuf::from("/roaming"));
         assert!(found(&env).contains(&(
-            Some(Host::ClaudeDesktop),
+            Some(host("claude-desktop")),
             "/roaming/Claude/claude_desktop_config.json".into()
         )));
     }
@@ -375,13 +427,13 @@ mod tests {
     #[test]
     fn a_file_names_its_host() {
         let cases = [
-            ("/x/claude_desktop_config.json", Some(Host::ClaudeDesktop)),
-            ("/home/me/.claude.json", Some(Host::ClaudeCode)),
-            ("/app/.mcp.json", Some(Host::ClaudeCode)),
-            ("/app/.cursor/mcp.json", Some(Host::Cursor)),
-            ("/app/.vscode/mcp.json", Some(Host::Vscode)),
-            ("/c/Code/User/mcp.json", Some(Host::Vscode)),
-            ("/w/mcp_config.json", Some(Host::Windsurf)),
+            ("/x/claude_desktop_config.json", Some(host("claude-desktop"))),
+            ("/home/me/.claude.json", Some(host("claude-code"))),
+            ("/app/.mcp.json", Some(host("claude-code"))),
+            ("/app/.cursor/mcp.json", Some(host("cursor"))),
+            ("/app/.vscode/mcp.json", Some(host("vscode"))),
+            ("/c/Code/User/mcp.json", Some(host("vscode"))),
+            ("/w/mcp_config.json", Some(host("windsurf"))),
             ("/app/mcp.json", None),
         ];
         for (path, host) in cases {

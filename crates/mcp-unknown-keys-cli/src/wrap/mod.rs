@@ -4,7 +4,8 @@
 //! - [`hosts`] knows where each host keeps its configuration, per platform;
 //! - [`jsonc`] reads JSON with comments and keeps every value's position;
 //! - [`entry`] decides what becomes of one server entry, as text edits;
-//! - [`headers`] keeps a remote server's header values off the command line;
+//! - [`headers`] keeps a remote server's header values off the command line,
+//!   and [`url`] the secret parts of its URL;
 //! - [`document`] applies that to every server of one file;
 //! - [`edit`] and [`diff`] make the edits and show them;
 //! - [`file`] writes safely: backup, then atomic replace;
@@ -22,6 +23,7 @@ mod file;
 mod headers;
 mod hosts;
 mod jsonc;
+mod url;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -33,8 +35,8 @@ use hosts::{ConfigFile, Environment, Host};
 #[derive(clap::Args, Debug)]
 pub struct Selection {
     /// The host whose configuration files to find (all: every host's).
-    #[arg(long, value_enum, default_value_t = HostChoice::All)]
-    host: HostChoice,
+    #[arg(long, default_value = ALL_HOSTS, value_parser = host_names())]
+    host: String,
     /// Edit FILE rather than finding the hosts' files (repeatable). Its
     /// host is told by its name, or by --host.
     #[arg(long = "config", value_name = "FILE")]
@@ -47,27 +49,23 @@ pub struct Selection {
     dry_run: bool,
 }
 
-/// `--host`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum HostChoice {
-    ClaudeDesktop,
-    ClaudeCode,
-    Cursor,
-    Vscode,
-    Windsurf,
-    All,
+/// `--host`'s value for every host.
+const ALL_HOSTS: &str = "all";
+
+/// The values `--host` takes: each host's name, and `all`.
+fn host_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(hosts::HOSTS.iter().map(|host| host.name).chain([ALL_HOSTS]))
 }
 
-impl HostChoice {
-    fn hosts(self) -> Vec<Host> {
-        match self {
-            HostChoice::ClaudeDesktop => vec![Host::ClaudeDesktop],
-            HostChoice::ClaudeCode => vec![Host::ClaudeCode],
-            HostChoice::Cursor => vec![Host::Cursor],
-            HostChoice::Vscode => vec![Host::Vscode],
-            HostChoice::Windsurf => vec![Host::Windsurf],
-            HostChoice::All => Host::ALL.to_vec(),
-        }
+impl Selection {
+    /// The host `--host` names, unless it is `all`.
+    fn chosen(&self) -> Option<Host> {
+        Host::named(&self.host)
+    }
+
+    /// The hosts whose files to find.
+    fn hosts(&self) -> Vec<Host> {
+        self.chosen().map_or_else(Host::all, |host| vec![host])
     }
 }
 
@@ -158,7 +156,7 @@ fn run(selection: &Selection, mode: &Mode) -> ExitCode {
 
 /// The files to edit: those named, or those the hosts have.
 fn targets(selection: &Selection) -> Result<Vec<ConfigFile>, String> {
-    let chosen = (selection.host != HostChoice::All).then(|| selection.host.hosts()[0]);
+    let chosen = selection.chosen();
     if !selection.configs.is_empty() {
         return Ok(selection
             .configs
@@ -170,7 +168,7 @@ fn targets(selection: &Selection) -> Result<Vec<ConfigFile>, String> {
             .collect());
     }
     let environment = Environment::current()?;
-    let candidates = hosts::discover(&selection.host.hosts(), &environment);
+    let candidates = hosts::discover(&selection.hosts(), &environment);
     let existing: Vec<ConfigFile> = candidates
         .iter()
         .filter(|file| file.path.is_file())
@@ -222,6 +220,9 @@ fn process(target: &ConfigFile, selection: &Selection, mode: &Mode) -> Result<St
             diff::unified(&config.path.display().to_string(), &config.text, &plan.edits)
         );
         report.push_str("  dry run: nothing written\n");
+        if let Err(refusal) = file::writable(&config) {
+            report.push_str(&format!("  without --dry-run, refused: {refusal}\n"));
+        }
     } else {
         let backup = file::write(&config, &new_text)?;
         report.push_str(&format!("  backup: {}\n", backup.display()));

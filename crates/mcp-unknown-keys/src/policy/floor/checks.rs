@@ -5,9 +5,10 @@
 //! file system `/HOME/DEV` is the home directory, and over-matching only
 //! ever asks or denies more).
 
+use super::options::{self, Arg, Named};
 use crate::policy::Dir;
 use crate::policy::checks::Tristate;
-use crate::policy::command::{Command, Unreadable};
+use crate::policy::command::{Command, Unreadable, base_name};
 
 /// Directories that hold an agent's configuration, wherever they are.
 const AGENT_DIRS: &[&str] = &[".claude", ".codex", ".cursor", ".gemini"];
@@ -39,6 +40,108 @@ const RC_FILES: &[&str] = &[
 /// Programs that run code they read from their input when given no script.
 const INTERPRETERS: &[&str] = &[
     "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "python", "perl", "ruby", "node", "php",
+];
+
+/// The paths through which a program reads its own input: an interpreter
+/// given one as its script runs what it is piped (`curl … | sh /dev/stdin`).
+const STDIN_PATHS: &[&[&str]] = &[
+    &["dev", "stdin"],
+    &["dev", "fd", "0"],
+    &["proc", "self", "fd", "0"],
+];
+
+/// Programs that edit their files in place when given this option
+/// (`sed -i`, `sed -Ei`, `perl -pi`, `perl -0pi`).
+const IN_PLACE: &[(&str, Named)] = &[("sed", ('i', "in-place")), ("perl", ('i', ""))];
+
+/// Programs that write to the files (or into the folders) these options
+/// name: a download's output, its headers, its cookies, its log.
+const WRITES_TO: &[(&str, &[Named])] = &[
+    (
+        "curl",
+        &[
+            ('o', "output"),
+            ('\0', "output-dir"),
+            ('D', "dump-header"),
+            ('c', "cookie-jar"),
+            ('\0', "trace"),
+            ('\0', "trace-ascii"),
+            ('\0', "stderr"),
+        ],
+    ),
+    (
+        "wget",
+        &[
+            ('O', "output-document"),
+            ('o', "output-file"),
+            ('a', "append-output"),
+            ('P', "directory-prefix"),
+        ],
+    ),
+];
+
+/// `rm`'s options that make it recursive.
+const RM_RECURSIVE: &[Named] = &[('r', "recursive"), ('R', "recursive")];
+
+/// `find`'s options before its starting points that take no value (`-D
+/// debugopts` and `-Olevel` are read apart).
+const FIND_LEADING: &[&str] = &["-H", "-L", "-P"];
+
+/// `find`'s actions that remove what it finds.
+const FIND_REMOVES: &[&str] = &["-delete"];
+
+/// `find`'s actions that run a command on what it finds.
+const FIND_RUNS: &[&str] = &["-exec", "-execdir", "-ok", "-okdir"];
+
+/// Programs that remove the files `find -exec` gives them.
+const REMOVERS: &[&str] = &["rm"];
+
+/// `find`'s tests that choose what it finds by name, time, size, owner or
+/// content: an expression with one may remove only part of a tree (`find ~
+/// -name '*.pyc' -delete`). Depth options and `-type` do not count: they
+/// still leave the whole tree, or every file in it. (`-newerXY`, such as
+/// `-newermt`, is told by its start.)
+const FIND_TESTS: &[&str] = &[
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-lname",
+    "-ilname",
+    "-newer",
+    "-anewer",
+    "-cnewer",
+    "-mtime",
+    "-mmin",
+    "-atime",
+    "-amin",
+    "-ctime",
+    "-cmin",
+    "-used",
+    "-size",
+    "-empty",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-nouser",
+    "-nogroup",
+    "-perm",
+    "-links",
+    "-inum",
+    "-samefile",
+    "-fstype",
+    "-context",
+    "-readable",
+    "-writable",
+    "-executable",
+    "-false",
+    "-prune",
+    "-quit",
 ];
 
 /// Git's options before the subcommand that take the next word as value.
@@ -191,17 +294,25 @@ fn operands(args: &[String]) -> Vec<&str> {
     operands
 }
 
-fn is_recursive(args: &[String]) -> bool {
-    args.iter().take_while(|arg| *arg != "--").any(|arg| {
-        arg == "--recursive" || (arg.starts_with('-') && !arg.starts_with("--") && arg.contains(['r', 'R']))
-    })
+/// The command's arguments read with its program's grammar, when the
+/// floor has one.
+fn read(command: &Command) -> Option<(&'static options::Grammar, Vec<Arg<'_>>)> {
+    let grammar = options::grammar(&name(command)?)?;
+    Some((grammar, grammar.read(&command.args)))
 }
 
-/// Deny: `rm -r` of `/`, the home directory or above it, or any home.
+/// Deny: `rm -r` of `/`, the home directory or above it, or any home. The
+/// options are read as `rm` reads them (`-fr`, `--recursive`, `--rec`).
 pub(super) fn removes_root_or_home(places: &Places, command: &Command) -> Tristate {
-    let removes = is(command, "rm")
-        && is_recursive(&command.args)
-        && (operands(&command.args)
+    let Some((grammar, args)) = read(command).filter(|_| is(command, "rm")) else {
+        return Tristate::No;
+    };
+    let recursive = args
+        .iter()
+        .any(|arg| RM_RECURSIVE.iter().any(|&named| arg.is(named)));
+    let removes = recursive
+        && (grammar
+            .files(&args)
             .iter()
             .any(|path| places.is_catastrophic(path))
             || command
@@ -209,6 +320,65 @@ pub(super) fn removes_root_or_home(places: &Places, command: &Command) -> Trista
                 .iter()
                 .any(|raw| places.is_catastrophic_pattern(raw)));
     Tristate::unless_unsure(removes, false)
+}
+
+/// Deny: `find` removing what it finds (`-delete`, `-exec rm`) from `/`,
+/// the home directory or above it, or any home, with no test that chooses
+/// part of it (see [`FIND_TESTS`]).
+pub(super) fn find_removes_root_or_home(places: &Places, command: &Command) -> Tristate {
+    if !is(command, "find") {
+        return Tristate::No;
+    }
+    // The words as written from the first that cannot be read: a start
+    // such as `$HOME` is placed as a pattern.
+    let words: Vec<(&str, bool)> = command
+        .args
+        .iter()
+        .map(|arg| (arg.as_str(), true))
+        .chain(command.unread.iter().map(|raw| (raw.as_str(), false)))
+        .collect();
+    let mut index = 0;
+    while let Some(&(word, _)) = words.get(index) {
+        match word {
+            "-D" => index += 2,
+            word if FIND_LEADING.contains(&word) || word.starts_with("-O") => index += 1,
+            "--" => {
+                index += 1;
+                break;
+            }
+            _ => break,
+        }
+    }
+    let starts = words[index.min(words.len())..]
+        .iter()
+        .take_while(|(word, _)| !word.starts_with('-') && !matches!(*word, "(" | "!" | "\\(" | "\\!"));
+    let mut catastrophic = false;
+    for &(word, readable) in starts.clone() {
+        catastrophic |= match readable {
+            true => places.is_catastrophic(word),
+            false => places.is_catastrophic_pattern(word),
+        };
+    }
+    let expression = &words[(index + starts.count()).min(words.len())..];
+    let mut removes = false;
+    let mut chooses = false;
+    let mut at = 0;
+    while let Some(&(word, _)) = expression.get(at) {
+        at += 1;
+        if FIND_RUNS.contains(&word) {
+            let program = expression.get(at).map_or("", |(program, _)| base_name(program));
+            removes |= REMOVERS.contains(&program.to_lowercase().as_str());
+            // The command's words are not find's expression.
+            at += expression[at..]
+                .iter()
+                .position(|(word, _)| matches!(*word, ";" | "+" | "\\;"))
+                .map_or(expression.len(), |end| end + 1);
+            continue;
+        }
+        removes |= FIND_REMOVES.contains(&word);
+        chooses |= FIND_TESTS.contains(&word) || word.starts_with("-newer");
+    }
+    Tristate::unless_unsure(catastrophic && removes && !chooses, false)
 }
 
 /// Ask: `rm` with a target that cannot be read.
@@ -232,13 +402,7 @@ fn written(command: &Command) -> (Vec<&str>, bool) {
             "tee" | "touch" | "truncate" | "mkdir" | "rmdir" | "rm" | "unlink" | "shred" | "chmod" | "chown"
             | "chgrp" | "chattr" | "setfacl" | "mv",
         ) => Some(operands(args)),
-        Some("sed" | "perl")
-            if args
-                .iter()
-                .any(|arg| arg.starts_with("-i") || arg.starts_with("--in-place")) =>
-        {
-            Some(operands(args))
-        }
+        Some(program) if IN_PLACE.iter().any(|(name, _)| *name == program) => edited_in_place(command),
         Some("cp" | "install" | "ln" | "rsync" | "scp") => {
             Some(match option_value(args, "-t", "--target-directory") {
                 Some(directory) => vec![directory],
@@ -246,12 +410,7 @@ fn written(command: &Command) -> (Vec<&str>, bool) {
             })
         }
         Some("dd") => Some(args.iter().filter_map(|arg| arg.strip_prefix("of=")).collect()),
-        Some("curl") => Some(option_value(args, "-o", "--output").into_iter().collect()),
-        Some("wget") => Some(
-            option_value(args, "-O", "--output-document")
-                .into_iter()
-                .collect(),
-        ),
+        Some(program) if WRITES_TO.iter().any(|(name, _)| *name == program) => written_to(command),
         _ => None,
     };
     if let Some(paths) = by_program {
@@ -259,6 +418,30 @@ fn written(command: &Command) -> (Vec<&str>, bool) {
         unsure |= !command.is_complete();
     }
     (targets, unsure)
+}
+
+/// The files an in-place editor edits, when it is told to (see
+/// [`IN_PLACE`]).
+fn edited_in_place(command: &Command) -> Option<Vec<&str>> {
+    let program = name(command)?;
+    let (_, named) = IN_PLACE.iter().find(|(name, _)| *name == program)?;
+    let (grammar, args) = read(command)?;
+    args.iter()
+        .any(|arg| arg.is(*named))
+        .then(|| grammar.files(&args))
+}
+
+/// The files (and folders) a program's options tell it to write (see
+/// [`WRITES_TO`]).
+fn written_to(command: &Command) -> Option<Vec<&str>> {
+    let program = name(command)?;
+    let (_, named) = WRITES_TO.iter().find(|(name, _)| *name == program)?;
+    let (_, args) = read(command)?;
+    Some(
+        args.iter()
+            .filter_map(|arg| named.iter().find_map(|&option| arg.value_of(option)))
+            .collect(),
+    )
 }
 
 /// The value of a short (`-o FILE`, `-oFILE`) or long (`--output FILE`,
@@ -337,7 +520,16 @@ pub(super) fn runs_input(_: &Places, command: &Command) -> Tristate {
     if !interpreter {
         return Tristate::No;
     }
-    let reads_input =
-        operands(&command.args).is_empty() || command.args.iter().any(|arg| arg == "-s" || arg == "-");
+    let operands = operands(&command.args);
+    let stdin = |path: &&str| {
+        let place = place_without_home(path);
+        place.absolute
+            && STDIN_PATHS
+                .iter()
+                .any(|stdin| place.parts.iter().eq(stdin.iter()))
+    };
+    let reads_input = operands.is_empty()
+        || command.args.iter().any(|arg| arg == "-s" || arg == "-")
+        || operands.iter().any(stdin);
     Tristate::unless_unsure(reads_input, !command.is_complete())
 }

@@ -2,6 +2,7 @@
 //! marked `severity: danger`, each with a note saying why.
 
 mod checks;
+mod options;
 
 use serde::{Deserialize, Serialize};
 
@@ -33,16 +34,30 @@ use super::{Decision, Dir, Rule};
 ///   directory is one of those (`/*`, `~/*`) recognised. A relative target
 ///   is not placed (`cd / && rm -rf .` is not denied), nor is any other
 ///   variable;
+/// - `find` from such a starting point removing what it finds (`-delete`,
+///   or `-exec rm`/`-execdir rm`) with no test that chooses part of it
+///   (`-name`, `-mtime`, `-size`, …; depth options and `-type` do not
+///   choose). A `find` with such a test, or one handing the removal to a
+///   shell (`-exec sh -c 'rm …'`), is not seen;
 /// - a write to a path with a `.claude`, `.codex`, `.cursor` or `.gemini`
 ///   directory in it, an `.mcp.json`, or under a directory given with
 ///   [`agent_config`](DangerFloor::agent_config), by a redirection
-///   (`> file`) or by a program known to write its operands (`tee`, `cp`,
-///   `mv`, `sed -i`, `dd of=`, …), with its target written out.
+///   (`> file`) or by a program known to write its operands or the file an
+///   option names (`tee`, `cp`, `mv`, `sed -i`, `perl -pi`, `dd of=`,
+///   `curl -o`, `wget -O`, …), with its target written out. A download
+///   that names its file from the URL (`curl -O`, `wget URL`) is not seen.
+///
+/// The options of `rm`, `sed`, `perl`, `curl` and `wget` are read as those
+/// programs read them: short options bundled, with a value attached or in
+/// the next word (`sed -Ei`, `perl -0pi -e …`, `curl -fsSLo FILE`,
+/// `wget -qO FILE`), and GNU long options by any unambiguous prefix
+/// (`rm --recur`).
 ///
 /// Asked about, marked a danger, every time (no grant answers it; a human
 /// can): a force-push or `git reset --hard`; `sudo`, `su`, `doas`,
 /// `pkexec`, `run0`; shutting down or restarting; `mkfs`, `dd`, `wipefs`;
-/// an interpreter reading its input (`curl … | sh`); a write to a shell
+/// an interpreter reading its input (`curl … | sh`, or given `/dev/stdin`,
+/// `/dev/fd/0` or `/proc/self/fd/0` as its script); a write to a shell
 /// startup file (`~/.bashrc`) or into a `.git` directory, or a write whose
 /// target cannot be read; an `rm` whose target cannot be read; and a
 /// command whose program cannot be read (`$(…)`, `$CMD`).
@@ -76,6 +91,7 @@ pub struct DangerFloor {
 
 /// The names of the floor's checks.
 const REMOVES_ROOT_OR_HOME: &str = "danger.removes_root_or_home";
+const FIND_REMOVES_ROOT_OR_HOME: &str = "danger.find_removes_root_or_home";
 const WRITES_AGENT_CONFIG: &str = "danger.writes_agent_config";
 const UNREADABLE: &str = "danger.unreadable";
 const REMOVES_UNREADABLE: &str = "danger.removes_unreadable";
@@ -120,6 +136,9 @@ impl DangerFloor {
             deny("recursive removal of `/` or the home directory")
                 .command("rm")
                 .and_then(|rule| rule.check(REMOVES_ROOT_OR_HOME)),
+            deny("recursive removal of `/` or the home directory, by `find`")
+                .command("find")
+                .and_then(|rule| rule.check(FIND_REMOVES_ROOT_OR_HOME)),
             deny("writes to the agent's own configuration").check(WRITES_AGENT_CONFIG),
             // First among the asks, so its note is the one shown when a
             // command cannot be read at all.
@@ -166,6 +185,7 @@ impl DangerFloor {
             move |command: &super::command::Command| check(&places, command)
         };
         checks.insert(REMOVES_ROOT_OR_HOME, with(checks::removes_root_or_home));
+        checks.insert(FIND_REMOVES_ROOT_OR_HOME, with(checks::find_removes_root_or_home));
         checks.insert(WRITES_AGENT_CONFIG, with(checks::writes_agent_config));
         checks.insert(UNREADABLE, with(checks::unreadable));
         checks.insert(REMOVES_UNREADABLE, with(checks::removes_unreadable));
