@@ -2,7 +2,7 @@
 //! named reason; the jsonl output ends with the figures, the text report
 //! opens with them, and a gate can fail on them.
 
-mod audit_support;
+use crate::audit_support;
 
 use audit_support::*;
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! files, HAR captures, and the call forms frameworks and benchmarks write.
 //! Each on a realistic sample (`fixtures/audit/`).
 
-mod audit_support;
+use crate::audit_support;
 
 use audit_support::*;
 use serde_json::json;

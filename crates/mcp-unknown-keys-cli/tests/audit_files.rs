@@ -2,10 +2,9 @@
 //! plain or compressed, with a byte order mark or old line ends; it refuses
 //! what is not text once, whole; catalogues come in any of these too.
 
-mod audit_support;
+use crate::audit_support;
 
-#[path = "support/transcript.rs"]
-mod transcript;
+use crate::support::transcript;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

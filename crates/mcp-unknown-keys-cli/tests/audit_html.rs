@@ -6,7 +6,7 @@
 //! Needs Chromium: `scripts/test-deps` installs Debian's `chromium` when
 //! `/usr/bin/chromium` is missing; `MCP_UK_CHROMIUM` names another.
 
-mod audit_support;
+use crate::audit_support;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

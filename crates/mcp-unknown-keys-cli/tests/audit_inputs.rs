@@ -1,7 +1,7 @@
 //! How `audit` takes its inputs: stdin read once, and each file opened only
 //! when its turn comes.
 
-mod audit_support;
+use crate::audit_support;
 
 use std::process::Command;
 

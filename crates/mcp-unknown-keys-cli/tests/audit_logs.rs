@@ -2,7 +2,7 @@
 //! audits as the proxy did, and its `--log` audits again into the same
 //! warnings, counted in calls (from the log's summary), not warning lines.
 
-mod audit_support;
+use crate::audit_support;
 
 use audit_support::*;
 use serde_json::json;

@@ -3,7 +3,7 @@
 //! tool apart (Codex `exec --json`); `--tools SERVER=FILE` binds a
 //! catalogue to one server; `--tools` repeats and merges.
 
-mod audit_support;
+use crate::audit_support;
 
 use audit_support::*;
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! group with its rate of calls carrying undeclared keys, adding up to the
 //! coverage; and `--format html`, whose every name is text.
 
-mod audit_support;
+use crate::audit_support;
 
 use audit_support::*;
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! as paths; says each catalogue note once on stderr; and each (tool, path)
 //! pair once.
 
-mod audit_support;
+use crate::audit_support;
 
 use audit_support::*;
 use serde_json::{Value, json};

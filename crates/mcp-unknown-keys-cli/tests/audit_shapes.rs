@@ -1,7 +1,7 @@
 //! `audit` reads every tool call in every shape a real log keeps: each shape
 //! on a realistic sample, each call audited once, with its id.
 
-mod audit_support;
+use crate::audit_support;
 
 use audit_support::*;
 use serde_json::{Value, json};

@@ -5,8 +5,8 @@
 //! the proxy, against a real server, and `audit` of it must give the very
 //! verdicts the proxy logged; so must `audit` of the proxy's `--log`.
 
-mod audit_support;
-mod support;
+use crate::audit_support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{Session, binary, call, list_request, prerequisite, unattributed};

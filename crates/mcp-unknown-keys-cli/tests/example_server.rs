@@ -1,7 +1,7 @@
 //! `mcp-unknown-keys example-server`: its seeded default root and its
 //! confinement, driven through `McpServer`.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! and the answer to a request too long to read. Also its confinement to
 //! its root against symbolic links, dangling or swapped in mid-call.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

@@ -1,6 +1,6 @@
 //! `McpServer` against the example server, a real MCP server over stdio.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! (`server`) and which run (`session`); stderr names the server when
 //! `--name` is given. On every door.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::{Session, call, list_request, list_response, read_lines};

@@ -1,7 +1,7 @@
 //! Byte-exactness: what goes through the proxy is what would have gone
 //! through without it, in both directions.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};

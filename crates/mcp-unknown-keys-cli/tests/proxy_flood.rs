@@ -1,7 +1,7 @@
 //! Nothing the tap does holds the relay: a call that floods the audit with
 //! undeclared keys delays no later message.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

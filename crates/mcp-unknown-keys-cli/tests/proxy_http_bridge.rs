@@ -6,7 +6,7 @@
 
 #![cfg(feature = "remote")]
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::remote::{

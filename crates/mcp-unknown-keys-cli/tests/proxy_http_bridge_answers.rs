@@ -7,7 +7,7 @@
 
 #![cfg(feature = "remote")]
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::process::Stdio;

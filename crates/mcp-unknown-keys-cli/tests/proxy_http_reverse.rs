@@ -5,7 +5,7 @@
 
 #![cfg(feature = "remote")]
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::sync::mpsc;

@@ -5,7 +5,7 @@
 
 #![cfg(feature = "remote")]
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

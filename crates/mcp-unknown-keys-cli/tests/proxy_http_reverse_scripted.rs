@@ -7,7 +7,7 @@
 
 #![cfg(feature = "remote")]
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -1,7 +1,7 @@
 //! The proxy's life with its server and its client: exits, signals,
 //! disconnects, start failures and back-pressure.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;

@@ -1,7 +1,7 @@
 //! What the proxy learns from listings: page by page as they arrive, and
 //! every tool it can read even when one cannot be.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Write};
 

@@ -1,7 +1,7 @@
 //! `--log FILE`: whole lines or nothing, a failure said once, and a log
 //! that nobody reads never holds the session.
 
-mod support;
+use crate::support;
 
 use std::os::unix::process::CommandExt;
 use std::process::Command;

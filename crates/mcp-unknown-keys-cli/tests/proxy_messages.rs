@@ -5,7 +5,7 @@
 //! recorded session, the recording audits into the warnings, the verdicts
 //! and the coverage the proxy logged.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Write};
 

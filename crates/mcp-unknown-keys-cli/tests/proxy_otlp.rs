@@ -8,7 +8,7 @@
 
 #![cfg(feature = "remote")]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -1,7 +1,7 @@
 //! Everything the server wrote reaches the client, however late the client
 //! reads and whatever the server left running.
 
-mod support;
+use crate::support;
 
 use std::io::Read;
 use std::process::Stdio;

@@ -4,7 +4,7 @@
 //! `--top-level-only`. Against `cat` (a listing of our own) and the real
 //! `@modelcontextprotocol/server-memory`.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{Finished, Session, call, list_request, prerequisite, read_notes};

@@ -3,7 +3,7 @@
 //! @modelcontextprotocol/server-filesystem (npm), all pinned and installed
 //! by `scripts/test-deps`.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 

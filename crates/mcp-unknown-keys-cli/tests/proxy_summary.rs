@@ -2,7 +2,7 @@
 //! listing had, caps what it lists on stderr, and costs what was found, not
 //! what was found times the catalogue.
 
-mod support;
+use crate::support;
 
 use support::{Session, call, list_request, list_response};
 

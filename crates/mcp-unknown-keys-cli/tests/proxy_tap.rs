@@ -6,7 +6,7 @@
 //! writes is, on its way back, the server's answer. Once a line's echo is
 //! read, the proxy has seen it in both directions.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::{Finished, Session, call, list_request, list_response, summary, unattributed};

@@ -3,7 +3,7 @@
 //! counted per reason in the summary and the log's `coverage`, and the
 //! first such call of each reason is said once on stderr. On every door.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::{Session, call, list_request, list_response};

@@ -3,7 +3,7 @@
 //! `unanswered` — in the log and the summary, on every door, against real
 //! servers.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{Session, binary, call, list_request, list_response, prerequisite, read_verdicts};

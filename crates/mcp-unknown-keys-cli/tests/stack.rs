@@ -1,7 +1,7 @@
 //! The specification's stack, `Policy(UnknownKeys(Reasons(Registry)))`, over
 //! the example server as a real MCP server process.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

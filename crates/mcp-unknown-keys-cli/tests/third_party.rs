@@ -3,7 +3,7 @@
 //! `mcp-server-time` (PyPI) and `@modelcontextprotocol/server-filesystem`
 //! (npm).
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

@@ -1,7 +1,7 @@
 //! `mcp-unknown-keys --version` names the version and the commit the
 //! binary was built from.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 

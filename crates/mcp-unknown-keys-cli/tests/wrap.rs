@@ -3,8 +3,8 @@
 //! trip, the refusals and the files around them. Discovery and a wrapped
 //! server running are in `wrap_hosts.rs`.
 
-mod support;
-mod wrap_support;
+use crate::support;
+use crate::wrap_support;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

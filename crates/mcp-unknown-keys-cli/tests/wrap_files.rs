@@ -2,8 +2,8 @@
 //! regular file, what is too large, what its user made read-only, and the
 //! log files `--log-dir` names.
 
-mod support;
-mod wrap_support;
+use crate::support;
+use crate::wrap_support;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

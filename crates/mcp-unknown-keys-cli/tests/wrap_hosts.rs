@@ -2,8 +2,8 @@
 //! home and a project the test makes, and a wrapped server that really
 //! runs through the proxy.
 
-mod support;
-mod wrap_support;
+use crate::support;
+use crate::wrap_support;
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};

@@ -2,8 +2,7 @@
 //! key in the query): the secret parts move to the entry's `env`, out of
 //! the bridge's command line, and `unwrap` puts the URL back byte for byte.
 
-mod support;
-mod wrap_support;
+use crate::wrap_support;
 
 use std::fs;
 use std::path::Path;

@@ -48,7 +48,7 @@ impl LogCounts {
             Some(pair) => {
                 pair.calls = pair.calls.saturating_add(found.calls);
                 pair.cause = pair.cause.or(found.cause);
-                crate::report::add_counts(&mut pair.verdicts, &found.verdicts);
+                add_counts(&mut pair.verdicts, &found.verdicts);
             }
             None => {
                 self.pairs.insert(at, found);
@@ -200,6 +200,15 @@ impl Summary {
 
 fn cause_named(name: &str) -> Option<Cause> {
     Cause::ALL.into_iter().find(|cause| cause.as_str() == name)
+}
+
+/// Adds the counts of `more` to `counts`. Counts saturate: a log read back
+/// may hold any numbers.
+pub(crate) fn add_counts(counts: &mut VerdictCounts, more: &VerdictCounts) {
+    for (verdict, calls) in more {
+        let counted = counts.entry(*verdict).or_default();
+        *counted = counted.saturating_add(*calls);
+    }
 }
 
 #[cfg(test)]

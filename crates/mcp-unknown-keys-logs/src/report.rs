@@ -7,7 +7,7 @@ use mcp_unknown_keys::audit::{Catalog, Cause, Coverage, Findings, VerdictCounts,
 use mcp_unknown_keys::jsonrpc::Id;
 
 use crate::groups::{Dimension, Group, Groups};
-use crate::logged::LogCounts;
+use crate::logged::{LogCounts, add_counts};
 use crate::names::Known;
 use crate::{Notice, Unreadable};
 
@@ -246,14 +246,5 @@ impl Report {
                 self.declares_nothing.insert(tool.to_owned(), 0);
             }
         }
-    }
-}
-
-/// Adds the counts of `more` to `counts`. Counts saturate: a log read back
-/// may hold any numbers.
-pub(crate) fn add_counts(counts: &mut VerdictCounts, more: &VerdictCounts) {
-    for (verdict, calls) in more {
-        let counted = counts.entry(*verdict).or_default();
-        *counted = counted.saturating_add(*calls);
     }
 }

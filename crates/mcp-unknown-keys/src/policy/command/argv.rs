@@ -2,7 +2,7 @@
 //! wrappers stripped, and the command strings of shells, `su` and `eval`
 //! read in turn.
 
-use super::lex::{self, LINE_BUDGET, Piece, Word};
+use super::lex::{self, LINE_BUDGET, Piece, Word, is_assignment};
 use super::wrappers::{self, Skip};
 use super::{Command, MAX_DEPTH, Unreadable, base_name};
 
@@ -218,18 +218,6 @@ fn strip_leading(mut words: Vec<Word>) -> Result<(Vec<Word>, Vec<String>), Unrea
 /// The variable an assignment word sets.
 fn assigned_name(word: &Word) -> String {
     word.raw.split('=').next().unwrap_or_default().to_owned()
-}
-
-/// `NAME=…` with a bare name: the shell sets a variable, runs nothing.
-pub(super) fn is_assignment(raw: &str) -> bool {
-    let Some((name, _)) = raw.split_once('=') else {
-        return false;
-    };
-    let mut bytes = name.bytes();
-    bytes
-        .next()
-        .is_some_and(|first| first.is_ascii_alphabetic() || first == b'_')
-        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 /// A command as its words say: the program, the arguments up to the first

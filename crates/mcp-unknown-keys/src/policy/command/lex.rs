@@ -451,3 +451,15 @@ impl Lexer<'_, '_> {
         self.end_piece();
     }
 }
+
+/// `NAME=…` with a bare name: the shell sets a variable, runs nothing.
+pub(super) fn is_assignment(raw: &str) -> bool {
+    let Some((name, _)) = raw.split_once('=') else {
+        return false;
+    };
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}

@@ -7,8 +7,7 @@
 //! runs, never hide it.
 
 use super::Unreadable;
-use super::argv::is_assignment;
-use super::lex::Word;
+use super::lex::{Word, is_assignment};
 
 /// A wrapper's options.
 pub(super) struct Grammar {

@@ -1,0 +1,12 @@
+//! The integration tests, one binary: each file beside this one is a
+//! module (as ripgrep gathers its tests).
+//! Files kept as binaries of their own are named in Cargo.toml.
+
+mod api;
+mod catalogues;
+mod cut_short;
+mod groups;
+mod hostile_input;
+mod repeats;
+mod shapes;
+mod verdicts;
