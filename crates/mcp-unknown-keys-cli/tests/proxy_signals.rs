@@ -1,7 +1,7 @@
 //! The host's signals: each terminating one reaches the server, the proxy
 //! writes its summary, and the server never outlives the proxy.
 
-use crate::support;
+mod support;
 
 use std::process::Command;
 use std::thread;

@@ -24,19 +24,14 @@ impl<O: Observer> Handler for Audit<O> {
         if self.record_tools.reuse(print) {
             return;
         }
-        let Some(listed) = ListedTools::read(text) else {
+        let Some((catalog, unreadable)) = catalogue_of(text) else {
             return;
         };
-        let mut catalog = Catalog::new();
-        catalog.extend_tools(&listed.tools);
-        if catalog.is_empty() && listed.unreadable.is_empty() {
-            return;
-        }
         self.report.listed(&catalog, None);
         self.unbound.auditor.say_notes(&catalog);
         self.say_notes(None);
         self.record_tools.made(print, catalog);
-        self.say_unreadable(listed.unreadable);
+        self.say_unreadable(unreadable);
     }
 
     /// A listing kept on its own (`{"tools": […]}`): the catalogue from
@@ -48,18 +43,13 @@ impl<O: Observer> Handler for Audit<O> {
             self.listing.abandon();
             return;
         }
-        let Some(listed) = ListedTools::read(text) else {
+        let Some((catalog, unreadable)) = catalogue_of(text) else {
             return;
         };
-        let mut catalog = Catalog::new();
-        catalog.extend_tools(&listed.tools);
-        if catalog.is_empty() && listed.unreadable.is_empty() {
-            return;
-        }
         self.listing.abandon();
         self.set_unbound(catalog);
         self.unbound_print = Some(print);
-        self.say_unreadable(listed.unreadable);
+        self.say_unreadable(unreadable);
     }
 
     fn begin_record(&mut self) {
@@ -319,6 +309,16 @@ impl<O: Observer> Audit<O> {
             }
         }
     }
+}
+
+/// The catalogue of a `tools` array's text, with the tools too deep to
+/// read; `None` when the text is no array, or declares nothing at all (a
+/// list of tool names is no catalogue).
+fn catalogue_of(text: &str) -> Option<(Catalog, Vec<String>)> {
+    let listed = ListedTools::read(text)?;
+    let mut catalog = Catalog::new();
+    catalog.extend_tools(&listed.tools);
+    (!catalog.is_empty() || !listed.unreadable.is_empty()).then_some((catalog, listed.unreadable))
 }
 
 fn fingerprint(text: &str) -> u64 {
