@@ -1,7 +1,7 @@
 //! The host's signals: each terminating one reaches the server, the proxy
 //! writes its summary, and the server never outlives the proxy.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::thread;
@@ -18,9 +18,35 @@ fn kill(signal: &str, pid: u32) {
     assert!(sent.success());
 }
 
+/// Whether `signal` is ignored in this process: its children inherit that,
+/// and a shell cannot trap a signal ignored when it started.
+fn ignored(signal: libc::c_int) -> bool {
+    let mut action = std::mem::MaybeUninit::<libc::sigaction>::zeroed();
+    // SAFETY: a null new action only reads the current one into `action`.
+    let read = unsafe { libc::sigaction(signal, std::ptr::null(), action.as_mut_ptr()) };
+    // SAFETY: sigaction filled it in when it returned 0.
+    read == 0 && unsafe { action.assume_init() }.sa_sigaction == libc::SIG_IGN
+}
+
 #[test]
 fn every_terminating_signal_reaches_the_server_and_the_summary_is_written() {
-    for signal in ["HUP", "INT", "QUIT", "TERM", "USR1", "USR2", "ALRM"] {
+    let signals = [
+        ("HUP", libc::SIGHUP),
+        ("INT", libc::SIGINT),
+        ("QUIT", libc::SIGQUIT),
+        ("TERM", libc::SIGTERM),
+        ("USR1", libc::SIGUSR1),
+        ("USR2", libc::SIGUSR2),
+        ("ALRM", libc::SIGALRM),
+    ];
+    for (name, number) in signals {
+        assert!(
+            !ignored(number),
+            "SIG{name} is ignored in the test process (run under nohup, or from a shell that ignores it), \
+             so the test server's shell cannot trap it: run the tests where it is not ignored"
+        );
+    }
+    for (signal, _) in signals {
         let mut s = Session::start(
             &[],
             &[

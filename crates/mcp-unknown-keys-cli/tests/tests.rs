@@ -1,7 +1,6 @@
 //! The integration tests, one binary: each file beside this one is a
 //! module (as ripgrep gathers its tests), sharing the support modules.
-//! Files kept as binaries of their own are named in Cargo.toml
-//! (`proxy_signals.rs`).
+//! Files kept as binaries of their own are named in Cargo.toml.
 
 mod audit_support;
 mod support;
@@ -38,6 +37,7 @@ mod proxy_otlp;
 mod proxy_output;
 mod proxy_schemas;
 mod proxy_sdk;
+mod proxy_signals;
 mod proxy_summary;
 mod proxy_tap;
 mod proxy_unaudited;
