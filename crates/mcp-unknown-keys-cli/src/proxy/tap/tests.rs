@@ -158,12 +158,12 @@ fn the_window_opens_before_a_listing_request_is_forwarded_and_closes_once_answer
     tap.settle(None);
     assert_eq!(tap.server().keep_limit(), MAX_NOTIFICATION_LINE);
     // A call, until it is read, opens the server's lines too: one of them
-    // may answer it.
-    from_client(
-        &tap,
-        r#"{"method":"tools/call","params":{"name":"list_directory"}}"#,
-    );
+    // may answer it. Checked before the line is queued, so that the worker
+    // cannot have read it yet.
+    let call = br#"{"method":"tools/call","params":{"name":"list_directory"}}"#;
+    assert!(tap.client().before_forward(call));
     assert_eq!(tap.server().keep_limit(), MAX_TAPPED_LINE);
+    tap.client().after_forward(call);
     tap.settle(None);
     assert_eq!(tap.server().keep_limit(), MAX_NOTIFICATION_LINE);
     from_client(&tap, r#"{"jsonrpc":"2.0","id":3,"method":"tools\/list"}"#);
