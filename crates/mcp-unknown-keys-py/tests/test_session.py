@@ -203,14 +203,28 @@ def test_a_pydantic_model_is_read_as_its_sender_writes_it():
         method: str
         params: Params | None = None
 
-    session, _, _ = listed({"fs_read": ["path"]})
-    request = Request(id=1, method="tools/call", params=Params(name="fs_read", arguments={"ffset": 1}))
+    class Tool(pydantic.BaseModel):
+        name: str
+        declared: dict = pydantic.Field(alias="inputSchema")
+
+    class Listing(pydantic.BaseModel):
+        tools: list[Tool]
+        next_cursor: str | None = pydantic.Field(default=None, alias="nextCursor")
+
+    class Response(pydantic.BaseModel):
+        jsonrpc: str = "2.0"
+        id: int
+        result: Listing
+
+    session = Session(on_warn=lambda warning: None)
+    # Unset fields are left out, as the MCP SDK sends them.
+    session.from_host(Request(id=1, method="tools/list"))
+    tool = Tool(name="fs_read", inputSchema={"properties": {"path": {}}})
+    # Written by alias: `inputSchema`, which declares `path`.
+    session.from_server(Response(id=1, result=Listing(tools=[tool])))
+    assert session.audited_tools == ["fs_read"]
+    request = Request(id=2, method="tools/call", params=Params(name="fs_read", arguments={"ffset": 1}))
     assert keys(session.from_host(request)) == [["ffset"]]
-    # Unset fields are left out, as the MCP SDK sends them: a listing request
-    # with no params opens a listing.
-    session.from_host(Request(id=2, method="tools/list"))
-    session.from_server(page(2, {"fs_list": ["dir"]}))
-    assert session.tools == ["fs_list"]
 
 
 def test_what_is_not_json_rpc_is_not_acted_on_and_never_raises():
@@ -227,6 +241,26 @@ def test_what_is_not_json_rpc_is_not_acted_on_and_never_raises():
     for _ in range(5000):
         deep = {"a": deep}
     assert keys(session.from_host(call(2, "fs_read", deep))) == [["a"]]
+
+
+def test_a_large_message_is_read_as_a_small_one():
+    # From 16 KiB on, the message is read with the GIL released.
+    session, _, _ = listed({"fs_read": ["path"]})
+    arguments = {"path": "a" * 40_000, "ffset": 1}
+    assert keys(session.from_host(call(1, "fs_read", arguments))) == [["ffset"]]
+    session.from_server({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"text": "x" * 40_000}]}})
+    assert [v["verdict"] for v in session.verdicts] == ["ignored"]
+
+
+def test_the_verdicts_kept_are_the_latest_10000_and_on_verdict_sees_each():
+    session, _, handed = listed({"fs_read": ["path"]})
+    for id in range(10_005):
+        session.from_host(call(id, "fs_read", {"ffset": 1}))
+        session.from_server(result(id))
+    kept = session.verdicts
+    assert len(kept) == 10_000
+    assert (kept[0]["id"], kept[-1]["id"]) == ("5", "10004")
+    assert len(handed) == 10_005
 
 
 def test_a_value_with_no_json_form_is_a_type_error():
