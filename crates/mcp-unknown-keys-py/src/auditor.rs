@@ -6,21 +6,16 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use mcp_unknown_keys::audit::{self, Arguments, Call, Catalog, Coverage, Listing, Outcome, Skip};
-use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 use serde_json::Value;
 
 use crate::arguments::DictArguments;
-use crate::convert::json_text;
+use crate::convert::{DETACH_FROM_BYTES, json_text};
 use crate::listing::listed_tools;
+use crate::options::core_auditor;
 use crate::report::{PyCoverage, PyWarning};
 use crate::sink::PythonSink;
-
-/// From this many bytes on, JSON text is scanned with the GIL released:
-/// other Python threads run meanwhile. Below it, releasing and taking back
-/// the GIL would cost more than the scan (a few hundred nanoseconds).
-const DETACH_FROM_BYTES: usize = 16 * 1024;
 
 /// Audits tool calls against the latest catalogue and says each undeclared
 /// (tool, key) pair once.
@@ -78,15 +73,7 @@ impl PyAuditor {
         top_level_only: bool,
         on_note: Option<Bound<'_, PyAny>>,
     ) -> PyResult<PyAuditor> {
-        let sink = PythonSink {
-            on_warn: callable("on_warn", on_warn)?,
-            on_note: callable("on_note", on_note)?,
-        };
-        let sink = Arc::new(sink);
-        let auditor = audit::Auditor::new()
-            .with_shared_sink(sink.clone())
-            .allow_all(allowed_keys(allow)?)
-            .top_level_only(top_level_only);
+        let (auditor, sink) = core_auditor(on_warn, allow, top_level_only, on_note)?;
         Ok(PyAuditor {
             auditor,
             sink,
@@ -276,39 +263,9 @@ impl PyAuditor {
                 .collect()
         };
         for tool in unsaid {
-            self.sink.say(
-                &tool,
-                "its schema nests too deep to read: the tool's arguments are not audited",
-            );
+            self.sink.say_unreadable_tool(&tool);
         }
     }
-}
-
-fn callable(name: &str, value: Option<Bound<'_, PyAny>>) -> PyResult<Option<Py<PyAny>>> {
-    match value {
-        Some(value) if !value.is_callable() => Err(PyTypeError::new_err(format!("{name} must be callable"))),
-        value => Ok(value.map(Bound::unbind)),
-    }
-}
-
-/// The keys of `allow`: any iterable of strings but a string itself, whose
-/// letters would each be allowed.
-pub(crate) fn allowed_keys(allow: Option<Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
-    let Some(allow) = allow else {
-        return Ok(Vec::new());
-    };
-    if allow.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err(
-            "allow must be an iterable of keys, not a string",
-        ));
-    }
-    allow
-        .try_iter()?
-        .map(|key| {
-            key?.extract::<String>()
-                .map_err(|_| PyValueError::new_err("allow holds a key that is not a string"))
-        })
-        .collect()
 }
 
 /// The tool's name as text, whatever the model wrote: a string as it is,

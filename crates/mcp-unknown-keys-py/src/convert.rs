@@ -12,6 +12,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
+/// From this many bytes on, JSON text is scanned with the GIL released:
+/// other Python threads run meanwhile. Below it, releasing and taking back
+/// the GIL would cost more than the scan (a few hundred nanoseconds).
+pub const DETACH_FROM_BYTES: usize = 16 * 1024;
+
 /// How deep a catalogue is read: serde_json's own limit when it parses
 /// JSON text, so a listing reads the same as a dict and as text. A deeper
 /// (or self-containing) structure is refused rather than overflowing the
@@ -207,12 +212,26 @@ pub fn host_value_within_depth(value: &Bound<'_, PyAny>) -> PyResult<Option<Valu
 /// A pydantic model (the MCP SDK's `Tool`, `ListToolsResult`) as its JSON
 /// dump by alias (`inputSchema`); `None` for anything else.
 pub fn model_dump<'py>(value: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    model_dump_with(value, false)
+}
+
+/// A pydantic model as its JSON dump by alias, its unset optional fields
+/// left out when `exclude_none`: a JSON-RPC message (the MCP SDK's
+/// `JSONRPCMessage`) as its sender writes it, with no `"params": null`;
+/// `None` for anything else.
+pub fn model_dump_with<'py>(
+    value: &Bound<'py, PyAny>,
+    exclude_none: bool,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
     if !value.hasattr("model_dump")? {
         return Ok(None);
     }
     let kwargs = PyDict::new(value.py());
     kwargs.set_item("mode", "json")?;
     kwargs.set_item("by_alias", true)?;
+    if exclude_none {
+        kwargs.set_item("exclude_none", true)?;
+    }
     value.call_method("model_dump", (), Some(&kwargs)).map(Some)
 }
 

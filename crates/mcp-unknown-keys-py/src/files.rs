@@ -11,8 +11,8 @@ use pyo3::exceptions::{
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use crate::auditor::allowed_keys;
 use crate::listing::listed_tools;
+use crate::options::allowed_keys;
 use crate::report::{PyCoverage, PyWarning, python_of};
 
 /// Audits recorded logs as `mcp-unknown-keys audit` does and returns a

@@ -7,6 +7,11 @@
 //! OpenAI Agents SDK and LangChain.
 //!
 //! - `auditor`: `Auditor`, over the core's [`Auditor`](mcp_unknown_keys::audit::Auditor);
+//! - `session`: `Session`, over the core's [`Session`](mcp_unknown_keys::session::Session),
+//!   for hosts that see the server's answers too;
+//! - `message`: a JSON-RPC message given as values, written as the JSON
+//!   text its sender puts on the wire;
+//! - `options`: what a host passes to build either: callables, allowed keys;
 //! - `arguments`: a call's dict read in place (the core's `HostObject`);
 //! - `convert`: dict keys, scalars and JSON text as JSON reads them, and
 //!   catalogues as JSON;
@@ -24,7 +29,10 @@ mod auditor;
 mod convert;
 mod files;
 mod listing;
+mod message;
+mod options;
 mod report;
+mod session;
 mod sink;
 mod walk;
 
@@ -34,6 +42,7 @@ use pyo3::prelude::*;
 #[pymodule(name = "_native")]
 fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<auditor::PyAuditor>()?;
+    module.add_class::<session::PySession>()?;
     module.add_class::<report::PyWarning>()?;
     module.add_class::<report::PyCoverage>()?;
     module.add_class::<files::PyReport>()?;

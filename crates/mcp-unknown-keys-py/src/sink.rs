@@ -46,9 +46,20 @@ impl PythonSink {
             (None, Some(_)) => {}
         })
     }
+
+    /// Says that a listed tool's schema nests too deep to read (it stays
+    /// listed, declaring nothing), in the words every Python door uses.
+    pub fn say_unreadable_tool(&self, tool: &str) {
+        self.say(
+            tool,
+            "its schema nests too deep to read: the tool's arguments are not audited",
+        );
+    }
 }
 
-fn call<'py>(py: Python<'py>, callable: &Py<PyAny>, args: impl pyo3::call::PyCallArgs<'py>) {
+/// Calls a host's callback; what it raises goes to `sys.unraisablehook`,
+/// never back into the call being audited.
+pub(crate) fn call<'py>(py: Python<'py>, callable: &Py<PyAny>, args: impl pyo3::call::PyCallArgs<'py>) {
     if let Err(error) = callable.bind(py).call1(args) {
         error.write_unraisable(py, Some(callable.bind(py)));
     }

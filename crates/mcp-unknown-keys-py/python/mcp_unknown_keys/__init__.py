@@ -12,6 +12,11 @@ once, without ever changing, rejecting or delaying the call.
 >>> auditor.audit("fs_read", {"path": "a", "ffset": 12}).unknown_keys
 ['ffset']
 
+:class:`Session` is for hosts that also see the server's answers: fed every
+JSON-RPC message of a session, it keeps the listings itself, audits the calls
+and says what the server did with each call that carried undeclared keys
+(``ignored``, ``rejected``, ``unanswered``), as the proxy does.
+
 :func:`audit_file` audits what logs already recorded, as the
 ``mcp-unknown-keys audit`` command does, and returns a :class:`Report`. Adapters for agent frameworks live
 in submodules, each importing its
@@ -20,6 +25,6 @@ framework only when imported: :mod:`mcp_unknown_keys.mcp` (the MCP SDK's
 :mod:`mcp_unknown_keys.openai_agents` and :mod:`mcp_unknown_keys.langchain`.
 """
 
-from ._native import Auditor, Coverage, Report, Warning, __version__, audit_file
+from ._native import Auditor, Coverage, Report, Session, Warning, __version__, audit_file
 
-__all__ = ["Auditor", "Coverage", "Report", "Warning", "__version__", "audit_file"]
+__all__ = ["Auditor", "Coverage", "Report", "Session", "Warning", "__version__", "audit_file"]

@@ -1,4 +1,4 @@
-"""Type stubs of the Rust extension: Auditor, Warning, Coverage, Report, audit_file."""
+"""Type stubs of the Rust extension: Auditor, Session, Warning, Coverage, Report, audit_file."""
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -94,6 +94,41 @@ class Auditor:
     ) -> Warning | None: ...
     @property
     def coverage(self) -> Coverage: ...
+
+class Verdict(TypedDict):
+    """What the server did with a call that carried undeclared keys: the JSON line a door logs."""
+
+    verdict: Literal["ignored", "rejected", "unanswered"]
+    tool: str
+    id: str
+    unknown_keys: list[str]
+    unknown_paths: NotRequired[list[str]]
+
+@final
+class Session:
+    """One MCP session: the host's messages and the server's answers in, warnings and verdicts out."""
+
+    def __init__(
+        self,
+        on_warn: Callable[[Warning], object] | None = None,
+        allow: Iterable[str] | None = None,
+        top_level_only: bool = False,
+        on_note: Callable[[str, str], object] | None = None,
+        on_verdict: Callable[[Verdict], object] | None = None,
+    ) -> None: ...
+    # `message`: a JSON-RPC message or batch as `json.loads` gives it, a
+    # pydantic model (`JSONRPCMessage`), or its JSON text.
+    def from_host(self, message: object) -> list[Warning]: ...
+    def from_server(self, message: object) -> list[Warning]: ...
+    def finish(self) -> list[Verdict]: ...
+    @property
+    def coverage(self) -> Coverage: ...
+    @property
+    def verdicts(self) -> list[Verdict]: ...
+    @property
+    def tools(self) -> list[str]: ...
+    @property
+    def audited_tools(self) -> list[str]: ...
 
 class Lines(TypedDict):
     """The lines read, blank ones aside, and what became of them."""
