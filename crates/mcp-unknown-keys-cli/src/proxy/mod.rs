@@ -47,7 +47,7 @@ use std::thread;
 use std::time::Duration;
 
 use self::output::ServerOutput;
-use self::report::Reports;
+use self::report::{ReportOptions, Reports};
 use self::session::Event;
 use self::signals::Blocked;
 use self::tap::Tap;
@@ -123,6 +123,22 @@ impl Args {
         None
     }
 
+    /// What the reports are asked for.
+    fn report_options(&self) -> ReportOptions<'_> {
+        ReportOptions {
+            log: self.log.as_deref(),
+            allow: &self.allow,
+            quiet: self.quiet,
+            name: self.name.as_deref(),
+            top_level_only: self.top_level_only,
+            #[cfg(feature = "remote")]
+            otlp: self.otlp.as_deref(),
+            #[cfg(not(feature = "remote"))]
+            otlp: None,
+            remote_url: self.remote_url(),
+        }
+    }
+
     /// The name the server goes by in the log's attribution.
     fn server_name(&self) -> String {
         report::attribution::server_name(self.name.as_deref(), &self.command, self.remote_url())
@@ -161,7 +177,7 @@ fn proxy(args: Args) -> Result<ExitStatus, Failure> {
     // thread blocks would end the proxy.
     let blocked =
         Blocked::block().map_err(|e| Failure::new(format!("cannot set up signal forwarding: {e}"), 1))?;
-    let reports = Arc::new(Reports::open(&args, args.server_name())?);
+    let reports = Arc::new(Reports::open(&args.report_options(), args.server_name())?);
     let tap = Arc::new(reports.tap(None));
     let (mut child, group) = session::spawn(&args.command, &blocked)?;
     let (events, event) = mpsc::channel();

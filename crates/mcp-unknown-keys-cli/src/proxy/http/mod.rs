@@ -100,7 +100,7 @@ fn door(args: &super::Args) -> Result<(), super::Failure> {
     let remote = &args.remote;
     let headers = headers::parse_all(&remote.headers, |name| std::env::var(name).ok())
         .map_err(|e| super::Failure::new(e.to_string(), 2))?;
-    let reports = Arc::new(Reports::open(args, args.server_name())?);
+    let reports = Arc::new(Reports::open(&args.report_options(), args.server_name())?);
     if let Some(template) = &remote.url {
         let url =
             url::expand(template, |name| std::env::var(name).ok()).map_err(|e| super::Failure::new(e, 2))?;

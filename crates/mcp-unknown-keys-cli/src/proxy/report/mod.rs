@@ -21,6 +21,7 @@ pub mod attribution;
 pub mod otlp;
 
 use std::io::{self, Write};
+use std::path::Path;
 use std::sync::Arc;
 
 use mcp_unknown_keys::audit::{Auditor, Judged, Note, Printable, Sink, Warning};
@@ -31,7 +32,7 @@ use super::log::Log;
 use super::summary::Summary;
 use super::tap::trace::TraceContext;
 use super::tap::{Report, Tap};
-use super::{Args, Failure, LOG_AT_EXIT, SETTLE_AT_EXIT};
+use super::{Failure, LOG_AT_EXIT, SETTLE_AT_EXIT};
 
 /// The outputs of one proxy run.
 pub struct Reports {
@@ -45,10 +46,31 @@ pub struct Reports {
     top_level_only: bool,
 }
 
+/// What the reports of one run are asked for: the door's options, as its
+/// command line gave them (the engine never reads the command line).
+#[derive(Debug, Default)]
+pub struct ReportOptions<'a> {
+    /// `--log FILE`.
+    pub log: Option<&'a Path>,
+    /// `--allow KEY`…: keys tolerated on every tool.
+    pub allow: &'a [String],
+    /// `--quiet`: nothing on stderr but a failing log.
+    pub quiet: bool,
+    /// `--name NAME`: ` [NAME]` on stderr.
+    pub name: Option<&'a str>,
+    /// `--top-level-only`.
+    pub top_level_only: bool,
+    /// `--otlp URL`.
+    pub otlp: Option<&'a str>,
+    /// The remote server's URL, which OTLP records name as its address.
+    pub remote_url: Option<&'a str>,
+}
+
 impl Reports {
-    /// Opens `--log` and `--otlp`, if given, for a server called `server`.
-    pub fn open(args: &Args, server: String) -> Result<Reports, Failure> {
-        let log = match &args.log {
+    /// Opens `--log` and `--otlp`, if asked for, for a server called
+    /// `server`.
+    pub fn open(options: &ReportOptions<'_>, server: String) -> Result<Reports, Failure> {
+        let log = match options.log {
             None => None,
             Some(path) => Some(
                 Log::open(path)
@@ -56,19 +78,19 @@ impl Reports {
             ),
         };
         let attribution = Attribution::new(server);
-        let otlp = otlp::Exporter::from_args(args, &attribution).map_err(|e| Failure::new(e, 2))?;
+        let otlp = otlp::Exporter::open(options.otlp, options.remote_url, &attribution)
+            .map_err(|e| Failure::new(e, 2))?;
         Ok(Reports {
-            stderr: !args.quiet,
-            tag: args
+            stderr: !options.quiet,
+            tag: options
                 .name
-                .as_deref()
                 .map(|name| format!(" [{}]", Printable(name)))
                 .unwrap_or_default(),
             log,
             attribution,
             otlp,
-            allow: args.allow.clone(),
-            top_level_only: args.top_level_only,
+            allow: options.allow.to_vec(),
+            top_level_only: options.top_level_only,
         })
     }
 

@@ -33,7 +33,6 @@ use serde_json::Value;
 use self::encode::Encoded;
 pub use self::encode::Origin;
 use super::attribution::Attribution;
-use crate::proxy::Args;
 use crate::proxy::tap::trace::TraceContext;
 
 /// The most records waiting for the exporter; beyond it a record is
@@ -101,16 +100,21 @@ struct State {
 }
 
 impl Exporter {
-    /// The exporter `--otlp` asks for, if any; an error for a URL that
-    /// cannot be used.
+    /// The exporter `--otlp` asks for, to the collector at `url`, if any
+    /// (`remote_url`: the remote server's, which records name as its
+    /// address); an error for a URL that cannot be used.
     #[cfg(feature = "remote")]
-    pub fn from_args(args: &Args, attribution: &Attribution) -> Result<Option<Exporter>, String> {
-        let Some(url) = &args.otlp else { return Ok(None) };
+    pub fn open(
+        url: Option<&str>,
+        remote_url: Option<&str>,
+        attribution: &Attribution,
+    ) -> Result<Option<Exporter>, String> {
+        let Some(url) = url else { return Ok(None) };
         let transport = transport::Transport::new(url)?;
         let origin = Origin {
             server: attribution.server.clone(),
             session: attribution.session.clone(),
-            address: args.remote_url().and_then(super::attribution::url_host),
+            address: remote_url.and_then(super::attribution::url_host),
         };
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
@@ -133,7 +137,7 @@ impl Exporter {
 
     /// Without the feature `remote`, there is no `--otlp`.
     #[cfg(not(feature = "remote"))]
-    pub fn from_args(_: &Args, _: &Attribution) -> Result<Option<Exporter>, String> {
+    pub fn open(_: Option<&str>, _: Option<&str>, _: &Attribution) -> Result<Option<Exporter>, String> {
         Ok(None)
     }
 
