@@ -53,6 +53,7 @@
 //! # let _ = Skip::NoCatalogue;
 //! ```
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::audit::{
@@ -126,7 +127,9 @@ pub struct Session {
     findings: Findings,
     verdicts: Verdicts<Id>,
     skips_said: Vec<Skip>,
-    unreadable_said: Vec<String>,
+    /// Hashed: a hostile listing may name a great many tools too deep to
+    /// read, and each is looked up once per listing.
+    unreadable_said: HashSet<String>,
 }
 
 impl Session {
@@ -221,7 +224,7 @@ impl Session {
         }
         for tool in page.tools.unreadable {
             if !self.unreadable_said.contains(&tool) {
-                self.unreadable_said.push(tool.clone());
+                self.unreadable_said.insert(tool.clone());
                 step.unreadable_tools.push(tool);
             }
         }
