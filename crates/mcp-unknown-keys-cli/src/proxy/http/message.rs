@@ -5,46 +5,57 @@
 
 use std::borrow::Cow;
 
-use mcp_unknown_keys::jsonrpc::{Id, Line, Message, read_line};
-use serde::Deserialize;
-use serde::de::IgnoredAny;
+use mcp_unknown_keys::jsonrpc::{self, Id, Line, Message, members, read_line};
 use serde_json::value::RawValue;
 
-/// A message from the host, as far as routing it needs.
-#[derive(Debug, Default, Deserialize)]
+/// A message from the host, as far as routing it needs, read with the
+/// core's member reader: as the server's parser and the tap read it (the
+/// last of a repeated member, names and strings decoded, any depth), so
+/// the bridge never routes a message as other than the tap audits it.
+#[derive(Debug, Default)]
 pub struct Outgoing<'a> {
-    #[serde(borrow, default)]
     id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
     params: Option<OutgoingParams<'a>>,
-    #[serde(default)]
-    result: Option<IgnoredAny>,
-    #[serde(default)]
-    error: Option<IgnoredAny>,
+    /// It has a `result` or an `error`.
+    answers: bool,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default)]
 struct OutgoingParams<'a> {
-    #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     uri: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     arguments: Option<&'a RawValue>,
-    #[serde(borrow, default, rename = "requestId")]
     request_id: Option<&'a RawValue>,
-    #[serde(default)]
-    cursor: Option<IgnoredAny>,
-    #[serde(borrow, default, rename = "_meta")]
-    meta: Option<Meta<'a>>,
+    cursor: bool,
+    protocol_version: Option<Cow<'a, str>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-struct Meta<'a> {
-    #[serde(borrow, default, rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: Option<Cow<'a, str>>,
+/// A member present with a value other than `null`.
+fn present(member: Option<&RawValue>) -> Option<&RawValue> {
+    member.filter(|member| !jsonrpc::absent(Some(member)))
+}
+
+impl<'a> OutgoingParams<'a> {
+    /// `params`, when it is an object.
+    fn read(params: &'a RawValue) -> Option<OutgoingParams<'a>> {
+        let [name, uri, arguments, request_id, cursor, meta] = members(
+            params.get(),
+            ["name", "uri", "arguments", "requestId", "cursor", "_meta"],
+        )?;
+        let protocol_version = meta
+            .and_then(|meta| members(meta.get(), ["io.modelcontextprotocol/protocolVersion"]))
+            .and_then(|[version]| version)
+            .and_then(jsonrpc::string);
+        Some(OutgoingParams {
+            name: name.and_then(jsonrpc::string),
+            uri: uri.and_then(jsonrpc::string),
+            arguments: present(arguments),
+            request_id: present(request_id),
+            cursor: present(cursor).is_some(),
+            protocol_version,
+        })
+    }
 }
 
 /// What kind of message a host line is.
@@ -64,11 +75,19 @@ pub enum Kind {
 impl<'a> Outgoing<'a> {
     /// Reads a host line; an unreadable line reads as [`Kind::Unreadable`].
     pub fn read(line: &'a [u8]) -> Outgoing<'a> {
-        let parsed = std::str::from_utf8(line)
+        let members = std::str::from_utf8(line)
             .ok()
             .filter(|text| text.trim_start().starts_with('{'))
-            .and_then(|text| serde_json::from_str(text).ok());
-        parsed.unwrap_or_default()
+            .and_then(|text| members(text, ["id", "method", "params", "result", "error"]));
+        let Some([id, method, params, result, error]) = members else {
+            return Outgoing::default();
+        };
+        Outgoing {
+            id: present(id),
+            method: method.and_then(jsonrpc::string),
+            params: params.and_then(OutgoingParams::read),
+            answers: present(result).is_some() || present(error).is_some(),
+        }
     }
 
     /// The kind of message.
@@ -76,7 +95,7 @@ impl<'a> Outgoing<'a> {
         match (&self.method, self.id) {
             (Some(_), Some(_)) => Kind::Request,
             (Some(_), None) => Kind::Notification,
-            (None, Some(_)) if self.result.is_some() || self.error.is_some() => Kind::Response,
+            (None, Some(_)) if self.answers => Kind::Response,
             _ => Kind::Unreadable,
         }
     }
@@ -125,12 +144,12 @@ impl<'a> Outgoing<'a> {
 
     /// Whether a listing request asks for a further page.
     pub fn has_cursor(&self) -> bool {
-        self.params.as_ref().is_some_and(|params| params.cursor.is_some())
+        self.params.as_ref().is_some_and(|params| params.cursor)
     }
 
     /// The protocol version a modern request declares in its `_meta`.
     pub fn protocol_version(&self) -> Option<&str> {
-        self.params.as_ref()?.meta.as_ref()?.protocol_version.as_deref()
+        self.params.as_ref()?.protocol_version.as_deref()
     }
 }
 
@@ -295,6 +314,24 @@ mod tests {
         ] {
             assert_eq!(kind(line), Kind::Unreadable, "{line}");
         }
+    }
+
+    #[test]
+    fn a_message_is_read_as_the_tap_reads_it_the_last_of_repeated_members() {
+        // A serde-derived reader refused a repeated member, so the bridge
+        // sent as unreadable a request the tap audited as a call.
+        let line = br#"{"jsonrpc":"2.0","id":1,"method":"ping","id":2,"method":"tools\/call","params":{"name":"a","name":"b","arguments":{"x":1}}}"#;
+        let message = Outgoing::read(line);
+        assert_eq!(message.kind(), Kind::Request);
+        assert_eq!(message.id().map(RawValue::get), Some("2"));
+        assert_eq!(message.tool(), Some("b"));
+        let Line::Message(Message::Call { id, name, .. }) = read_line(line) else {
+            panic!("the tap reads a call")
+        };
+        assert_eq!((id.map(|id| id.to_value()), &*name), (Some(2.into()), "b"));
+        // A null id is none: a notification, as before.
+        let null = Outgoing::read(br#"{"jsonrpc":"2.0","id":null,"method":"notifications/initialized"}"#);
+        assert_eq!(null.kind(), Kind::Notification);
     }
 
     #[test]
