@@ -222,7 +222,7 @@ impl Worker {
     /// Hands one message to the session, under the state's lock, keeping
     /// the relays' gates in step with it; then delivers what it said, with
     /// no lock held.
-    fn act(&self, entry: &Entry, message: Message<'_>, gates: &Gates) {
+    fn act<'a>(&self, entry: &'a Entry, message: Message<'a>, gates: &Gates) {
         let from = match entry.from {
             From::Client => Side::Host,
             From::Server => Side::Server,
@@ -230,7 +230,7 @@ impl Worker {
             From::Proxy => Side::Door,
         };
         let call = match &message {
-            Message::Call { id, name, .. } => Some((id.clone(), name.clone().into_owned())),
+            Message::Call { id, name, .. } => Some((id.clone(), name.clone())),
             _ => None,
         };
         let (mut step, trace, judged) = {
