@@ -8,8 +8,7 @@ use clap::{Parser, Subcommand};
 mod audit_cmd;
 mod demo;
 mod example_server;
-mod proxy;
-mod utc;
+mod proxy_cmd;
 mod wrap;
 
 /// See the arguments a model's tool calls carry that the tools never declared.
@@ -30,7 +29,7 @@ enum Command {
     Unwrap(wrap::UnwrapArgs),
     /// Run an MCP server over stdio and stand in its place, byte-exact,
     /// reporting undeclared keys on stderr.
-    Proxy(proxy::Args),
+    Proxy(proxy_cmd::Args),
     /// Replay recorded tool calls and transcripts (JSON Lines) offline.
     Audit(audit_cmd::Args),
     /// Run the specification's incident end to end on the example server.
@@ -41,7 +40,7 @@ enum Command {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Command::Proxy(args) => proxy::run(args),
+        Command::Proxy(args) => proxy_cmd::run_proxy(args),
         Command::Audit(args) => audit_cmd::run(args),
         Command::Demo(args) => demo::run(args),
         Command::ExampleServer(args) => example_server::run(args),

@@ -18,6 +18,7 @@
 //! - the summary, last: `{"summary":{…}}` (see `summary`).
 
 pub mod attribution;
+mod log;
 pub mod otlp;
 
 use std::io::{self, Write};
@@ -28,7 +29,7 @@ use mcp_unknown_keys::audit::{Auditor, Judged, Note, Printable, Sink, Warning};
 use serde::Serialize;
 
 use self::attribution::Attribution;
-use super::log::Log;
+use self::log::Log;
 use super::summary::Summary;
 use super::tap::trace::TraceContext;
 use super::tap::{Report, Tap};
@@ -48,7 +49,7 @@ pub struct Reports {
 
 /// What the reports of one run are asked for: the door's options, as its
 /// command line gave them (the engine never reads the command line).
-#[derive(Debug, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct ReportOptions<'a> {
     /// `--log FILE`.
     pub log: Option<&'a Path>,

@@ -38,8 +38,8 @@ use self::session::Session;
 use super::client::{self, Upstream};
 use super::message::{Kind, Leading, Outgoing};
 use super::note;
-use crate::proxy::relay::LineTap;
-use crate::proxy::tap::Tap;
+use crate::relay::LineTap;
+use crate::tap::Tap;
 
 /// How long a notification or a response may take to be accepted before
 /// the next message is sent anyway (the first still goes on: only the

@@ -12,7 +12,7 @@
 
 mod body;
 mod guard;
-mod request;
+pub(crate) mod request;
 mod sessions;
 
 use std::convert::Infallible;
@@ -40,8 +40,8 @@ use super::message::Outgoing;
 use super::note;
 use super::reply::{self, Failure};
 use super::sse::Parser;
-use crate::proxy::relay::LineTap;
-use crate::proxy::tap::Tap;
+use crate::relay::LineTap;
+use crate::tap::Tap;
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 
@@ -356,7 +356,7 @@ fn carries(headers: &HeaderMap) -> Carries {
     } else if content_type.starts_with("text/event-stream") {
         // Data is kept as the tap asks (`set_limit`), lines bounded alike
         // whatever it asks.
-        Carries::Events(Parser::new(0).with_line_limit(crate::proxy::MAX_TAPPED_LINE))
+        Carries::Events(Parser::new(0).with_line_limit(crate::MAX_TAPPED_LINE))
     } else if content_type.starts_with("application/json") {
         let length = headers
             .get(hyper::header::CONTENT_LENGTH)
@@ -465,7 +465,7 @@ mod tests {
             budget: request::Budget::of(0),
             refused: std::sync::Mutex::default(),
             sessions: Sessions::new(
-                |_| crate::proxy::tap::Tap::new(mcp_unknown_keys::audit::Auditor::new().with_sink(())),
+                |_| crate::tap::Tap::new(mcp_unknown_keys::audit::Auditor::new().with_sink(())),
                 |_| {},
             ),
         };

@@ -16,10 +16,10 @@ use super::exchange::{
     DEFAULT_RETRY, Ended, Exchange, MAX_MESSAGE, MAX_RESUMPTIONS, MAX_RETRY, is_event_stream, read_body,
 };
 use super::session::Routing;
-use crate::proxy::http::client::{Body, describe};
-use crate::proxy::http::note;
-use crate::proxy::http::reply::{self, Failure};
-use crate::proxy::http::sse::Parser;
+use crate::http::client::{Body, describe};
+use crate::http::note;
+use crate::http::reply::{self, Failure};
+use crate::http::sse::Parser;
 
 /// A message that awaits no answer, read and routed, ready to send.
 pub struct OneWay {

@@ -61,20 +61,17 @@ fn json_string(text: &str) -> String {
     serde_json::to_string(text).expect("a string serialises")
 }
 
-/// The name a server goes by when `--name` is not given: the command's
-/// base name (`npx`, `mcp-server-time`), else the host of the URL.
-pub fn server_name(name: Option<&str>, command: &[OsString], url: Option<&str>) -> String {
-    if let Some(name) = name {
-        return name.to_owned();
-    }
-    if let Some(program) = command.first() {
+/// The name a server run as `command` goes by when `--name` is not given:
+/// the program's base name (`npx`, `mcp-server-time`).
+pub fn command_name(command: &[OsString]) -> String {
+    command.first().map_or_else(String::new, |program| {
         let base = Path::new(program).file_name().unwrap_or(program.as_os_str());
-        return base.to_string_lossy().into_owned();
-    }
-    url.and_then(url_host).unwrap_or_default()
+        base.to_string_lossy().into_owned()
+    })
 }
 
 /// The host of `url`, without userinfo or port.
+#[cfg(feature = "remote")]
 pub fn url_host(url: &str) -> Option<String> {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let authority = rest.split(['/', '?', '#']).next()?;
@@ -167,16 +164,20 @@ mod tests {
     }
 
     #[test]
-    fn the_server_is_named_by_name_command_or_url_host() {
+    fn a_server_run_as_a_command_is_named_by_the_program() {
         let command = [OsString::from("/usr/bin/npx"), OsString::from("-y")];
-        assert_eq!(server_name(Some("fs"), &command, None), "fs");
-        assert_eq!(server_name(None, &command, None), "npx");
+        assert_eq!(command_name(&command), "npx");
+    }
+
+    #[cfg(feature = "remote")]
+    #[test]
+    fn a_remote_server_is_named_by_its_url_host() {
         for (url, host) in [
             ("https://user:pw@mcp.example.com:8443/mcp?x=1", "mcp.example.com"),
             ("http://127.0.0.1:9/mcp", "127.0.0.1"),
             ("http://[::1]:9/", "::1"),
         ] {
-            assert_eq!(server_name(None, &[], Some(url)), host);
+            assert_eq!(url_host(url).as_deref(), Some(host));
         }
     }
 

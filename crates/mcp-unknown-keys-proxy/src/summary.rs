@@ -240,7 +240,7 @@ impl Summary<'_> {
 /// ` — ignored 2, rejected 1`: what the server did with the calls that
 /// carried a pair (those without an id are not counted); nothing when no
 /// call was judged. The `audit` command's text report says it so too.
-pub(crate) fn verdicts_text(counts: &VerdictCounts) -> String {
+pub fn verdicts_text(counts: &VerdictCounts) -> String {
     let said: Vec<String> = Verdict::ALL
         .iter()
         .filter_map(|verdict| counts.get(verdict).map(|n| format!("{verdict} {n}")))

@@ -12,8 +12,8 @@ use hyper::body::Incoming;
 use super::super::client::BoxError;
 use super::super::note;
 use super::super::sse::{LineTooLong, Parser};
-use crate::proxy::relay::LineTap;
-use crate::proxy::tap::Tap;
+use crate::relay::LineTap;
+use crate::tap::Tap;
 
 /// How a response body carries messages.
 pub enum Carries {

@@ -10,7 +10,7 @@ use mcp_unknown_keys::audit::{Judged, Verdict, Warning};
 use serde_json::{Value, json};
 
 use super::super::attribution::hex;
-use crate::proxy::tap::trace::TraceContext;
+use crate::tap::trace::TraceContext;
 
 /// The most items of one list attribute (declared keys can run to
 /// thousands); the count of all is in `…_count`.

@@ -33,7 +33,7 @@ use serde_json::Value;
 use self::encode::Encoded;
 pub use self::encode::Origin;
 use super::attribution::Attribution;
-use crate::proxy::tap::trace::TraceContext;
+use crate::tap::trace::TraceContext;
 
 /// The most records waiting for the exporter; beyond it a record is
 /// dropped and counted.
@@ -319,7 +319,7 @@ mod transport {
 
     use super::SEND_TIMEOUT;
     use super::encode::{self, Encoded};
-    use crate::proxy::http::client::{Upstream, describe};
+    use crate::http::client::{Upstream, describe};
 
     pub struct Transport {
         runtime: tokio::runtime::Runtime,
@@ -332,7 +332,7 @@ mod transport {
         /// The collector at `url`: its base (`http://host:4318`), or its
         /// logs endpoint (`…/v1/logs`).
         pub fn new(url: &str) -> Result<Transport, String> {
-            crate::proxy::http::url::check_userinfo(url, "--otlp")?;
+            crate::http::url::check_userinfo(url, "--otlp")?;
             let base = url.trim_end_matches('/');
             let base = base.strip_suffix("/v1/logs").unwrap_or(base);
             let logs = format!("{base}/v1/logs");

@@ -16,11 +16,11 @@ use serde_json::value::RawValue;
 
 use super::Bridge;
 use super::session::{Era, Routing, SESSION_ID, full};
-use crate::proxy::http::client::{Body, Response, describe};
-use crate::proxy::http::message::{Leading, Outgoing, answer_to};
-use crate::proxy::http::note;
-use crate::proxy::http::reply::{self, Failure};
-use crate::proxy::http::sse::{Event, Parser};
+use crate::http::client::{Body, Response, describe};
+use crate::http::message::{Leading, Outgoing, answer_to};
+use crate::http::note;
+use crate::http::reply::{self, Failure};
+use crate::http::sse::{Event, Parser};
 
 /// How many times a dropped stream is resumed in a row without a message
 /// coming through, before the request is answered with an error.
@@ -36,7 +36,7 @@ pub(super) const MAX_RETRY: Duration = Duration::from_secs(30);
 /// The longest message the bridge reads from the server (a body, or an
 /// event's data): the stdio proxy's limit of a line it taps. A longer one
 /// is not passed on, and stderr says so; it never grows memory past this.
-pub const MAX_MESSAGE: usize = crate::proxy::MAX_TAPPED_LINE;
+pub const MAX_MESSAGE: usize = crate::MAX_TAPPED_LINE;
 
 /// How long, and how many bytes, the rest of a stream is read after the
 /// answer came, so that its connection goes back to the pool: a connection

@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use hyper::header::{AUTHORIZATION, HeaderMap};
 
-use crate::proxy::tap::Tap;
+use crate::tap::Tap;
 
 /// The most sessions tapped at once; the least recently used ends beyond
 /// it.

@@ -18,15 +18,15 @@ use tokio::time::{Instant, Sleep};
 
 // Named from the crate's root, not from `super`: the fuzz target
 // `request_body` compiles this file at its own root, beside stand-ins.
-use crate::proxy::http::client::{Body, BoxError};
-use crate::proxy::http::note;
+use crate::http::client::{Body, BoxError};
+use crate::http::note;
 
 /// How long a request's body may take to arrive whole, from its headers.
 pub const BODY_WITHIN: Duration = Duration::from_secs(30);
 
 /// The most bytes of request bodies held whole at once, across every
 /// connection: four bodies of the longest the tap reads.
-pub const MAX_HELD: usize = 4 * crate::proxy::MAX_TAPPED_LINE;
+pub const MAX_HELD: usize = 4 * crate::MAX_TAPPED_LINE;
 
 /// For tests only, never documented for use: [`BODY_WITHIN`] in
 /// milliseconds, so that a test of it need not wait 30 s.
@@ -140,7 +140,7 @@ impl std::fmt::Display for Unread {
                 "the request's body did not arrive whole within {} s of its headers",
                 within.as_secs_f64()
             ),
-            Unread::Failed(error) => write!(f, "{}", crate::proxy::http::client::describe(&**error)),
+            Unread::Failed(error) => write!(f, "{}", crate::http::client::describe(&**error)),
         }
     }
 }

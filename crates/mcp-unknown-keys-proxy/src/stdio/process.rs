@@ -33,8 +33,8 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::Failure;
-use super::signals::Blocked;
+use crate::Failure;
+use crate::signals::Blocked;
 
 /// What the main thread waits on.
 pub enum Event {
