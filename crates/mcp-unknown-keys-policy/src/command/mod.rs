@@ -23,7 +23,7 @@
 //! program is unknown, since it runs code the policy cannot see.
 //!
 //! ```
-//! use mcp_unknown_keys::policy::command::{Unreadable, decompose_line};
+//! use mcp_unknown_keys_policy::command::{Unreadable, decompose_line};
 //!
 //! let commands = decompose_line("cd src && timeout 30 git status | grep -q 'a b'; echo $HOME");
 //! let programs: Vec<_> = commands.iter().map(|c| c.name().unwrap_or("?")).collect();

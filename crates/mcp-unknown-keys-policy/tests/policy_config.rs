@@ -3,9 +3,9 @@
 
 use crate::policy_support;
 
-use mcp_unknown_keys::PolicyLayer;
-use mcp_unknown_keys::policy::command::Command;
-use mcp_unknown_keys::policy::{PolicyConfig, Tristate};
+use mcp_unknown_keys_policy::PolicyLayer;
+use mcp_unknown_keys_policy::command::Command;
+use mcp_unknown_keys_policy::{PolicyConfig, Tristate};
 use policy_support::{Fate, Harness};
 use serde_json::json;
 

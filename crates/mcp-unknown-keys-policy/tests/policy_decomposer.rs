@@ -1,7 +1,7 @@
 //! The command decomposer, a pure function: what a shell line or an argv
 //! runs, simple command by simple command, and what it cannot read.
 
-use mcp_unknown_keys::policy::command::{Command, Unreadable, decompose_argv, decompose_line};
+use mcp_unknown_keys_policy::command::{Command, Unreadable, decompose_argv, decompose_line};
 use proptest::prelude::*;
 
 /// Each command as `name arg…`, `?` for a program that cannot be read.

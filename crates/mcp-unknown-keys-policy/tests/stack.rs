@@ -7,11 +7,10 @@ use std::sync::{Arc, Mutex};
 
 use common::{Received, Toolkit, arguments_text};
 use mcp_unknown_keys::audit::Warning;
-use mcp_unknown_keys::policy::{Answer, Question, default_rules};
 use mcp_unknown_keys::reasons::{REASON_PARAMETER, Reason};
-use mcp_unknown_keys::{
-    Policy, PolicyLayer, Provider, Reasons, ReasonsLayer, ToolCall, UnknownKeys, UnknownKeysLayer,
-};
+use mcp_unknown_keys::{Provider, Reasons, ReasonsLayer, ToolCall, UnknownKeys, UnknownKeysLayer};
+use mcp_unknown_keys_policy::{Answer, Question, default_rules};
+use mcp_unknown_keys_policy::{Policy, PolicyLayer};
 use tower::ServiceBuilder;
 
 type Stack = Policy<UnknownKeys<Reasons<Toolkit>>>;

@@ -6,7 +6,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use super::Dir;
-use crate::wire::ToolCall;
+use mcp_unknown_keys::ToolCall;
 
 /// A path with `.` and empty parts dropped. Never holds `..`.
 #[derive(Clone, Debug, PartialEq, Eq)]

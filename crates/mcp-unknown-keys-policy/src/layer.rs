@@ -19,8 +19,8 @@ pub(super) type OnGrant = dyn Fn(&Rule, &[Rule]) + Send + Sync;
 /// [`grant_store`](PolicyLayer::grant_store) to share.
 ///
 /// ```
-/// use mcp_unknown_keys::PolicyLayer;
-/// use mcp_unknown_keys::policy::{Answer, Dir, Policy, Question};
+/// use mcp_unknown_keys_policy::PolicyLayer;
+/// use mcp_unknown_keys_policy::{Answer, Dir, Policy, Question};
 ///
 /// let layer = PolicyLayer::new(Policy::default_rules())
 ///     .root("fs_", Dir::new("/srv/project").unwrap())
@@ -105,8 +105,8 @@ impl PolicyLayer {
     /// checks they name (see [`DangerFloor`]).
     ///
     /// ```
-    /// use mcp_unknown_keys::PolicyLayer;
-    /// use mcp_unknown_keys::policy::{DangerFloor, Dir, Rule};
+    /// use mcp_unknown_keys_policy::PolicyLayer;
+    /// use mcp_unknown_keys_policy::{DangerFloor, Dir, Rule};
     ///
     /// let home = Dir::new("/home/dev").unwrap();
     /// let layer = PolicyLayer::new(vec![Rule::allow("shell_run").unwrap()])
@@ -125,9 +125,9 @@ impl PolicyLayer {
     /// (named `danger.…`) cannot be replaced.
     ///
     /// ```
-    /// use mcp_unknown_keys::PolicyLayer;
-    /// use mcp_unknown_keys::policy::command::Command;
-    /// use mcp_unknown_keys::policy::{Rule, Tristate};
+    /// use mcp_unknown_keys_policy::PolicyLayer;
+    /// use mcp_unknown_keys_policy::command::Command;
+    /// use mcp_unknown_keys_policy::{Rule, Tristate};
     ///
     /// // Deny `make` targets outside the ones this project builds.
     /// let rules = vec![Rule::deny("shell_run").unwrap().command("make").unwrap().check("odd_make_target").unwrap()];
@@ -187,8 +187,8 @@ impl PolicyLayer {
     /// elsewhere (a user interface, a chat) while the batch waits.
     ///
     /// ```
-    /// use mcp_unknown_keys::PolicyLayer;
-    /// use mcp_unknown_keys::policy::{Answer, Question};
+    /// use mcp_unknown_keys_policy::PolicyLayer;
+    /// use mcp_unknown_keys_policy::{Answer, Question};
     ///
     /// let layer = PolicyLayer::new(Vec::new()).on_ask_async(|question: Question| async move {
     ///     // e.g. send the question to the user interface and await its answer

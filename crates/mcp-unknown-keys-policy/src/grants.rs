@@ -26,7 +26,7 @@ use super::Rule;
 /// [`DangerFloor`](super::DangerFloor)).
 ///
 /// ```
-/// use mcp_unknown_keys::policy::{Grants, Rule};
+/// use mcp_unknown_keys_policy::{Grants, Rule};
 ///
 /// let grants = Grants::default();
 /// let shared = grants.clone(); // the same store

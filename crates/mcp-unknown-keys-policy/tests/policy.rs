@@ -5,10 +5,11 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 
 use common::{Answering, Received, Toolkit, declaration};
-use mcp_unknown_keys::policy::{
+use mcp_unknown_keys::{Provider, ToolCall, ToolResult};
+use mcp_unknown_keys_policy::PolicyLayer;
+use mcp_unknown_keys_policy::{
     Answer, Decision, Dir, PathArgument, Policy, PolicyConfig, Question, Rule, ToolPattern, default_rules,
 };
-use mcp_unknown_keys::{PolicyLayer, Provider, ToolCall, ToolResult};
 use serde_json::json;
 use tower_layer::Layer;
 

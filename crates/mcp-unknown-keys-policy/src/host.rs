@@ -23,7 +23,7 @@ use super::patterns::checked_string;
 /// read (a deny or ask rule about its tool fires).
 ///
 /// ```
-/// use mcp_unknown_keys::policy::HostPattern;
+/// use mcp_unknown_keys_policy::HostPattern;
 ///
 /// let docs = HostPattern::new("*.example.com").unwrap();
 /// assert!(docs.matches("api.example.com"));
@@ -123,7 +123,7 @@ impl fmt::Display for UrlProblem {
 /// that fetches it — could place on different hosts, so it is refused.
 ///
 /// ```
-/// use mcp_unknown_keys::policy::{UrlProblem, url_host};
+/// use mcp_unknown_keys_policy::{UrlProblem, url_host};
 ///
 /// assert_eq!(url_host("https://Docs.RS:443/a?b#c").as_deref(), Ok("docs.rs"));
 /// assert_eq!(url_host("http://[::1]:8080/").as_deref(), Ok("::1"));

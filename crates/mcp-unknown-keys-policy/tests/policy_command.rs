@@ -6,9 +6,10 @@ use crate::common;
 use crate::policy_support;
 
 use common::{Toolkit, declaration};
-use mcp_unknown_keys::policy::command::Command;
-use mcp_unknown_keys::policy::{Answer, CommandArguments, PolicyConfig, Rule, ToolPattern, Tristate};
-use mcp_unknown_keys::{PolicyLayer, Provider};
+use mcp_unknown_keys::Provider;
+use mcp_unknown_keys_policy::PolicyLayer;
+use mcp_unknown_keys_policy::command::Command;
+use mcp_unknown_keys_policy::{Answer, CommandArguments, PolicyConfig, Rule, ToolPattern, Tristate};
 use policy_support::{Fate, Harness, rules};
 use serde_json::{Value, json};
 use tower_layer::Layer;

@@ -8,7 +8,7 @@ use super::command::{self, Command, Reader, Unreadable, Word};
 use super::config::{CommandArguments, Compiled};
 use super::host::{UrlProblem, url_host};
 use super::paths::{CallPaths, Lexical};
-use crate::wire::ToolCall;
+use mcp_unknown_keys::ToolCall;
 
 /// The arguments that hold a URL (or an array of URLs).
 const URL_ARGUMENTS: &[&str] = &["url"];

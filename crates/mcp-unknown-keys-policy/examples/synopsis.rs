@@ -10,11 +10,11 @@
 use std::sync::{Arc, Mutex};
 
 use mcp_unknown_keys::audit::Warning;
-use mcp_unknown_keys::policy::{Answer, Question, default_rules};
 use mcp_unknown_keys::{
-    BoxError, PolicyLayer, Provider, ReasonsLayer, Registry, ToolCall, ToolDeclaration, ToolResult,
-    UnknownKeysLayer,
+    BoxError, Provider, ReasonsLayer, Registry, ToolCall, ToolDeclaration, ToolResult, UnknownKeysLayer,
 };
+use mcp_unknown_keys_policy::PolicyLayer;
+use mcp_unknown_keys_policy::{Answer, Question, default_rules};
 use serde_json::json;
 use tower::ServiceBuilder;
 

@@ -5,8 +5,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use mcp_unknown_keys::policy::{Answer, Policy, Question, Rule};
-use mcp_unknown_keys::{PolicyLayer, Provider, ToolCall};
+use mcp_unknown_keys::{Provider, ToolCall};
+use mcp_unknown_keys_policy::PolicyLayer;
+use mcp_unknown_keys_policy::{Answer, Policy, Question, Rule};
 use serde_json::Value;
 use tower_layer::Layer;
 

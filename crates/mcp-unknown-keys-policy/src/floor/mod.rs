@@ -67,7 +67,7 @@ use super::{Decision, Dir, Rule};
 /// `danger_floor` in a [`PolicyConfig`](super::PolicyConfig)).
 ///
 /// ```
-/// use mcp_unknown_keys::policy::{DangerFloor, Dir, Policy, PolicyConfig};
+/// use mcp_unknown_keys_policy::{DangerFloor, Dir, Policy, PolicyConfig};
 ///
 /// let floor = DangerFloor::new(Dir::new("/home/dev").unwrap());
 /// assert!(floor.rules().iter().all(|rule| rule.is_danger() && rule.note.is_some()));

@@ -14,7 +14,7 @@ use super::{Decision, Dir, Rule, ToolPattern};
 /// patterns and directories.
 ///
 /// ```
-/// use mcp_unknown_keys::policy::PolicyConfig;
+/// use mcp_unknown_keys_policy::PolicyConfig;
 ///
 /// let config = PolicyConfig::from_json(r#"{
 ///     "rules": [

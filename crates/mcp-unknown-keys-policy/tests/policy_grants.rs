@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::Toolkit;
-use mcp_unknown_keys::policy::{Answer, Grants, Policy, Question, Rule};
-use mcp_unknown_keys::{PolicyLayer, Provider, ToolCall};
+use mcp_unknown_keys::{Provider, ToolCall};
+use mcp_unknown_keys_policy::PolicyLayer;
+use mcp_unknown_keys_policy::{Answer, Grants, Policy, Question, Rule};
 use policy_support::{Fate, Harness, rules};
 use serde_json::json;
 use tokio::sync::Barrier;
@@ -218,7 +219,7 @@ async fn grants_cover_each_command_the_rules_ask_about() {
 #[tokio::test]
 async fn suggestions_go_from_directory_to_host_to_program_to_tool() {
     let harness = Harness::new(
-        PolicyLayer::new(Vec::new()).root("fs_", mcp_unknown_keys::policy::Dir::new("/srv").unwrap()),
+        PolicyLayer::new(Vec::new()).root("fs_", mcp_unknown_keys_policy::Dir::new("/srv").unwrap()),
     );
     let suggested = |harness: &Harness| harness.last_question().suggested_grant.unwrap();
     let tool = |name: &str| Rule::allow(name).unwrap();

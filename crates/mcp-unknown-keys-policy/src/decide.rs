@@ -7,8 +7,8 @@ use super::evaluate::{self, Source};
 use super::facts::Facts;
 use super::paths::Unknown;
 use super::{Answer, Decision, Policy, Question, Rule, ToolPattern};
-use crate::reasons::REASON_PARAMETER;
-use crate::wire::ToolCall;
+use mcp_unknown_keys::ToolCall;
+use mcp_unknown_keys::reasons::REASON_PARAMETER;
 
 /// What became of one call.
 pub(super) enum Outcome {

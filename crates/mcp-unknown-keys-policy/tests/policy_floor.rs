@@ -5,8 +5,9 @@
 use crate::common;
 use crate::policy_support;
 
-use mcp_unknown_keys::policy::{Answer, DangerFloor, Dir, Policy, PolicyConfig, Rule};
-use mcp_unknown_keys::{PolicyLayer, Provider, ToolCall};
+use mcp_unknown_keys::{Provider, ToolCall};
+use mcp_unknown_keys_policy::PolicyLayer;
+use mcp_unknown_keys_policy::{Answer, DangerFloor, Dir, Policy, PolicyConfig, Rule};
 use policy_support::{Fate, Harness, rules};
 use serde_json::{Value, json};
 use tower_layer::Layer;

@@ -50,7 +50,7 @@ pub(super) use checked_string;
 /// is would match other tools than its author meant.
 ///
 /// ```
-/// use mcp_unknown_keys::policy::ToolPattern;
+/// use mcp_unknown_keys_policy::ToolPattern;
 ///
 /// let files = ToolPattern::new("fs_*").unwrap();
 /// assert!(files.matches("fs_write"));
@@ -103,7 +103,7 @@ checked_string!(ToolPattern);
 /// an empty one, or one holding `..`, a NUL, a backslash or `://`.
 ///
 /// ```
-/// use mcp_unknown_keys::policy::Dir;
+/// use mcp_unknown_keys_policy::Dir;
 ///
 /// assert!(Dir::new("src/generated").is_ok());
 /// assert!(Dir::new("/srv/project").is_ok());
@@ -147,7 +147,7 @@ checked_string!(Dir);
 /// a case-insensitive file system); an `allow` rule compares them exactly.
 ///
 /// ```
-/// use mcp_unknown_keys::policy::CommandPattern;
+/// use mcp_unknown_keys_policy::CommandPattern;
 ///
 /// let mkfs = CommandPattern::new("mkfs*").unwrap();
 /// assert!(mkfs.matches("mkfs.ext4", false));

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::Rule;
 use super::command::Command;
 use super::facts::UrlArgument;
-use crate::provider::BoxFuture;
+use mcp_unknown_keys::BoxFuture;
 
 /// What the human is asked about one call, as `on_ask` receives it.
 ///

@@ -78,7 +78,7 @@ pub enum Severity {
 /// patterns, directories and hosts, and `args` without a `command`:
 ///
 /// ```
-/// use mcp_unknown_keys::policy::{Decision, Rule};
+/// use mcp_unknown_keys_policy::{Decision, Rule};
 ///
 /// let rule: Rule = serde_json::from_str(r#"{"tool": "fs_*", "decision": "deny", "under": "secrets"}"#).unwrap();
 /// assert_eq!(rule, Rule::deny("fs_*").unwrap().under("secrets").unwrap());
@@ -349,7 +349,7 @@ impl fmt::Display for Rule {
 /// [`Rule::under`] instead.
 ///
 /// ```
-/// use mcp_unknown_keys::policy::{default_rules, Rule};
+/// use mcp_unknown_keys_policy::{default_rules, Rule};
 ///
 /// assert_eq!(default_rules(), [Rule::allow("fs_read").unwrap(), Rule::allow("fs_list").unwrap()]);
 /// ```

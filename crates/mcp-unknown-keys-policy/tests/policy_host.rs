@@ -3,8 +3,8 @@
 
 use crate::policy_support;
 
-use mcp_unknown_keys::PolicyLayer;
-use mcp_unknown_keys::policy::{Answer, HostPattern, Rule, UrlProblem, url_host};
+use mcp_unknown_keys_policy::PolicyLayer;
+use mcp_unknown_keys_policy::{Answer, HostPattern, Rule, UrlProblem, url_host};
 use policy_support::{Fate, Harness, rules};
 use serde_json::{Value, json};
 

@@ -44,9 +44,9 @@ use self::ask::Asker;
 use self::config::Compiled;
 use self::decide::Outcome;
 use self::layer::OnGrant;
-use crate::provider::{BoxError, Provider};
-use crate::settle::settle;
-use crate::wire::{ToolCall, ToolDeclaration, ToolResult};
+use mcp_unknown_keys::{BoxError, Provider, settle};
+
+use mcp_unknown_keys::{ToolCall, ToolDeclaration, ToolResult};
 
 /// A provider that runs only the calls its rules, its grants or a human
 /// allow.
@@ -68,8 +68,9 @@ use crate::wire::{ToolCall, ToolDeclaration, ToolResult};
 /// an error result.
 ///
 /// ```
-/// use mcp_unknown_keys::policy::{Answer, Question, Rule, default_rules};
-/// use mcp_unknown_keys::{BoxError, PolicyLayer, Provider, ToolCall, ToolDeclaration, ToolResult};
+/// use mcp_unknown_keys_policy::{Answer, Question, Rule, default_rules};
+/// use mcp_unknown_keys::{BoxError, Provider, ToolCall, ToolDeclaration, ToolResult};
+/// use mcp_unknown_keys_policy::{PolicyLayer};
 /// use serde_json::json;
 /// use tower::ServiceBuilder;
 ///
