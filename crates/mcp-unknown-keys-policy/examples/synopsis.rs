@@ -2,7 +2,7 @@
 //! over an in-process toolkit, with a host log and a human who answers asks.
 //!
 //! ```sh
-//! cargo run -p mcp-unknown-keys --example synopsis
+//! cargo run -p mcp-unknown-keys-policy --example synopsis
 //! ```
 //!
 //! The same stack over real MCP servers is `mcp-unknown-keys demo`.
