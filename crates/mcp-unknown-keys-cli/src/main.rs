@@ -9,7 +9,7 @@ mod audit_cmd;
 mod demo;
 mod example_server;
 mod proxy_cmd;
-mod wrap;
+mod wrap_cmd;
 
 /// See the arguments a model's tool calls carry that the tools never declared.
 #[derive(Parser, Debug)]
@@ -24,9 +24,9 @@ enum Command {
     /// Put the proxy in front of every MCP server in your hosts'
     /// configurations (Claude Desktop, Claude Code, Cursor, VS Code,
     /// Windsurf).
-    Wrap(wrap::WrapArgs),
+    Wrap(wrap_cmd::WrapArgs),
     /// Take the proxy out again, restoring each entry as it was.
-    Unwrap(wrap::UnwrapArgs),
+    Unwrap(wrap_cmd::UnwrapArgs),
     /// Run an MCP server over stdio and stand in its place, byte-exact,
     /// reporting undeclared keys on stderr.
     Proxy(proxy_cmd::Args),
@@ -44,7 +44,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => audit_cmd::run(args),
         Command::Demo(args) => demo::run(args),
         Command::ExampleServer(args) => example_server::run(args),
-        Command::Wrap(args) => wrap::run_wrap(args),
-        Command::Unwrap(args) => wrap::run_unwrap(args),
+        Command::Wrap(args) => wrap_cmd::run_wrap(args),
+        Command::Unwrap(args) => wrap_cmd::run_unwrap(args),
     }
 }
