@@ -158,6 +158,12 @@ impl Session {
             .expect("the proxy forwards a line in time")
     }
 
+    /// The next line the proxy wrote to stdout, if one comes within
+    /// `patience`.
+    pub fn try_recv(&mut self, patience: Duration) -> Option<Vec<u8>> {
+        self.lines.recv_timeout(patience).ok()
+    }
+
     /// Sends a line to an echoing server and checks it comes back unchanged:
     /// the proxy has seen it in both directions once this returns.
     pub fn echo(&mut self, line: &str) {
