@@ -195,23 +195,59 @@ fn answer() -> impl Strategy<Value = String> {
     })
 }
 
-fn event() -> impl Strategy<Value = Message> {
+/// A listing request and the page answering it, the answer's id written
+/// as the request's or in another form of the same value.
+fn exchange() -> impl Strategy<Value = Vec<Message>> {
+    (
+        1u8..=4,
+        any::<bool>(),
+        any::<bool>(),
+        prop::collection::vec(tool(), 0..4),
+        any::<bool>(),
+    )
+        .prop_map(|(n, cursor, same_form, tools, more)| {
+            let params = if cursor { r#","params":{"cursor":"p"}"# } else { "" };
+            let answered = if same_form {
+                n.to_string()
+            } else {
+                format!("{n}.0")
+            };
+            let next = if more { r#","nextCursor":"p""# } else { "" };
+            vec![
+                (
+                    true,
+                    format!(r#"{{"jsonrpc":"2.0","id":{n},"method":"tools/list"{params}}}"#),
+                ),
+                (
+                    false,
+                    format!(
+                        r#"{{"jsonrpc":"2.0","id":{answered},"result":{{"tools":[{}]{next}}}}}"#,
+                        tools.join(",")
+                    ),
+                ),
+            ]
+        })
+}
+
+fn event() -> impl Strategy<Value = Vec<Message>> {
+    let one = |strategy: BoxedStrategy<Message>| strategy.prop_map(|m| vec![m]);
     prop_oneof![
-        3 => list_request().prop_map(|m| (true, m)),
-        3 => listing_page().prop_map(|m| (false, m)),
-        8 => call().prop_map(|m| (true, m)),
-        1 => (call(), call()).prop_map(|(a, b)| (true, format!("[{a},{b}]"))),
-        5 => answer().prop_map(|m| (false, m)),
-        1 => (answer(), answer()).prop_map(|(a, b)| (false, format!("[{a},{b}]"))),
-        1 => Just((false, r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_owned())),
-        1 => id().prop_map(|id| (true, format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#))),
+        4 => exchange(),
+        1 => one(list_request().prop_map(|m| (true, m)).boxed()),
+        1 => one(listing_page().prop_map(|m| (false, m)).boxed()),
+        10 => one(call().prop_map(|m| (true, m)).boxed()),
+        1 => one((call(), call()).prop_map(|(a, b)| (true, format!("[{a},{b}]"))).boxed()),
+        5 => one(answer().prop_map(|m| (false, m)).boxed()),
+        1 => one((answer(), answer()).prop_map(|(a, b)| (false, format!("[{a},{b}]"))).boxed()),
+        1 => one(Just((false, r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_owned())).boxed()),
+        1 => one(id().prop_map(|id| (true, format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#))).boxed()),
     ]
 }
 
 fn session() -> impl Strategy<Value = Vec<Message>> {
-    (list_request(), prop::collection::vec(event(), 1..24)).prop_map(|(first, rest)| {
+    (list_request(), prop::collection::vec(event(), 1..20)).prop_map(|(first, rest)| {
         let mut session = vec![(true, first)];
-        session.extend(rest);
+        session.extend(rest.into_iter().flatten());
         session
     })
 }
