@@ -1,7 +1,7 @@
 //! The contract of one core behind every door: each recorded session of
 //! `tests/fixtures/sessions/` is played through the library's `Session`,
 //! the stdio proxy, the stdio→HTTP bridge, the HTTP reverse proxy, `audit`
-//! of the recording and `audit` of the stdio proxy's `--log`, and every
+//! of the recording and `audit` of each proxy's `--log`, and every
 //! door must say the same warnings, verdicts and coverage (and, where a
 //! door gives them, the same findings and stderr warning lines) as the
 //! library says.
@@ -25,7 +25,15 @@ use doors::Said;
 const KNOWN_MISMATCHES: &[(&str, &str, &str)] = &[];
 
 /// The doors, by the name a mismatch is reported under.
-const DOORS: &[&str] = &["stdio", "bridge", "reverse", "audit", "audit --log"];
+const DOORS: &[&str] = &[
+    "stdio",
+    "bridge",
+    "reverse",
+    "audit",
+    "audit --log (stdio)",
+    "audit --log (bridge)",
+    "audit --log (reverse)",
+];
 
 /// What every door said of one session (an error when a door could not
 /// play it).
@@ -37,26 +45,26 @@ struct Played {
 
 fn play(session: &Session) -> Played {
     let library = doors::library(session);
+    let options = session.options.args();
     let mut played = Vec::new();
-    match doors::stdio(session) {
+    // A proxy door, and `audit` of the `--log` it wrote.
+    let mut proxy = |door: &'static str, audit: &'static str, run: Result<(Said, String), String>| match run {
         Ok((said, log)) => {
-            played.push(("stdio", Ok(said)));
-            played.push(("audit --log", doors::audit(&log, &session.options.args())));
+            played.push((door, Ok(said)));
+            played.push((audit, doors::audit(&log, &options)));
         }
         Err(why) => {
-            played.push(("stdio", Err(why.clone())));
-            played.push(("audit --log", Err(format!("no log: {why}"))));
+            played.push((audit, Err(format!("no log: {why}"))));
+            played.push((door, Err(why)));
         }
-    }
+    };
+    proxy("stdio", "audit --log (stdio)", doors::stdio(session));
     #[cfg(feature = "remote")]
     {
-        played.push(("bridge", remote::bridge(session)));
-        played.push(("reverse", remote::reverse(session)));
+        proxy("bridge", "audit --log (bridge)", remote::bridge(session));
+        proxy("reverse", "audit --log (reverse)", remote::reverse(session));
     }
-    played.push((
-        "audit",
-        doors::audit(&session.recording(), &session.options.args()),
-    ));
+    played.push(("audit", doors::audit(&session.recording(), &options)));
     Played {
         session: session.name.clone(),
         library,

@@ -63,8 +63,8 @@ impl Script {
 }
 
 /// `proxy --url URL OPTIONS`: the host's messages on its stdin, as the
-/// stdio proxy's.
-pub fn bridge(session: &Session) -> Result<Said, String> {
+/// stdio proxy's. What it said, and its `--log`.
+pub fn bridge(session: &Session) -> Result<(Said, String), String> {
     let script = Script::start(session);
     let options = session.options.args();
     let options: Vec<&str> = options.iter().map(String::as_str).collect();
@@ -79,14 +79,15 @@ pub fn bridge(session: &Session) -> Result<Said, String> {
             finished.status, finished.stderr
         ));
     }
-    from_log(&finished.log, &finished.stderr)
+    Ok((from_log(&finished.log, &finished.stderr)?, finished.log))
 }
 
 /// `proxy --listen 127.0.0.1:0 --upstream URL OPTIONS`: each host message
 /// POSTed in one session (`Mcp-Session-Id: s1`), once the answer to the
 /// one before it has been read whole; the proxy stopped at the end, which
-/// ends the session (its unanswered calls, its summary).
-pub fn reverse(session: &Session) -> Result<Said, String> {
+/// ends the session (its unanswered calls, its summary). What it said, and
+/// its `--log`.
+pub fn reverse(session: &Session) -> Result<(Said, String), String> {
     let script = Script::start(session);
     let options = session.options.args();
     let options: Vec<&str> = options.iter().map(String::as_str).collect();
@@ -111,5 +112,5 @@ pub fn reverse(session: &Session) -> Result<Said, String> {
     script.check()?;
     played?;
     let log: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    from_log(&log, &stderr)
+    Ok((from_log(&log, &stderr)?, log))
 }
