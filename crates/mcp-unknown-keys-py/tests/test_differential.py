@@ -27,9 +27,9 @@ def read(path: Path) -> tuple[dict, list[tuple[str, str]]]:
         if n == 0 and line.startswith('{"options":'):
             options = json.loads(line)["options"]
             continue
-        side = next((side for prefix, side in PREFIXES.items() if line.startswith(prefix)), None)
-        assert side and line.endswith("}"), f"{path.name}:{n + 1} is not in the corpus's one form"
-        text = line[line.index(":", len('{"from":"x"')) + 1 : -1]
+        prefix = next((prefix for prefix in PREFIXES if line.startswith(prefix)), None)
+        assert prefix and line.endswith("}"), f"{path.name}:{n + 1} is not in the corpus's one form"
+        side, text = PREFIXES[prefix], line[len(prefix) : -1]
         assert json.loads(line)["message"] == json.loads(text)
         messages.append((side, text))
     return options, messages
