@@ -145,6 +145,13 @@ fn every_door_says_the_same_of_every_recorded_session() {
             .find(|(door, _)| *door == "stdio")
             .and_then(|(_, said)| said.as_ref().ok())
             .and_then(|said| said.stderr_warnings.as_ref());
+        let mut names: Vec<&str> = played.doors.iter().map(|(door, _)| *door).collect();
+        names.sort_unstable();
+        let mut all = DOORS.to_vec();
+        all.sort_unstable();
+        if cfg!(feature = "remote") {
+            assert_eq!(names, all, "{}: a door was not played", played.session);
+        }
         for (door, said) in &played.doors {
             assert!(DOORS.contains(door));
             let found = match said {
