@@ -13,11 +13,12 @@
 //! (docs/audit.md), by design.
 
 use mcp_unknown_keys::audit::{Auditor, Coverage, Judged, Warning};
-use mcp_unknown_keys::jsonrpc::{Line, read_line};
-use mcp_unknown_keys::session::{From, Session};
+use mcp_unknown_keys::session::From;
 use mcp_unknown_keys_logs::{Audit, Input, Observer, Options};
 use proptest::prelude::*;
 use serde_json::Value;
+
+use crate::support::library::{Fed, feed};
 
 /// What a path said of a session.
 #[derive(Debug, PartialEq)]
@@ -36,22 +37,15 @@ fn through_the_session(messages: &[Message], allow: &[&str], top_level_only: boo
         .with_sink(())
         .allow_all(allow.iter().copied())
         .top_level_only(top_level_only);
-    let mut session = Session::new();
-    let (mut warnings, mut verdicts) = (Vec::new(), Vec::new());
-    for (from_host, text) in messages {
+    let messages = messages.iter().map(|(from_host, text)| {
         let from = if *from_host { From::Host } else { From::Server };
-        let read = match read_line(text.as_bytes()) {
-            Line::Message(message) => vec![message],
-            Line::Batch(messages) => messages,
-            Line::Unreadable => Vec::new(),
-        };
-        for message in read {
-            let step = session.read(&auditor, from, message);
-            warnings.extend(step.warning().cloned());
-            verdicts.extend(step.verdicts);
-        }
-    }
-    verdicts.extend(session.finish());
+        (from, text.as_str())
+    });
+    let Fed {
+        session,
+        warnings,
+        verdicts,
+    } = feed(&auditor, messages);
     Said {
         warnings,
         verdicts,

@@ -6,9 +6,9 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use mcp_unknown_keys::audit::{Auditor, Coverage, Judged, Warning};
-use mcp_unknown_keys::jsonrpc::{Line, read_line};
 use mcp_unknown_keys::session::{From, Session as Core};
 use serde_json::Value;
+use support::library::Fed;
 
 use super::corpus::{Recorded, Session, Side};
 use crate::support;
@@ -43,26 +43,18 @@ pub fn library(session: &Session) -> Said {
         .with_sink(())
         .allow_all(session.options.allow.iter().cloned())
         .top_level_only(session.options.top_level_only);
-    let mut core = Core::new();
-    let mut warnings = Vec::new();
-    let mut verdicts = Vec::new();
-    for recorded in &session.messages {
+    let messages = session.messages.iter().map(|recorded| {
         let from = match recorded.from {
             Side::Host => From::Host,
             Side::Server => From::Server,
         };
-        let messages = match read_line(recorded.text.as_bytes()) {
-            Line::Message(message) => vec![message],
-            Line::Batch(messages) => messages,
-            Line::Unreadable => Vec::new(),
-        };
-        for message in messages {
-            let step = core.read(&auditor, from, message);
-            warnings.extend(step.warning().cloned());
-            verdicts.extend(step.verdicts);
-        }
-    }
-    verdicts.extend(core.finish());
+        (from, recorded.text.as_str())
+    });
+    let Fed {
+        session: core,
+        warnings,
+        verdicts,
+    } = support::library::feed(&auditor, messages);
     Said {
         warnings,
         verdicts,

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test file uses a part
 
+pub mod library;
 #[cfg(feature = "remote")]
 pub mod remote;
 #[cfg(feature = "remote")]
