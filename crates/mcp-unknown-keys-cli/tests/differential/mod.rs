@@ -58,18 +58,40 @@ fn play(session: &Session) -> Played {
             played.push((door, Err(why)));
         }
     };
-    proxy("stdio", "audit --log (stdio)", doors::stdio(session));
+    proxy("stdio", "audit --log (stdio)", guarded(|| doors::stdio(session)));
     #[cfg(feature = "remote")]
     {
-        proxy("bridge", "audit --log (bridge)", remote::bridge(session));
-        proxy("reverse", "audit --log (reverse)", remote::reverse(session));
+        proxy(
+            "bridge",
+            "audit --log (bridge)",
+            guarded(|| remote::bridge(session)),
+        );
+        proxy(
+            "reverse",
+            "audit --log (reverse)",
+            guarded(|| remote::reverse(session)),
+        );
     }
-    played.push(("audit", doors::audit(&session.recording(), &options)));
+    played.push(("audit", guarded(|| doors::audit(&session.recording(), &options))));
     Played {
         session: session.name.clone(),
         library,
         doors: played,
     }
+}
+
+/// Runs a door; a panic in it (a helper's patience run out) is a failure
+/// of that door on that session, reported by name with the rest, not the
+/// end of the whole run.
+fn guarded<T>(door: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(door)).unwrap_or_else(|panic| {
+        let said = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(format!("panicked: {said}"))
+    })
 }
 
 /// How `said` differs from the library's `reference` (and the stdio
