@@ -45,7 +45,6 @@ pub use self::door::{Door, Failure, run};
 pub use self::http::{Bridge, Reverse};
 pub use self::report::ReportOptions;
 pub use self::stdio::Stdio;
-pub use self::summary::verdicts_text;
 
 use std::time::Duration;
 

@@ -21,7 +21,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use mcp_unknown_keys::audit::{Cause, Coverage, Findings, Printable, Verdict, VerdictCounts, Verdicts};
+use mcp_unknown_keys::audit::{Cause, Coverage, Findings, Printable, VerdictCounts, Verdicts, verdicts_text};
 use serde::Serialize;
 
 use super::MAX_TAPPED_LINE;
@@ -234,21 +234,6 @@ impl Summary<'_> {
         if !more.is_empty() {
             let _ = writeln!(text, "   {more} (the log has them all)");
         }
-    }
-}
-
-/// ` — ignored 2, rejected 1`: what the server did with the calls that
-/// carried a pair (those without an id are not counted); nothing when no
-/// call was judged. The `audit` command's text report says it so too.
-pub fn verdicts_text(counts: &VerdictCounts) -> String {
-    let said: Vec<String> = Verdict::ALL
-        .iter()
-        .filter_map(|verdict| counts.get(verdict).map(|n| format!("{verdict} {n}")))
-        .collect();
-    if said.is_empty() {
-        String::new()
-    } else {
-        format!(" — {}", said.join(", "))
     }
 }
 

@@ -6,14 +6,11 @@
 //! shapes of the logs teams keep, files as they are kept, the decisions a
 //! recording leaves open. This is its command line: the arguments, the
 //! output formats (each warning as a JSON line as it is raised, then a
-//! `{"coverage":…}` line; or the [`text`] report, which opens with the
-//! coverage; or the [`html`] page), the rates `--by` asks for, notices on
+//! `{"coverage":…}` line; or the text report, which opens with the
+//! coverage; or the HTML page: the log reader's `render`), the rates `--by` asks for, notices on
 //! stderr, and the exit codes.
 
-mod html;
 mod progress;
-mod rates;
-mod text;
 
 use std::io::{self, StdoutLock, Write};
 use std::path::PathBuf;
@@ -21,7 +18,7 @@ use std::process::ExitCode;
 
 use mcp_unknown_keys::audit::{Judged, Warning};
 use mcp_unknown_keys_logs::{
-    Audit, Dimension, Error, Input, Notice, Observer, Options, Progress, Report, Tools,
+    Audit, Dimension, Error, Input, Notice, Observer, Options, Progress, Report, Tools, render,
 };
 
 use progress::ProgressBar;
@@ -260,8 +257,8 @@ fn audit(args: &Args) -> Result<Outcome, Failure> {
     let written = match args.format {
         Format::Jsonl => group_lines(&report, &args.by, &mut out)
             .and_then(|()| writeln!(out, "{}", report.coverage.to_json_line())),
-        Format::Text => text::write(&report, &args.by, &mut out),
-        Format::Html => html::write(&report, &args.by, &mut out),
+        Format::Text => render::text::write(&report, &args.by, &mut out),
+        Format::Html => render::html::write(&report, &args.by, &mut out),
     };
     written
         .and_then(|()| out.flush())

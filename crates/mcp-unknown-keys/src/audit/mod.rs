@@ -46,5 +46,5 @@ pub use findings::{Finding, Findings};
 pub use keys::{Arguments, HostObject, MAX_NESTED_DEPTH, NestedScan, NotAnObject, arguments_text};
 pub use listing::{ListedTools, Listing};
 pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
-pub use verdicts::{Answer, Judged, MAX_AWAITED, Verdict, VerdictCounts, Verdicts};
+pub use verdicts::{Answer, Judged, MAX_AWAITED, Verdict, VerdictCounts, Verdicts, verdicts_text};
 pub use warning::{MAX_LISTED, MAX_SHOWN_CHARS, Printable, Warning};

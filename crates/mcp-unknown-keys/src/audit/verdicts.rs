@@ -186,6 +186,21 @@ impl Judged {
 /// Serialised as `{"ignored":2,"rejected":1}`, verdicts with no call absent.
 pub type VerdictCounts = BTreeMap<Verdict, u64>;
 
+/// ` — ignored 2, rejected 1`: what the server did with the calls that
+/// carried a pair (those without an id are not counted); nothing when no
+/// call was judged. The proxy's summary and `audit`'s text report say it so.
+pub fn verdicts_text(counts: &VerdictCounts) -> String {
+    let said: Vec<String> = Verdict::ALL
+        .iter()
+        .filter_map(|verdict| counts.get(verdict).map(|n| format!("{verdict} {n}")))
+        .collect();
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(" — {}", said.join(", "))
+    }
+}
+
 /// The most calls awaiting their answer at once; beyond it the oldest is
 /// judged [`Verdict::Unanswered`].
 pub const MAX_AWAITED: usize = 1024;

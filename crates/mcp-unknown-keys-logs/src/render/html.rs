@@ -12,8 +12,8 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use crate::{Dimension, Group, Pair, Report};
 use mcp_unknown_keys::audit::{Cause, Hint, Printable, Warning};
-use mcp_unknown_keys_logs::{Dimension, Group, Pair, Report};
 
 use super::text::{plural, shown_id, why};
 

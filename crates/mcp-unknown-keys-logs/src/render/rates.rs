@@ -3,8 +3,8 @@
 
 use std::io::{self, Write};
 
+use crate::{Dimension, Group, Report};
 use mcp_unknown_keys::audit::Printable;
-use mcp_unknown_keys_logs::{Dimension, Group, Report};
 
 /// The widest a value's column grows, in characters: a longer name is cut.
 const MAX_COLUMN: usize = 40;
@@ -13,7 +13,7 @@ const MAX_COLUMN: usize = 40;
 const TOP_KEYS: usize = 3;
 
 /// Writes the table of the groups by `by`; nothing when `by` is empty.
-pub fn write(report: &Report, by: &[Dimension], out: &mut impl Write) -> io::Result<()> {
+pub(crate) fn write(report: &Report, by: &[Dimension], out: &mut impl Write) -> io::Result<()> {
     let Some(groups) = report.groups(by).filter(|_| !by.is_empty()) else {
         return Ok(());
     };
@@ -92,7 +92,7 @@ fn values(group: &Group) -> Vec<String> {
 }
 
 /// The keys most calls of the group carried, with their calls.
-pub fn top_keys(group: &Group) -> String {
+pub(crate) fn top_keys(group: &Group) -> String {
     let mut keys: Vec<(&String, &u64)> = group.unknown_keys.iter().collect();
     keys.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     let mut shown: Vec<String> = keys

@@ -4,10 +4,10 @@
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
+use crate::{Dimension, Pair, Report};
 use mcp_unknown_keys::audit::{Cause, Printable, Skip, Verdict};
-use mcp_unknown_keys_logs::{Dimension, Pair, Report};
 
-use mcp_unknown_keys_proxy::verdicts_text;
+use mcp_unknown_keys::audit::verdicts_text;
 
 /// The most unlisted tool names the report lists; the rest are counted.
 const SHOWN_UNLISTED: usize = 25;
@@ -82,7 +82,7 @@ fn write_coverage(report: &Report, out: &mut impl Write) -> io::Result<()> {
 }
 
 /// What a reason means, and what to do about it.
-pub fn why(skip: Skip) -> &'static str {
+pub(crate) fn why(skip: Skip) -> &'static str {
     match skip {
         Skip::NoCatalogue => "no catalogue was known: give the tools' schemas with --tools FILE",
         Skip::UnlistedTool => "the tool is in no catalogue given (listed below)",
@@ -267,7 +267,7 @@ fn list(keys: &[String]) -> String {
         .join(", ")
 }
 
-pub fn shown_id(id: &str) -> String {
+pub(crate) fn shown_id(id: &str) -> String {
     if id.is_empty() {
         "(no id)".to_owned()
     } else {
@@ -275,6 +275,6 @@ pub fn shown_id(id: &str) -> String {
     }
 }
 
-pub fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
+pub(crate) fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
     if n == 1 { one } else { many }
 }
