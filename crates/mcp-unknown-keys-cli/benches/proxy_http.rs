@@ -8,7 +8,10 @@
 //! - the round trip of a small `tools/call`: direct (HTTP, keep-alive),
 //!   through the reverse proxy (`--listen`), and through the bridge
 //!   (`--url`: a line on stdin, a line on stdout) — median and p99, and what
-//!   each door adds to the direct median;
+//!   each door adds to the direct median, and the CPU time and context
+//!   switches each door's process spends per call (all its threads, from
+//!   `/proc`: the direct route has no process of its own, so this is what
+//!   the door adds);
 //! - throughput with 32 calls in flight: 32 HTTP clients direct and through
 //!   the reverse proxy; 32 calls pipelined through the bridge's stdio.
 //!
@@ -62,13 +65,18 @@ fn main() {
     let mut direct = Vec::new();
     let mut direct_rate = 0f64;
     let mut latencies: Vec<[Vec<Vec<f64>>; 2]> = builds.iter().map(|_| [Vec::new(), Vec::new()]).collect();
+    let mut costs: Vec<[Vec<Cost>; 2]> = builds.iter().map(|_| [Vec::new(), Vec::new()]).collect();
     let mut rates: Vec<[f64; 2]> = builds.iter().map(|_| [0.0; 2]).collect();
     for _ in 0..RUNS {
         direct.push(runtime.block_on(round_trips(&url)));
         direct_rate = direct_rate.max(runtime.block_on(throughput(&url)));
         for (n, doors) in builds.iter_mut().enumerate() {
+            let before = Usage::of(doors.reverse.child.id());
             latencies[n][0].push(runtime.block_on(round_trips(&doors.reverse_url)));
+            costs[n][0].push(Usage::of(doors.reverse.child.id()).since(before));
+            let before = Usage::of(doors.bridge.child.id());
             latencies[n][1].push(doors.bridge.round_trips());
+            costs[n][1].push(Usage::of(doors.bridge.child.id()).since(before));
             rates[n][0] = rates[n][0].max(runtime.block_on(throughput(&doors.reverse_url)));
             rates[n][1] = rates[n][1].max(doors.bridge.throughput());
         }
@@ -91,6 +99,18 @@ fn main() {
             p99 - direct.1
         );
     }
+    println!("\n| door, one call at a time | CPU per call (median of {RUNS} runs, range) | context switches per call |");
+    println!("|---|---|---|");
+    for (doors, [reverse, bridge]) in builds.iter().zip(costs) {
+        for (name, runs) in [("reverse proxy", reverse), ("bridge", bridge)] {
+            let (cpu, low, high) = spread(runs.iter().map(|cost| cost.cpu_micros).collect());
+            let (switches, _, _) = spread(runs.iter().map(|cost| cost.switches).collect());
+            println!(
+                "| {name}{} | {cpu:.0} µs ({low:.0}–{high:.0}) | {switches:.1} |",
+                doors.label
+            );
+        }
+    }
     println!("\n| {IN_FLIGHT} calls in flight | calls/s | / direct |");
     println!("|---|---|---|");
     println!("| direct HTTP | {direct_rate:.0} | 1.00× |");
@@ -110,7 +130,7 @@ fn main() {
 struct Doors {
     label: &'static str,
     reverse_url: String,
-    _reverse: Door,
+    reverse: Door,
     bridge: Door,
 }
 
@@ -128,10 +148,63 @@ impl Doors {
         Doors {
             label,
             reverse_url,
-            _reverse: reverse,
+            reverse,
             bridge,
         }
     }
+}
+
+/// What a process has spent so far, over all its threads.
+#[derive(Clone, Copy)]
+struct Usage {
+    cpu_seconds: f64,
+    switches: u64,
+}
+
+/// What a door spent per call over one run of round trips.
+struct Cost {
+    cpu_micros: f64,
+    switches: f64,
+}
+
+impl Usage {
+    /// From `/proc/PID/stat` (user and system time, in clock ticks of
+    /// 1/100 s) and each thread's `/proc/PID/task/TID/status`
+    /// (voluntary and involuntary context switches).
+    fn of(pid: u32) -> Usage {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        // The fields after the command's name, which may hold spaces.
+        let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        let mut switches = 0;
+        for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
+            let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
+                continue; // a thread that just ended
+            };
+            switches += status
+                .lines()
+                .filter(|line| line.contains("ctxt_switches:"))
+                .filter_map(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
+                .sum::<u64>();
+        }
+        Usage {
+            cpu_seconds: ticks as f64 / 100.0,
+            switches,
+        }
+    }
+
+    fn since(self, before: Usage) -> Cost {
+        Cost {
+            cpu_micros: (self.cpu_seconds - before.cpu_seconds) * 1e6 / ROUND_TRIPS as f64,
+            switches: self.switches.saturating_sub(before.switches) as f64 / ROUND_TRIPS as f64,
+        }
+    }
+}
+
+/// The median, lowest and highest of a few runs' figures.
+fn spread(mut runs: Vec<f64>) -> (f64, f64, f64) {
+    runs.sort_by(f64::total_cmp);
+    (runs[runs.len() / 2], runs[0], runs[runs.len() - 1])
 }
 
 /// The (median, p99) of the run with the lowest median.
