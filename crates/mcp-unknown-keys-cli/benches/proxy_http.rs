@@ -99,7 +99,9 @@ fn main() {
             p99 - direct.1
         );
     }
-    println!("\n| door, one call at a time | CPU per call (median of {RUNS} runs, range) | context switches per call |");
+    println!(
+        "\n| door, one call at a time | CPU per call (median of {RUNS} runs, range) | context switches per call |"
+    );
     println!("|---|---|---|");
     for (doors, [reverse, bridge]) in builds.iter().zip(costs) {
         for (name, runs) in [("reverse proxy", reverse), ("bridge", bridge)] {

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 use hyper::header::{HeaderName, HeaderValue};
-use serde::Deserialize;
+use mcp_unknown_keys::jsonrpc::ListingPage;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -32,44 +32,38 @@ struct Annotation {
     header: HeaderName,
 }
 
-#[derive(Deserialize)]
-struct ListResult {
-    #[serde(default)]
-    tools: Vec<ListedTool>,
-}
-
-#[derive(Deserialize)]
-struct ListedTool {
-    name: String,
-    #[serde(default, rename = "inputSchema")]
-    input_schema: Value,
-}
-
 impl ParamHeaders {
     /// Learns from one page of a `tools/list` result; the first page of a
     /// listing forgets the previous one. Returns the tools whose
     /// annotations break the transport's rules (their calls get no
     /// `Mcp-Param` header), with the reason.
+    ///
+    /// The page is read by the core's reader, as the tap reads it: tool by
+    /// tool, the last of a repeated member counting.
     pub fn learn(&mut self, result: &RawValue, first_page: bool) -> Vec<(String, &'static str)> {
-        let Ok(page) = serde_json::from_str::<ListResult>(result.get()) else {
+        let Some(page) = ListingPage::read(result.get()) else {
             return Vec::new();
         };
         if first_page {
             self.by_tool.clear();
         }
         let mut rejected = Vec::new();
-        for tool in page.tools {
+        for tool in &page.tools.tools {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let schema = tool.get("inputSchema").unwrap_or(&Value::Null);
             let mut found = Vec::new();
-            match annotations(&tool.input_schema, &mut Vec::new(), &mut found) {
+            match annotations(schema, &mut Vec::new(), &mut found) {
                 Ok(()) if found.is_empty() => {
-                    self.by_tool.remove(&tool.name);
+                    self.by_tool.remove(name);
                 }
                 Ok(()) => {
-                    self.by_tool.insert(tool.name, found);
+                    self.by_tool.insert(name.to_owned(), found);
                 }
                 Err(reason) => {
-                    self.by_tool.remove(&tool.name);
-                    rejected.push((tool.name, reason));
+                    self.by_tool.remove(name);
+                    rejected.push((name.to_owned(), reason));
                 }
             }
         }
@@ -238,6 +232,24 @@ mod tests {
                 .is_empty()
         );
         assert!(params.headers("plain", Some(&raw(r#"{"a":1}"#))).is_empty());
+    }
+
+    #[test]
+    fn a_listing_is_read_as_the_tap_reads_it_the_last_repeated_member_counting() {
+        let mut params = ParamHeaders::default();
+        // A server's parser keeps the last `tools`, and the last
+        // `inputSchema`; a tool too deep to read whole declares nothing.
+        let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+        let listing = raw(&format!(
+            r#"{{"tools":[],"\u0074ools":[
+                {{"name":"t","inputSchema":{{}},"inputSchema":{{"properties":{{"r":{{"type":"string","x-mcp-header":"R"}}}}}}}},
+                {{"name":"deep","inputSchema":{{"properties":{{"d":{{"type":"string","x-mcp-header":"D","default":{deep}}}}}}}}}]}}"#
+        ));
+        assert_eq!(params.learn(&listing, true), []);
+        let headers = params.headers("t", Some(&raw(r#"{"r":"eu"}"#)));
+        assert_eq!(headers.len(), 1);
+        assert_eq!(headers[0].0.as_str(), "mcp-param-r");
+        assert!(params.headers("deep", Some(&raw(r#"{"d":"x"}"#))).is_empty());
     }
 
     #[test]
