@@ -17,13 +17,13 @@ mod exchange;
 mod host;
 mod one_way;
 mod session;
+mod to_host;
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
@@ -35,6 +35,7 @@ use tokio::task::AbortHandle;
 use self::host::HostLine;
 use self::one_way::OneWay;
 use self::session::Session;
+use self::to_host::Writer;
 use super::client::{self, Upstream};
 use super::message::{Kind, Leading, Outgoing};
 use super::note;
@@ -95,10 +96,8 @@ pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), 
         .spawn(move || host::read(&lines))
         .map_err(|e| format!("cannot start a thread: {e}"))?;
     let (out, to_host) = mpsc::channel(256);
-    let writer = thread::Builder::new()
-        .name("to-host".into())
-        .spawn(move || write_host(to_host))
-        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    let end = out.clone();
+    let writer = Writer::start(to_host, &runtime)?;
     let bridge = Arc::new(Bridge {
         session: Session::new(headers),
         upstream,
@@ -123,17 +122,15 @@ pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), 
         signalled
     });
     drop(bridge);
+    // Every line queued so far is written; a task still running when the
+    // runtime goes is cut short, as it always was.
+    let _ = end
+        .try_send(to_host::END)
+        .or_else(|_| runtime.block_on(end.send(to_host::END)));
+    // A host that stopped reading holds the writer in a write for ever:
+    // after a signal it gets a moment, then the bridge exits without it.
+    writer.finish(&runtime, signalled.then_some(STOP_PATIENCE));
     drop(runtime);
-    if signalled {
-        // A host that stopped reading holds the writer in a write for
-        // ever: it gets a moment, then the bridge exits without it.
-        let until = Instant::now() + STOP_PATIENCE;
-        while !writer.is_finished() && Instant::now() < until {
-            thread::sleep(Duration::from_millis(10));
-        }
-    } else {
-        let _ = writer.join();
-    }
     Ok(())
 }
 
@@ -351,17 +348,5 @@ impl Out {
         bytes.extend_from_slice(line);
         bytes.push(b'\n');
         let _ = self.lines.send(bytes).await;
-    }
-}
-
-/// Writes lines to stdout as they come, each in one write. Once the host
-/// stops reading, lines are dropped.
-fn write_host(mut lines: mpsc::Receiver<Vec<u8>>) {
-    let mut stdout = std::io::stdout().lock();
-    let mut open = true;
-    while let Some(line) = lines.blocking_recv() {
-        if open {
-            open = stdout.write_all(&line).and_then(|()| stdout.flush()).is_ok();
-        }
     }
 }

@@ -1,0 +1,144 @@
+//! The bridge's stdout: each line written whole, in the order it was
+//! queued; once the host stops reading, lines are dropped.
+//!
+//! When stdout is a pipe or a socket, as a host that runs the bridge gives
+//! it, it is written from the runtime's own thread: made non-blocking and
+//! woken when the host reads, so an answer reaches the host without a
+//! hand-off to another thread (one context switch fewer per message).
+//! Otherwise — a file, or a terminal, whose non-blocking mode the shell
+//! would share — from a thread of its own, as blocking writes must be.
+
+use std::io::{self, ErrorKind, Write};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use tokio::io::unix::AsyncFd;
+use tokio::runtime::Runtime;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// What the writer is told to end with: every line before it is written,
+/// none after. A line always ends with a newline, so it is never empty.
+pub const END: Vec<u8> = Vec::new();
+
+/// The writer of the host's lines.
+pub enum Writer {
+    /// On the runtime's thread (stdout a pipe or a socket).
+    Task(JoinHandle<()>),
+    /// On a thread of its own.
+    Thread(thread::JoinHandle<()>),
+}
+
+impl Writer {
+    /// Starts writing the lines `lines` brings, until [`END`].
+    pub fn start(lines: mpsc::Receiver<Vec<u8>>, runtime: &Runtime) -> Result<Writer, String> {
+        if let Some(stdout) = nonblocking_stdout() {
+            let _entered = runtime.enter();
+            // SAFETY: `stdout` is an owned duplicate, closed only when the
+            // AsyncFd is dropped, and its descriptor never changes.
+            if let Ok(stdout) = unsafe { AsyncFd::register(stdout) } {
+                return Ok(Writer::Task(runtime.spawn(write_async(stdout, lines))));
+            }
+        }
+        thread::Builder::new()
+            .name("to-host".into())
+            .spawn(move || write_blocking(lines))
+            .map(Writer::Thread)
+            .map_err(|e| format!("cannot start a thread: {e}"))
+    }
+
+    /// Waits until every line queued before [`END`] is written; with a
+    /// `patience`, no longer than that (a host that stopped reading holds
+    /// a write for ever).
+    pub fn finish(self, runtime: &Runtime, patience: Option<Duration>) {
+        match self {
+            Writer::Task(task) => {
+                runtime.block_on(async {
+                    match patience {
+                        Some(patience) => drop(tokio::time::timeout(patience, task).await),
+                        None => drop(task.await),
+                    }
+                });
+            }
+            Writer::Thread(writer) => match patience {
+                Some(patience) => {
+                    let until = Instant::now() + patience;
+                    while !writer.is_finished() && Instant::now() < until {
+                        thread::sleep(Duration::from_millis(10));
+                    }
+                }
+                None => drop(writer.join()),
+            },
+        }
+    }
+}
+
+/// A duplicate of stdout made non-blocking, when stdout is a pipe or a
+/// socket: no other process shares its file description's mode.
+fn nonblocking_stdout() -> Option<OwnedFd> {
+    let stdout = io::stdout().as_fd().try_clone_to_owned().ok()?;
+    // SAFETY: fstat and fcntl on a descriptor this function owns, with a
+    // zeroed stat buffer the call fills.
+    unsafe {
+        let mut stat: libc::stat = std::mem::zeroed();
+        if libc::fstat(stdout.as_raw_fd(), &mut stat) != 0 {
+            return None;
+        }
+        let kind = stat.st_mode & libc::S_IFMT;
+        if kind != libc::S_IFIFO && kind != libc::S_IFSOCK {
+            return None;
+        }
+        let flags = libc::fcntl(stdout.as_raw_fd(), libc::F_GETFL);
+        if flags < 0 || libc::fcntl(stdout.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return None;
+        }
+    }
+    Some(stdout)
+}
+
+async fn write_async(stdout: AsyncFd<OwnedFd>, mut lines: mpsc::Receiver<Vec<u8>>) {
+    let mut open = true;
+    while let Some(line) = lines.recv().await {
+        if line.is_empty() {
+            return;
+        }
+        if open {
+            open = write_all(&stdout, &line).await.is_ok();
+        }
+    }
+}
+
+async fn write_all(stdout: &AsyncFd<OwnedFd>, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        let mut ready = stdout.writable().await?;
+        match ready.try_io(|fd| write(fd.get_ref(), bytes)) {
+            Ok(Ok(0)) => return Err(ErrorKind::WriteZero.into()),
+            Ok(Ok(written)) => bytes = &bytes[written..],
+            Ok(Err(error)) if error.kind() == ErrorKind::Interrupted => {}
+            Ok(Err(error)) => return Err(error),
+            Err(_would_block) => {}
+        }
+    }
+    Ok(())
+}
+
+/// One `write(2)`: a would-block comes back as such, for `try_io`.
+fn write(fd: &OwnedFd, bytes: &[u8]) -> io::Result<usize> {
+    // SAFETY: writes from a live slice to a descriptor `fd` owns.
+    let written = unsafe { libc::write(fd.as_raw_fd(), bytes.as_ptr().cast(), bytes.len()) };
+    usize::try_from(written).map_err(|_| io::Error::last_os_error())
+}
+
+fn write_blocking(mut lines: mpsc::Receiver<Vec<u8>>) {
+    let mut stdout = io::stdout().lock();
+    let mut open = true;
+    while let Some(line) = lines.blocking_recv() {
+        if line.is_empty() {
+            return;
+        }
+        if open {
+            open = stdout.write_all(&line).and_then(|()| stdout.flush()).is_ok();
+        }
+    }
+}
