@@ -19,17 +19,41 @@ use crate::walk::{JsValue, Members};
 /// its keys read from the object's strings, its nested objects and arrays
 /// walked where they are, and its values converted only for a warning's
 /// diagnosis.
-pub struct ObjectArguments(pub Js);
+pub struct ObjectArguments<'k> {
+    /// The object.
+    pub object: Js,
+    /// Its top-level keys as `index.js` read them (JavaScript reads an
+    /// object's keys faster than N-API hands them out one by one), joined
+    /// by NUL, and how many there are; when the count disagrees (a key
+    /// holds a NUL), the object's own keys are read instead.
+    pub keys: Option<(&'k str, u32)>,
+}
 
-impl fmt::Debug for ObjectArguments {
+impl ObjectArguments<'_> {
+    /// The keys `index.js` read, if they split into as many as it counted.
+    fn read_keys(&self) -> Option<impl Iterator<Item = &str>> {
+        let (joined, count) = self.keys?;
+        let parts = match joined.is_empty() {
+            true => 0,
+            false => joined.bytes().filter(|byte| *byte == 0).count() + 1,
+        };
+        (parts == count as usize).then(|| joined.split('\0').take(parts))
+    }
+}
+
+impl fmt::Debug for ObjectArguments<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ObjectArguments")
     }
 }
 
-impl HostObject for ObjectArguments {
+impl HostObject for ObjectArguments<'_> {
     fn for_each_key(&self, on_key: &mut dyn FnMut(&str)) -> Result<(), NotAnObject> {
-        let mut members = Members::of(self.0, 0).map_err(|_| NotAnObject)?;
+        if let Some(keys) = self.read_keys() {
+            keys.for_each(on_key);
+            return Ok(());
+        }
+        let mut members = Members::of(self.object, 0).map_err(|_| NotAnObject)?;
         while let Some((key, _)) = members.next_member().map_err(|_| NotAnObject)? {
             key.with_text(&mut *on_key).map_err(|_| NotAnObject)?;
         }
@@ -37,11 +61,11 @@ impl HostObject for ObjectArguments {
     }
 
     fn to_object(&self) -> Option<Map<String, Value>> {
-        Map::deserialize(JsValue::new(self.0)).ok()
+        Map::deserialize(JsValue::new(self.object)).ok()
     }
 
     fn scan(&self, scan: NestedScan<'_, '_, '_>) -> Result<(), NotAnObject> {
-        JsValue::new(self.0)
+        JsValue::new(self.object)
             .deserialize_map(scan)
             .map_err(|_| NotAnObject)
     }

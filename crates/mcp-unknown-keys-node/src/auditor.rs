@@ -3,6 +3,7 @@
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use mcp_unknown_keys::audit::{self, Arguments, Call, Catalog, Listing, Outcome, Skip};
@@ -17,11 +18,20 @@ use crate::listing::listed_tools;
 use crate::options::{AuditorOptions, Built, build};
 use crate::report::{Coverage, Warning};
 use crate::sink::{Callbacks, Queue, unreadable_tool};
+use crate::slots;
 
 /// Audits tool calls against the latest catalogue and says each undeclared
 /// (tool, key) pair once.
 #[napi]
 pub struct Auditor {
+    state: Rc<State>,
+    slot: u32,
+}
+
+/// What an auditor keeps. JavaScript runs on one thread, and no borrow is
+/// held while a host's callback runs (they run in `deliver`, last), so a
+/// callback may call the auditor back.
+pub struct State {
     auditor: audit::Auditor,
     queue: Arc<Queue>,
     callbacks: Callbacks,
@@ -72,14 +82,16 @@ impl Auditor {
             options.allow,
             options.top_level_only,
         );
-        Auditor {
+        let state = Rc::new(State {
             auditor,
             queue,
             callbacks,
             said_unreadable: RefCell::default(),
             coverage: RefCell::default(),
             listing: RefCell::default(),
-        }
+        });
+        let slot = slots::insert(&state);
+        Auditor { state, slot }
     }
 
     /// Replaces the catalogue with `tools`: MCP tools (`name`,
@@ -87,35 +99,37 @@ impl Auditor {
     /// Gemini, Bedrock), a `tools/list` result or response, or the JSON
     /// text of any of these. Pairs already said stay said. A listing that
     /// cannot be read throws and leaves the catalogue as it was.
-    #[napi]
+    #[napi(ts_args_type = "tools: unknown")]
     pub fn replace_catalog(&self, env: &Env, tools: Unknown<'_>) -> Result<()> {
+        let state = &self.state;
         let listed = listed_tools(js(env, tools))?;
         let mut catalog = Catalog::new();
         catalog.extend_tools(&listed.tools);
-        self.listing.borrow_mut().abandon();
-        self.install(catalog);
-        self.say_unreadable(listed.unreadable);
-        self.callbacks.deliver(env, &self.queue);
+        state.listing.borrow_mut().abandon();
+        state.install(catalog);
+        state.say_unreadable(listed.unreadable);
+        state.callbacks.deliver(env, &state.queue);
         Ok(())
     }
 
     /// Takes one page of a paginated MCP listing: `first` for a page
     /// answering a request without a cursor (it opens a new listing),
     /// `more` when it carries a `nextCursor`. Calls are audited against the
-    /// pages so far.
-    #[napi]
+    /// pages so far. Without `page`, the listing is one whole page.
+    #[napi(ts_args_type = "tools: unknown, page?: Page | undefined | null")]
     pub fn list_page(&self, env: &Env, tools: Unknown<'_>, page: Option<Page>) -> Result<()> {
+        let state = &self.state;
         let listed = listed_tools(js(env, tools))?;
         let (first, more) = match page {
             Some(page) => (page.first.unwrap_or(true), page.more.unwrap_or(false)),
             None => (true, false),
         };
-        let decided = self.listing.borrow_mut().page(&listed.tools, first, more);
+        let decided = state.listing.borrow_mut().page(&listed.tools, first, more);
         if let Some(catalog) = decided {
-            self.install(catalog);
+            state.install(catalog);
         }
-        self.say_unreadable(listed.unreadable);
-        self.callbacks.deliver(env, &self.queue);
+        state.say_unreadable(listed.unreadable);
+        state.callbacks.deliver(env, &state.queue);
         Ok(())
     }
 
@@ -124,27 +138,27 @@ impl Auditor {
     /// unaudited for `no_catalogue`.
     #[napi]
     pub fn clear_catalog(&self) {
-        self.listing.borrow_mut().abandon();
-        self.auditor.install_catalog(Catalog::none());
+        self.state.listing.borrow_mut().abandon();
+        self.state.auditor.install_catalog(Catalog::none());
     }
 
     /// Every tool of the current catalogue, sorted.
     #[napi(getter)]
     pub fn tools(&self) -> Vec<String> {
-        self.auditor.listed_tools()
+        self.state.auditor.listed_tools()
     }
 
     /// The tools whose calls are audited now, sorted (a tool that declares
     /// nothing is not among them).
     #[napi(getter)]
     pub fn audited_tools(&self) -> Vec<String> {
-        self.auditor.audited_tools()
+        self.state.auditor.audited_tools()
     }
 
     /// What could not be read in the current catalogue's schemas.
     #[napi(getter)]
     pub fn notes(&self) -> Vec<CatalogNote> {
-        let catalog = self.auditor.catalog();
+        let catalog = self.state.auditor.catalog();
         catalog
             .notes()
             .into_iter()
@@ -168,42 +182,112 @@ impl Auditor {
         args: Unknown<'_>,
         id: Option<Unknown<'_>>,
     ) -> Option<Warning> {
-        let tool = tool_name(js(env, tool));
+        Rc::clone(&self.state).audit(env, [tool, args], id, None)
+    }
+
+    /// Every call audited so far: how many, and why the rest were not.
+    #[napi]
+    pub fn coverage(&self) -> Coverage {
+        Coverage::from(&*self.state.coverage.borrow())
+    }
+
+    /// The auditor's slot, for `index.js`'s `audit` (not part of the API).
+    #[napi(getter, js_name = "__slot")]
+    pub fn slot(&self) -> u32 {
+        self.slot
+    }
+}
+
+impl Drop for Auditor {
+    fn drop(&mut self) {
+        slots::remove(self.slot);
+    }
+}
+
+/// `Auditor.prototype.audit` as `index.js` calls it: the same audit, looked
+/// up by the auditor's slot, without the per-call bookkeeping napi-rs does
+/// for a method's `this` (most of the cost of a small call).
+/// `keys` are the top-level keys `index.js` read, NUL-joined, and `count`
+/// how many.
+#[napi(
+    js_name = "__auditInSlot",
+    ts_args_type = "slot: number, tool: string, args: unknown, id?: string | number | null, keys?: string, count?: number"
+)]
+pub fn audit_in_slot(
+    env: &Env,
+    slot: u32,
+    tool: Unknown<'_>,
+    args: Unknown<'_>,
+    id: Option<Unknown<'_>>,
+    keys: Option<Unknown<'_>>,
+    count: Option<u32>,
+) -> Option<Warning> {
+    let keys = keys.map(|keys| js(env, keys)).zip(count);
+    slots::get(slot)?.audit(env, [tool, args], id, keys)
+}
+
+impl State {
+    /// Audits one call, delivers its warning and returns it.
+    fn audit(
+        self: Rc<State>,
+        env: &Env,
+        [tool, args]: [Unknown<'_>; 2],
+        id: Option<Unknown<'_>>,
+        keys: Option<(Js, u32)>,
+    ) -> Option<Warning> {
+        let (tool, args) = (js(env, tool), js(env, args));
         let id = id.and_then(|id| id_value(js(env, id)));
-        let args = js(env, args);
-        let catalog = self.auditor.catalog();
-        let audit = |arguments: Option<Arguments<'_>>| {
-            let call = Call {
-                tool: &tool,
-                arguments,
-                id: id.as_ref(),
-            };
-            let outcome = catch_unwind(AssertUnwindSafe(|| self.auditor.audit(&catalog, call)))
-                .unwrap_or(Outcome::Skipped(Skip::UnreadableArguments));
-            self.coverage.borrow_mut().record(&call, &outcome);
-            outcome.warning()
+        // The joined keys and a string name are read from the stack when
+        // short, with no allocation.
+        let with_keys = |keys: Option<(&str, u32)>| {
+            let call = HandedArguments { args, keys };
+            match tool.kind() {
+                Kind::String => tool
+                    .with_text(|tool| self.audit_call(tool, id.as_ref(), &call))
+                    .unwrap_or_else(|_| self.audit_call("", id.as_ref(), &call)),
+                _ => self.audit_call(&tool.coerced_text().unwrap_or_default(), id.as_ref(), &call),
+            }
         };
-        let warning = match args.kind() {
-            Kind::Object if !args.is_array() => audit(Some(Arguments::Host(&ObjectArguments(args)))),
-            Kind::String => match args.text() {
-                Ok(text) => audit(Some(Arguments::Json(&text))),
-                Err(_) => audit(None),
-            },
-            _ => audit(None),
+        let warning = match keys.filter(|(keys, _)| keys.kind() == Kind::String) {
+            Some((joined, count)) => joined
+                .with_text(|joined| with_keys(Some((joined, count))))
+                .unwrap_or_else(|_| with_keys(None)),
+            None => with_keys(None),
         }?;
         self.auditor.warn(&warning);
         self.callbacks.deliver(env, &self.queue);
         Some(Warning::from(&warning))
     }
 
-    /// Every call audited so far: how many, and why the rest were not.
-    #[napi]
-    pub fn coverage(&self) -> Coverage {
-        Coverage::from(&*self.coverage.borrow())
+    /// Audits one call and counts it; its warning if any pair is new.
+    fn audit_call(
+        &self,
+        tool: &str,
+        id: Option<&Value>,
+        call: &HandedArguments<'_>,
+    ) -> Option<audit::Warning> {
+        let args = call.args;
+        let catalog = self.auditor.catalog();
+        let audit = |arguments: Option<Arguments<'_>>| {
+            let call = Call { tool, arguments, id };
+            let outcome = catch_unwind(AssertUnwindSafe(|| self.auditor.audit(&catalog, call)))
+                .unwrap_or(Outcome::Skipped(Skip::UnreadableArguments));
+            self.coverage.borrow_mut().record(&call, &outcome);
+            outcome.warning()
+        };
+        match args.kind() {
+            Kind::Object if !args.is_array() => audit(Some(Arguments::Host(&ObjectArguments {
+                object: args,
+                keys: call.keys,
+            }))),
+            Kind::String => match args.text() {
+                Ok(text) => audit(Some(Arguments::Json(&text))),
+                Err(_) => audit(None),
+            },
+            _ => audit(None),
+        }
     }
-}
 
-impl Auditor {
     /// Installs a catalogue; its notes are said (delivered by the caller).
     fn install(&self, catalog: Catalog) {
         let installed = self.auditor.install_catalog(catalog);
@@ -221,19 +305,17 @@ impl Auditor {
     }
 }
 
+/// A call's arguments as handed over, and their keys if `index.js` read
+/// them.
+struct HandedArguments<'k> {
+    args: Js,
+    keys: Option<(&'k str, u32)>,
+}
+
 /// A value handed to this call.
 pub(crate) fn js(env: &Env, value: Unknown<'_>) -> Js {
     // SAFETY: both come from the N-API call being served.
     unsafe { Js::new(env.raw(), value.raw()) }
-}
-
-/// The tool's name as text, whatever the model wrote: a string as it is,
-/// anything else as `String()` makes it.
-fn tool_name(tool: Js) -> String {
-    match tool.kind() {
-        Kind::String => tool.text().unwrap_or_default(),
-        _ => tool.coerced_text().unwrap_or_default(),
-    }
 }
 
 /// The call's id as the core keeps it: a string or an integer as it is,

@@ -17,6 +17,7 @@
 //! - `listing`: the tools of a listing in any form a host gives it;
 //! - `report`: `Warning`, `Coverage`, `Verdict`;
 //! - `sink`: warnings to the host's callbacks or to stderr.
+//! - `slots`: each live auditor by number, for the fast `audit` path.
 
 mod arguments;
 mod auditor;
@@ -26,4 +27,5 @@ mod options;
 mod report;
 mod session;
 mod sink;
+mod slots;
 mod walk;
