@@ -27,6 +27,10 @@ pub struct ObjectArguments<'k> {
     /// by NUL, and how many there are; when the count disagrees (a key
     /// holds a NUL), the object's own keys are read instead.
     pub keys: Option<(&'k str, u32)>,
+    /// The object's shape as `index.js` read it, for the scan of nested
+    /// keys: its JSON with every scalar written `0`, so that no value is
+    /// in it (see `index.js`'s `shapeOf`).
+    pub shape: Option<&'k str>,
 }
 
 impl ObjectArguments<'_> {
@@ -65,6 +69,10 @@ impl HostObject for ObjectArguments<'_> {
     }
 
     fn scan(&self, scan: NestedScan<'_, '_, '_>) -> Result<(), NotAnObject> {
+        if let Some(shape) = self.shape {
+            let mut shape = serde_json::Deserializer::from_str(shape);
+            return shape.deserialize_map(scan).map_err(|_| NotAnObject);
+        }
         JsValue::new(self.object)
             .deserialize_map(scan)
             .map_err(|_| NotAnObject)

@@ -182,7 +182,7 @@ impl Auditor {
         args: Unknown<'_>,
         id: Option<Unknown<'_>>,
     ) -> Option<Warning> {
-        Rc::clone(&self.state).audit(env, [tool, args], id, None)
+        Rc::clone(&self.state).audit(env, [tool, args], id, None, None)
     }
 
     /// Every call audited so far: how many, and why the rest were not.
@@ -208,10 +208,10 @@ impl Drop for Auditor {
 /// up by the auditor's slot, without the per-call bookkeeping napi-rs does
 /// for a method's `this` (most of the cost of a small call).
 /// `keys` are the top-level keys `index.js` read, NUL-joined, and `count`
-/// how many.
+/// how many; `shape` the object's shape, when it nests.
 #[napi(
     js_name = "__auditInSlot",
-    ts_args_type = "slot: number, tool: string, args: unknown, id?: string | number | null, keys?: string, count?: number"
+    ts_args_type = "slot: number, tool: string, args: unknown, id?: string | number | null, keys?: string, count?: number, shape?: string"
 )]
 pub fn audit_in_slot(
     env: &Env,
@@ -221,9 +221,11 @@ pub fn audit_in_slot(
     id: Option<Unknown<'_>>,
     keys: Option<Unknown<'_>>,
     count: Option<u32>,
+    shape: Option<Unknown<'_>>,
 ) -> Option<Warning> {
     let keys = keys.map(|keys| js(env, keys)).zip(count);
-    slots::get(slot)?.audit(env, [tool, args], id, keys)
+    let shape = shape.map(|shape| js(env, shape));
+    slots::get(slot)?.audit(env, [tool, args], id, keys, shape)
 }
 
 impl State {
@@ -234,13 +236,21 @@ impl State {
         [tool, args]: [Unknown<'_>; 2],
         id: Option<Unknown<'_>>,
         keys: Option<(Js, u32)>,
+        shape: Option<Js>,
     ) -> Option<Warning> {
         let (tool, args) = (js(env, tool), js(env, args));
         let id = id.and_then(|id| id_value(js(env, id)));
         // The joined keys and a string name are read from the stack when
         // short, with no allocation.
+        let shape = shape
+            .filter(|shape| shape.kind() == Kind::String)
+            .and_then(|shape| shape.text().ok());
         let with_keys = |keys: Option<(&str, u32)>| {
-            let call = HandedArguments { args, keys };
+            let call = HandedArguments {
+                args,
+                keys,
+                shape: shape.as_deref(),
+            };
             match tool.kind() {
                 Kind::String => tool
                     .with_text(|tool| self.audit_call(tool, id.as_ref(), &call))
@@ -279,6 +289,7 @@ impl State {
             Kind::Object if !args.is_array() => audit(Some(Arguments::Host(&ObjectArguments {
                 object: args,
                 keys: call.keys,
+                shape: call.shape,
             }))),
             Kind::String => match args.text() {
                 Ok(text) => audit(Some(Arguments::Json(&text))),
@@ -310,7 +321,12 @@ impl State {
 struct HandedArguments<'k> {
     args: Js,
     keys: Option<(&'k str, u32)>,
+    shape: Option<&'k str>,
 }
+
+/// How deep the core reads nested keys, for `index.js`'s `shapeOf`.
+#[napi(js_name = "__MAX_NESTED_DEPTH")]
+pub const MAX_NESTED_DEPTH: u32 = audit::MAX_NESTED_DEPTH as u32;
 
 /// A value handed to this call.
 pub(crate) fn js(env: &Env, value: Unknown<'_>) -> Js {

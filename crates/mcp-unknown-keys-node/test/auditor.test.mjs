@@ -7,6 +7,8 @@ import { spawnSync } from 'node:child_process'
 import { Auditor, Session } from 'mcp-unknown-keys'
 import { collecting } from './helpers.mjs'
 
+const native = createRequire(import.meta.url)('../native.js')
+
 const listing = {
   tools: [
     { name: 'fs_read', inputSchema: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'integer', default: 0 } } } },
@@ -102,9 +104,12 @@ test('bad input never throws and never changes the arguments', () => {
   const inputs = [cyclic, { entities }, throwing, proxy, { path: 'a', big: 10n }, { path: 'a', n: NaN, f() {}, u: undefined },
     deep, huge, null, undefined, 5, 'not json', '[1,2]', [1, 2], Symbol('s'), 10n, () => 1, new Date(0)]
   const before = inputs.map((input) => (typeof input === 'object' && input !== null && input !== proxy && input !== throwing ? Object.keys(input).length : null))
+  const walked = new native.Auditor({ onWarn() {} })
+  walked.replaceCatalog(listing)
   for (const input of inputs) {
     assert.doesNotThrow(() => auditor.audit('fs_read', input))
     assert.doesNotThrow(() => auditor.audit('remember', input))
+    assert.doesNotThrow(() => walked.audit('remember', input))
   }
   inputs.forEach((input, i) => {
     if (before[i] !== null) assert.equal(Object.keys(input).length, before[i])
@@ -169,4 +174,52 @@ test('a Session gives verdicts as the proxy does', () => {
   const cyclic = {}
   cyclic.self = cyclic
   assert.throws(() => session.fromHost(cyclic), /no JSON form/)
+})
+
+test('an object reads as its JSON text does: the same warnings, keys escaped, absent values left out', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      entities: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, tags: { type: 'array', items: { type: 'object', properties: { k: { type: 'string' } } } } } } },
+      options: { type: 'object', properties: { depth: { type: 'integer' } } },
+    },
+  }
+  const calls = [
+    { entities: [{ name: 'a', 'we"ird\nkey': 1, 'ünï': 2 }], options: { depth: 1, deepth: 2 } },
+    { entities: [{ name: 'a', gone: undefined, fn() {}, tags: [{ k: 'x', kk: 1 }, null, 3, [1]] }] },
+    { entities: [{ name: 'b', when: new Date(0) }, undefined], options: new Date(0) },
+    { options: { depth: 1, nested: { deeper: { deepest: 1 } } }, extra: [{ a: 1 }] },
+    { entities: [], options: {} },
+  ]
+  const fromObjects = collecting()
+  const fromText = collecting()
+  // The addon's own method: the object walked through N-API, as when the
+  // package's reading of its keys gives up.
+  const walked = { warnings: [] }
+  walked.auditor = new native.Auditor({ onWarn: (w) => walked.warnings.push(w) })
+  for (const { auditor } of [fromObjects, fromText, walked]) auditor.replaceCatalog([{ name: 'remember', inputSchema: schema }])
+  for (const [i, call] of calls.entries()) {
+    fromObjects.auditor.audit('remember', call, i)
+    fromText.auditor.audit('remember', JSON.stringify(call), i)
+    walked.auditor.audit('remember', call, i)
+  }
+  const said = ({ warnings }) => warnings.map((w) => [w.id, w.unknown_keys, w.unknown_paths])
+  assert.deepEqual(said(fromObjects), said(fromText))
+  assert.deepEqual(said(walked), said(fromText))
+  assert.ok(fromObjects.warnings.some((w) => w.unknown_paths.includes('entities[]["we\\"ird\\nkey"]')))
+  assert.ok(fromObjects.warnings.some((w) => w.unknown_paths.includes('entities[].tags[].kk')))
+  assert.ok(!fromObjects.warnings.some((w) => w.unknown_paths.some((p) => p.includes('gone') || p.includes('fn'))))
+})
+
+test('objects that hold themselves many times, and keys that are not well-formed text, neither hang nor throw', () => {
+  const { auditor, warnings } = collecting()
+  auditor.replaceCatalog(listing)
+  const fan = { name: 'x' }
+  for (const key of ['a', 'b', 'c', 'd']) fan[key] = fan
+  const entities = [fan, fan]
+  fan.entities = entities
+  assert.doesNotThrow(() => auditor.audit('remember', { entities }))
+  assert.doesNotThrow(() => auditor.audit('remember', { entities: [{ name: 'y', '\ud800': 1 }] }))
+  assert.ok(warnings.some((w) => w.unknown_paths.includes('entities[].a')))
+  assert.equal(auditor.coverage().audited, 2)
 })
