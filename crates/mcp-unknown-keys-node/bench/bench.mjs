@@ -93,18 +93,24 @@ function time(call) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const ns = (x) => `${Math.round(x).toLocaleString('en')} ns`
+const times = (x) => `${x.toFixed(x < 10 ? 2 : 0)}×`
 
+console.log('| call | row | per call, median (lowest–highest round) | JSON.parse ÷ row, median of rounds (lowest–highest) |')
+console.log('|---|---|---|---|')
 for (const c of cases) {
   const rows = rowsOf(c)
   for (const [, call] of rows) time(call) // warm up: each row compiled before it is timed
   const rounds = rows.map(() => [])
   for (let round = 0; round < ROUNDS; round++) rows.forEach(([, call], i) => rounds[i].push(time(call)))
-  const medians = rounds.map(median)
-  console.log(`\n${c.name} (${JSON.stringify(c.args).length} bytes of JSON)`)
+  const parse = rows.findIndex(([name]) => name === 'JSON.parse')
+  const label = `${c.name} (${JSON.stringify(c.args).length} B)`
   rows.forEach(([name], i) => {
-    const ratio = medians[i] / medians[0]
-    console.log(`  ${name.padEnd(14)} ${ns(medians[i]).padStart(10)}  (${ns(Math.min(...rounds[i]))}–${ns(Math.max(...rounds[i]))})  ${i === 0 ? '' : `${ratio.toFixed(1)}× audit(object)`}`)
+    // Each round's ratio compares rows timed moments apart, under the same load.
+    const ratios = rounds[i].map((t, round) => rounds[parse][round] / t)
+    const spread = `${ns(Math.min(...rounds[i]))}–${ns(Math.max(...rounds[i]))}`
+    const ratio = i === parse ? '1' : `${times(median(ratios))} (${times(Math.min(...ratios))}–${times(Math.max(...ratios))})`
+    console.log(`| ${label} | ${name} | ${ns(median(rounds[i]))} (${spread}) | ${ratio} |`)
   })
 }
 const coverage = auditor.coverage()
-console.log(`\n${coverage.calls} calls audited, ${coverage.audited} of them clean; node ${process.version}, ${ROUNDS} rounds of ${CALLS} calls (sink ${sink > 0})`)
+console.log(`\n${coverage.calls} calls audited, ${coverage.audited} of them clean; node ${process.version}, ${ROUNDS} rounds of ${CALLS} calls each (sink ${sink > 0})`)

@@ -213,6 +213,9 @@ impl Drop for Auditor {
     js_name = "__auditInSlot",
     ts_args_type = "slot: number, tool: string, args: unknown, id?: string | number | null, keys?: string, count?: number, shape?: string"
 )]
+// One N-API argument each: an object to group them would cost more than
+// the call saves.
+#[allow(clippy::too_many_arguments)]
 pub fn audit_in_slot(
     env: &Env,
     slot: u32,

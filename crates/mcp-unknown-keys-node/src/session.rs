@@ -100,16 +100,16 @@ impl Session {
     /// Reads one message (or batch) the host sent, as an object or its JSON
     /// text. Returns the warnings it raised. Never throws on what the
     /// message holds; a value with no JSON form throws a `TypeError`.
-    #[napi(ts_args_type = "message: unknown")]
-    pub fn from_host(&self, env: &Env, message: Unknown<'_>) -> Result<Vec<Warning>> {
+    #[napi(js_name = "fromHost", ts_args_type = "message: unknown")]
+    pub fn read_from_host(&self, env: &Env, message: Unknown<'_>) -> Result<Vec<Warning>> {
         self.read(env, From::Host, message)
     }
 
     /// Reads one message (or batch) the server sent: listings, answers,
     /// `list_changed`. Returns the warnings it raised (none: a server sends
     /// no call).
-    #[napi(ts_args_type = "message: unknown")]
-    pub fn from_server(&self, env: &Env, message: Unknown<'_>) -> Result<Vec<Warning>> {
+    #[napi(js_name = "fromServer", ts_args_type = "message: unknown")]
+    pub fn read_from_server(&self, env: &Env, message: Unknown<'_>) -> Result<Vec<Warning>> {
         self.read(env, From::Server, message)
     }
 
