@@ -3,6 +3,9 @@
 // with `native.d.ts` by the install script from the Rust).
 const native = require('./native.js')
 
+// The addon's `audit` as a plain N-API function of an auditor's slot.
+const auditInSlot = native.__auditFunction()
+
 /**
  * The addon's `Auditor`, with `audit` called as a plain function of the
  * auditor's slot (the same audit, without the bookkeeping napi-rs does for
@@ -19,12 +22,12 @@ class Auditor extends native.Auditor {
 
   audit(tool, args, id) {
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-      return native.__auditInSlot(this.#slot, tool, args, id)
+      return auditInSlot(this.#slot, tool, args, id)
     }
     const read = readKeys(args)
     return read === undefined
-      ? native.__auditInSlot(this.#slot, tool, args, id)
-      : native.__auditInSlot(this.#slot, tool, args, id, read.joined, read.count, read.shape)
+      ? auditInSlot(this.#slot, tool, args, id)
+      : auditInSlot(this.#slot, tool, args, id, read.joined, read.count, read.shape)
   }
 }
 

@@ -182,7 +182,14 @@ impl Auditor {
         args: Unknown<'_>,
         id: Option<Unknown<'_>>,
     ) -> Option<Warning> {
-        Rc::clone(&self.state).audit(env, [tool, args], id, None, None)
+        let handed = Handed {
+            tool: js(env, tool),
+            args: js(env, args),
+            id: id.map(|id| js(env, id)),
+            keys: None,
+            shape: None,
+        };
+        Rc::clone(&self.state).audit(env, handed)
     }
 
     /// Every call audited so far: how many, and why the rest were not.
@@ -204,45 +211,17 @@ impl Drop for Auditor {
     }
 }
 
-/// `Auditor.prototype.audit` as `index.js` calls it: the same audit, looked
-/// up by the auditor's slot, without the per-call bookkeeping napi-rs does
-/// for a method's `this` (most of the cost of a small call).
-/// `keys` are the top-level keys `index.js` read, NUL-joined, and `count`
-/// how many; `shape` the object's shape, when it nests.
-#[napi(
-    js_name = "__auditInSlot",
-    ts_args_type = "slot: number, tool: string, args: unknown, id?: string | number | null, keys?: string, count?: number, shape?: string"
-)]
-// One N-API argument each: an object to group them would cost more than
-// the call saves.
-#[allow(clippy::too_many_arguments)]
-pub fn audit_in_slot(
-    env: &Env,
-    slot: u32,
-    tool: Unknown<'_>,
-    args: Unknown<'_>,
-    id: Option<Unknown<'_>>,
-    keys: Option<Unknown<'_>>,
-    count: Option<u32>,
-    shape: Option<Unknown<'_>>,
-) -> Option<Warning> {
-    let keys = keys.map(|keys| js(env, keys)).zip(count);
-    let shape = shape.map(|shape| js(env, shape));
-    slots::get(slot)?.audit(env, [tool, args], id, keys, shape)
-}
-
 impl State {
     /// Audits one call, delivers its warning and returns it.
-    fn audit(
-        self: Rc<State>,
-        env: &Env,
-        [tool, args]: [Unknown<'_>; 2],
-        id: Option<Unknown<'_>>,
-        keys: Option<(Js, u32)>,
-        shape: Option<Js>,
-    ) -> Option<Warning> {
-        let (tool, args) = (js(env, tool), js(env, args));
-        let id = id.and_then(|id| id_value(js(env, id)));
+    pub(crate) fn audit(&self, env: &Env, handed: Handed) -> Option<Warning> {
+        let Handed {
+            tool,
+            args,
+            id,
+            keys,
+            shape,
+        } = handed;
+        let id = id.and_then(id_value);
         // The joined keys and a string name are read from the stack when
         // short, with no allocation.
         let shape = shape
@@ -317,6 +296,17 @@ impl State {
             }
         }
     }
+}
+
+/// A call as handed to `audit`: its tool's name, its arguments, its id,
+/// and, when `index.js` read them, the arguments' top-level keys (NUL-joined,
+/// and how many) and their shape.
+pub(crate) struct Handed {
+    pub tool: Js,
+    pub args: Js,
+    pub id: Option<Js>,
+    pub keys: Option<(Js, u32)>,
+    pub shape: Option<Js>,
 }
 
 /// A call's arguments as handed over, and their keys if `index.js` read

@@ -17,7 +17,8 @@
 //! - `listing`: the tools of a listing in any form a host gives it;
 //! - `report`: `Warning`, `Coverage`, `Verdict`;
 //! - `sink`: warnings to the host's callbacks or to stderr.
-//! - `slots`: each live auditor by number, for the fast `audit` path.
+//! - `slots`: each live auditor by number, and `fast`: the `audit` `index.js`
+//!   calls with an auditor's number, a plain N-API function;
 
 // A test build registers nothing with Node, so what only JavaScript calls
 // looks unused there.
@@ -25,6 +26,7 @@
 
 mod arguments;
 mod auditor;
+mod fast;
 mod js;
 mod listing;
 mod options;
