@@ -7,6 +7,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
 import { auditClient, auditorOf } from 'mcp-unknown-keys/mcp'
 import { collecting, exampleServer } from './helpers.mjs'
 
@@ -56,16 +63,36 @@ test('auditClient: calls are audited against the listing and sent unchanged', as
   assert.ok(before.content.length > 0)
 })
 
-test('auditClient: list_changed forgets the catalogue until the next listing', async (t) => {
-  const root = mkdtempSync(join(tmpdir(), 'muk-node-'))
-  const { auditor } = collecting()
-  const client = auditClient(await connected(root), { auditor })
+test('auditClient: every page of a listing feeds the catalogue; list_changed forgets it until the next listing', async (t) => {
+  // A low-level SDK server whose listing comes in two pages, then grows.
+  const server = new Server({ name: 'paged', version: '1.0.0' }, { capabilities: { tools: { listChanged: true } } })
+  const schema = (key) => ({ type: 'object', properties: { [key]: { type: 'string' } } })
+  let pages = [[{ name: 'one', inputSchema: schema('a') }], [{ name: 'two', inputSchema: schema('b') }]]
+  server.setRequestHandler(ListToolsRequestSchema, (request) => {
+    const page = Number(request.params?.cursor ?? 0)
+    return { tools: pages[page], ...(page + 1 < pages.length ? { nextCursor: String(page + 1) } : {}) }
+  })
+  server.setRequestHandler(CallToolRequestSchema, () => ({ content: [] }))
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair()
+  const { auditor, warnings } = collecting()
+  const client = auditClient(new Client({ name: 'host', version: '1.0.0' }), { auditor })
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)])
   t.after(() => client.close())
+
+  let listed = await client.listTools()
+  assert.deepEqual(auditor.tools, ['one'], 'a first page with more to come')
+  listed = await client.listTools({ cursor: listed.nextCursor })
+  assert.deepEqual(auditor.tools, ['one', 'two'])
+  await client.callTool({ name: 'two', arguments: { b: 'x', c: 'y' } })
+  assert.deepEqual(warnings.map((w) => [w.tool, w.unknown_keys]), [['two', ['c']]])
+
+  pages = [[{ name: 'three', inputSchema: schema('d') }]]
+  const changed = new Promise((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, resolve))
+  await server.sendToolListChanged()
+  await changed
+  await client.callTool({ name: 'three', arguments: { d: 'x' } })
+  assert.deepEqual(auditor.coverage().unaudited, { no_catalogue: 1 }, 'the old catalogue is forgotten')
   await client.listTools()
-  client._onnotification({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
-  await client.callTool({ name: 'list', arguments: {} })
-  assert.deepEqual(auditor.coverage().unaudited, { no_catalogue: 1 })
-  await client.listTools()
-  await client.callTool({ name: 'list', arguments: {} })
-  assert.equal(auditor.coverage().audited, 1)
+  await client.callTool({ name: 'three', arguments: { d: 'x', e: 1 } })
+  assert.deepEqual(warnings.map((w) => [w.tool, w.unknown_keys]).at(-1), ['three', ['e']])
 })

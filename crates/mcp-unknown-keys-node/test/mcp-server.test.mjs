@@ -6,6 +6,8 @@ import { z } from 'zod'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
+import { Server } from '@modelcontextprotocol/sdk/server/index.js'
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
 import { auditServer, auditorOf } from 'mcp-unknown-keys/mcp'
 import { collecting } from './helpers.mjs'
 
@@ -79,4 +81,29 @@ test('auditServer: arguments that are not an object are counted, and the server 
   assert.ok(answer.isError || answer.error)
   await client.callTool({ name: 'nope', arguments: {} }).catch(() => {})
   assert.deepEqual(auditor.coverage().unaudited, { unreadable_arguments: 1, unlisted_tool: 1 })
+})
+
+test('auditServer: a low-level Server whose listing comes in pages is read page by page', async (t) => {
+  const server = new Server({ name: 'paged', version: '1.0.0' }, { capabilities: { tools: {} } })
+  const pages = [
+    [{ name: 'one', inputSchema: { type: 'object', properties: { a: { type: 'string' } } } }],
+    [{ name: 'two', inputSchema: { type: 'object', properties: { b: { type: 'string' } } } }],
+  ]
+  server.setRequestHandler(ListToolsRequestSchema, (request) => {
+    const page = Number(request.params?.cursor ?? 0)
+    return { tools: pages[page], ...(page + 1 < pages.length ? { nextCursor: String(page + 1) } : {}) }
+  })
+  const received = []
+  server.setRequestHandler(CallToolRequestSchema, (request) => {
+    received.push(request.params.arguments)
+    return { content: [] }
+  })
+  const { auditor, warnings } = collecting()
+  const client = await connect(auditServer(server, { auditor }))
+  t.after(() => client.close())
+  await client.callTool({ name: 'two', arguments: { b: 'x', bb: 1 } })
+  await client.callTool({ name: 'one', arguments: { a: 'x' } })
+  assert.deepEqual(auditor.tools, ['one', 'two'])
+  assert.deepEqual(warnings.map((w) => [w.tool, w.unknown_keys]), [['two', ['bb']]])
+  assert.deepEqual(received, [{ b: 'x', bb: 1 }, { a: 'x' }], 'the low-level handler gets the arguments as sent')
 })
