@@ -66,12 +66,7 @@ impl Auditor {
     /// each, unless `onWarn` takes them.
     #[napi(constructor)]
     pub fn new(options: Option<AuditorOptions>) -> Auditor {
-        let options = options.unwrap_or(AuditorOptions {
-            on_warn: None,
-            allow: None,
-            top_level_only: None,
-            on_note: None,
-        });
+        let options = options.unwrap_or_default();
         let Built {
             auditor,
             queue,

@@ -11,6 +11,7 @@ use crate::sink::{Callbacks, OnNote, OnWarn, Queue};
 
 /// An `Auditor`'s options.
 #[napi(object, object_to_js = false)]
+#[derive(Default)]
 pub struct AuditorOptions {
     /// Takes each warning instead of stderr (one line each, the default).
     #[napi(ts_type = "(warning: Warning) => unknown")]

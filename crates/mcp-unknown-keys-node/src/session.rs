@@ -36,6 +36,7 @@ type OnVerdict = FunctionRef<Verdict, Unknown<'static>>;
 
 /// A `Session`'s options: an `Auditor`'s, and `onVerdict`.
 #[napi(object, object_to_js = false)]
+#[derive(Default)]
 pub struct SessionOptions {
     /// Takes each warning instead of stderr (one line each, the default).
     #[napi(ts_type = "(warning: Warning) => unknown")]
@@ -70,13 +71,7 @@ impl Session {
     /// A session with nothing read yet.
     #[napi(constructor)]
     pub fn new(options: Option<SessionOptions>) -> Session {
-        let options = options.unwrap_or(SessionOptions {
-            on_warn: None,
-            allow: None,
-            top_level_only: None,
-            on_note: None,
-            on_verdict: None,
-        });
+        let options = options.unwrap_or_default();
         let Built {
             auditor,
             queue,
