@@ -1,9 +1,9 @@
 'use strict'
 // The MCP TypeScript SDK (`@modelcontextprotocol/sdk`), both sides.
 //
-// Host side, `auditClient`: the client's own `listTools` feeds the
-// catalogue (every page; `notifications/tools/list_changed` forgets it), and
-// each `callTool` is audited before it is sent, unchanged.
+// Host side, `auditClient`: every `tools/list` the client requests feeds
+// the catalogue (every page; `notifications/tools/list_changed` forgets it),
+// and each `tools/call` is audited before it is sent, unchanged.
 //
 // Server side, `auditServer`: each incoming `tools/call` request is audited
 // as it arrives, before the SDK parses it and before an `McpServer`'s zod
@@ -11,9 +11,9 @@
 // listing (read from its own `tools/list` handler, again after
 // `sendToolListChanged`). The handler receives exactly what it did before.
 //
-// Both hook the SDK's `Protocol` dispatch (`_onnotification`, `_onrequest`),
-// the one place every message passes: the SDK version this is tested
-// against is pinned in package.json.
+// Both hook the SDK's `Protocol` where every message passes (`request`,
+// `_onnotification`, `_onrequest`): the SDK version this is tested against
+// is pinned in package.json.
 const { auditorFor, auditorOf, auditors, quietly } = require('./common.js')
 
 const LIST_CHANGED = 'notifications/tools/list_changed'
@@ -24,16 +24,19 @@ const LIST_CHANGED = 'notifications/tools/list_changed'
  */
 function auditClient(client, options = {}) {
   const auditor = auditorFor(options)
-  const listTools = client.listTools
-  client.listTools = async function (params, ...rest) {
-    const result = await listTools.call(this, params, ...rest)
-    quietly(() => auditor.listPage(result, { first: !params?.cursor, more: Boolean(result?.nextCursor) }))
-    return result
-  }
-  const callTool = client.callTool
-  client.callTool = function (params, ...rest) {
-    quietly(() => auditor.audit(params?.name, params?.arguments ?? {}))
-    return callTool.call(this, params, ...rest)
+  // `listTools`, `callTool` and a host's own requests all go through
+  // `request`: each listing page feeds the catalogue, each call is audited
+  // before it is sent.
+  const request = client.request
+  client.request = function (message, ...rest) {
+    const params = message?.params
+    if (message?.method === 'tools/call') quietly(() => auditor.audit(params?.name, params?.arguments ?? {}))
+    const answered = request.call(this, message, ...rest)
+    if (message?.method !== 'tools/list') return answered
+    return answered.then((result) => {
+      quietly(() => auditor.listPage(result, { first: !params?.cursor, more: Boolean(result?.nextCursor) }))
+      return result
+    })
   }
   const onnotification = client._onnotification
   client._onnotification = function (notification) {

@@ -11,6 +11,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js'
 import {
   CallToolRequestSchema,
+  CallToolResultSchema,
   ListToolsRequestSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
@@ -84,7 +85,9 @@ test('auditClient: every page of a listing feeds the catalogue; list_changed for
   listed = await client.listTools({ cursor: listed.nextCursor })
   assert.deepEqual(auditor.tools, ['one', 'two'])
   await client.callTool({ name: 'two', arguments: { b: 'x', c: 'y' } })
-  assert.deepEqual(warnings.map((w) => [w.tool, w.unknown_keys]), [['two', ['c']]])
+  // A host's own request is audited too.
+  await client.request({ method: 'tools/call', params: { name: 'one', arguments: { a: 'x', z: 1 } } }, CallToolResultSchema)
+  assert.deepEqual(warnings.map((w) => [w.tool, w.unknown_keys]), [['two', ['c']], ['one', ['z']]])
 
   pages = [[{ name: 'three', inputSchema: schema('d') }]]
   const changed = new Promise((resolve) => client.setNotificationHandler(ToolListChangedNotificationSchema, resolve))
