@@ -14,14 +14,17 @@ function auditTools(tools, options = {}) {
   // The host's own `ai`, which made these schemas.
   const { asSchema, jsonSchema } = options.ai ?? require('ai')
   const auditor = auditorFor(options)
-  const schemas = Object.entries(tools).map(([name, tool]) => [name, asSchema(tool.inputSchema ?? tool.parameters)])
+  // A tool with no schema of its own (a provider's tool, say) is left as it is.
+  const schemas = Object.entries(tools)
+    .filter(([, tool]) => (tool?.inputSchema ?? tool?.parameters) != null)
+    .map(([name, tool]) => [name, asSchema(tool.inputSchema ?? tool.parameters)])
   const ready = Promise.all(
     schemas.map(async ([name, schema]) => ({ name, inputSchema: await schema.jsonSchema })),
   ).then(
     (declared) => quietly(() => auditor.replaceCatalog(declared)),
     () => undefined,
   )
-  const audited = {}
+  const audited = { ...tools }
   for (const [name, schema] of schemas) {
     const tool = tools[name]
     const inputSchema = jsonSchema(() => schema.jsonSchema, {

@@ -71,7 +71,10 @@ test('auditTools: a zod tool is audited before zod strips the keys; execute gets
   const plainReceived = []
   const plain = { weather: { ...weather, execute: async (input) => { plainReceived.push(input); return { temperature: 20 } } } }
   const { auditor, warnings } = collecting()
-  const tools = auditTools({ weather }, { auditor })
+  const provided = { type: 'provider', id: 'some.tool', args: {} }
+  const tools = auditTools({ weather, provided }, { auditor })
+  assert.equal(tools.provided, provided, 'a tool with no schema of its own is left as it is')
+  delete tools.provided
   const calls = [['weather', { city: 'Oslo', units: 'c' }], ['weather', { city: 'Oslo', units: 'f' }]]
   await generateText({ model: callingModel(calls), tools, prompt: 'weather', stopWhen: stepCountIs(5) })
   await generateText({ model: callingModel(calls), tools: plain, prompt: 'weather', stopWhen: stepCountIs(5) })
