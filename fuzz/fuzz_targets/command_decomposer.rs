@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_unknown_keys::policy::command::{decompose_argv, decompose_line};
+use mcp_unknown_keys_policy::command::{decompose_argv, decompose_line};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -1,7 +1,5 @@
-//! The reverse proxy's request body reader (`proxy/http/reverse/request.rs`
-//! of the binary crate, compiled here from its file with stand-ins for the
-//! few items it uses from its neighbours: the binary crate has no library
-//! to link), on any body cut into any frames, with a length limit and a
+//! The reverse proxy's request body reader (`http/reverse/request.rs` of
+//! the proxy engine crate, linked through its `fuzzing` module), on any body cut into any frames, with a length limit and a
 //! budget of bytes held at once read from the input. Nothing may panic or
 //! hang; what it sends on is the body, byte for byte, whether read whole or
 //! streamed; it reads whole exactly the bodies within the limit and the
@@ -15,30 +13,7 @@ use http_body::{Body as _, Frame};
 use http_body_util::BodyExt;
 use libfuzzer_sys::fuzz_target;
 
-/// The items of the binary crate the reader names, as it names them.
-mod proxy {
-    pub const MAX_TAPPED_LINE: usize = 64 << 20;
-
-    pub mod http {
-        pub mod client {
-            pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
-            pub type Body = http_body_util::combinators::BoxBody<bytes::Bytes, BoxError>;
-
-            pub fn describe(error: &(dyn std::error::Error + 'static)) -> String {
-                error.to_string()
-            }
-        }
-
-        pub fn note(_: &str) {}
-    }
-}
-
-#[path = "../../crates/mcp-unknown-keys-cli/src/proxy/http/reverse/request.rs"]
-#[allow(dead_code)]
-mod request;
-
-use proxy::http::client::BoxError;
-use request::{Budget, Request, read_request};
+use mcp_unknown_keys_proxy::fuzzing::{Budget, BoxError, Request, read_request};
 
 /// A body of these frames, each ready at once.
 struct Frames(std::collections::VecDeque<Bytes>);

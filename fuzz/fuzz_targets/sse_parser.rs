@@ -1,6 +1,5 @@
-//! The remote doors' SSE parser (`proxy/http/sse.rs` of the binary crate,
-//! compiled here from its file: the binary crate has no library to link),
-//! on any bytes, with small bounds read from the input's first two bytes so
+//! The remote doors' SSE parser (`http/sse.rs` of the proxy engine crate,
+//! linked through its `fuzzing` module), on any bytes, with small bounds read from the input's first two bytes so
 //! that they are reached. Nothing may panic or hang; the stream read in
 //! one piece and read in the pieces the third byte chooses gives the same
 //! events, the same last event id, and the same refusal (a line past the
@@ -11,11 +10,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../crates/mcp-unknown-keys-cli/src/proxy/http/sse.rs"]
-#[allow(dead_code)]
-mod sse;
-
-use sse::{Event, LineTooLong, Parser};
+use mcp_unknown_keys_proxy::fuzzing::{Event, LineTooLong, Parser};
 
 fn read(stream: &[u8], step: usize, limit: usize, line: usize) -> (Vec<Event>, Option<LineTooLong>, Option<String>) {
     let mut parser = Parser::new(limit).with_line_limit(line);

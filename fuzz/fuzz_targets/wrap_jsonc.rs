@@ -1,5 +1,4 @@
-//! `wrap`'s JSONC reader (the binary crate's `wrap/jsonc.rs`, compiled in
-//! here by path: the binary has no library to link), on any text. Nothing
+//! `wrap`'s JSONC reader (`mcp_unknown_keys_wrap::jsonc`), on any text. Nothing
 //! may panic or hang; every span it gives lies in the text on character
 //! boundaries and holds its value; and a text `serde_json` reads as JSON it
 //! reads as the same value (keys in order, the last of a repeated key
@@ -7,11 +6,7 @@
 
 #![no_main]
 
-#[allow(dead_code)]
-#[path = "../../crates/mcp-unknown-keys-cli/src/wrap/jsonc.rs"]
-mod jsonc;
-
-use jsonc::{Kind, Span, Value};
+use mcp_unknown_keys_wrap::jsonc::{self, Kind, Span, Value};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -12,12 +12,13 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use mcp_unknown_keys::audit::{Printable, Warning};
-use mcp_unknown_keys::policy::{Answer, Question, default_rules};
 use mcp_unknown_keys::reasons::Reason;
 use mcp_unknown_keys::{
-    BoxError, McpServer, PolicyLayer, Provider, ReasonsLayer, Registry, ToolCall, ToolDeclaration,
-    ToolResult, UnknownKeysLayer,
+    BoxError, McpServer, Provider, ReasonsLayer, Registry, ToolCall, ToolDeclaration, ToolResult,
+    UnknownKeysLayer,
 };
+use mcp_unknown_keys_policy::PolicyLayer;
+use mcp_unknown_keys_policy::{Answer, Question, default_rules};
 use serde_json::{Value, json};
 use tower_layer::Layer;
 

@@ -8,9 +8,8 @@ use clap::{Parser, Subcommand};
 mod audit_cmd;
 mod demo;
 mod example_server;
-mod proxy;
-mod utc;
-mod wrap;
+mod proxy_cmd;
+mod wrap_cmd;
 
 /// See the arguments a model's tool calls carry that the tools never declared.
 #[derive(Parser, Debug)]
@@ -25,12 +24,12 @@ enum Command {
     /// Put the proxy in front of every MCP server in your hosts'
     /// configurations (Claude Desktop, Claude Code, Cursor, VS Code,
     /// Windsurf).
-    Wrap(wrap::WrapArgs),
+    Wrap(wrap_cmd::WrapArgs),
     /// Take the proxy out again, restoring each entry as it was.
-    Unwrap(wrap::UnwrapArgs),
+    Unwrap(wrap_cmd::UnwrapArgs),
     /// Run an MCP server over stdio and stand in its place, byte-exact,
     /// reporting undeclared keys on stderr.
-    Proxy(proxy::Args),
+    Proxy(proxy_cmd::Args),
     /// Replay recorded tool calls and transcripts (JSON Lines) offline.
     Audit(audit_cmd::Args),
     /// Run the specification's incident end to end on the example server.
@@ -41,11 +40,11 @@ enum Command {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Command::Proxy(args) => proxy::run(args),
+        Command::Proxy(args) => proxy_cmd::run_proxy(args),
         Command::Audit(args) => audit_cmd::run(args),
         Command::Demo(args) => demo::run(args),
         Command::ExampleServer(args) => example_server::run(args),
-        Command::Wrap(args) => wrap::run_wrap(args),
-        Command::Unwrap(args) => wrap::run_unwrap(args),
+        Command::Wrap(args) => wrap_cmd::run_wrap(args),
+        Command::Unwrap(args) => wrap_cmd::run_unwrap(args),
     }
 }

@@ -6,11 +6,12 @@ use crate::support;
 use std::sync::{Arc, Mutex};
 
 use mcp_unknown_keys::audit::Warning;
-use mcp_unknown_keys::policy::{Answer, Question, default_rules};
 use mcp_unknown_keys::{
-    BoxError, McpServer, PolicyLayer, Provider, ReasonsLayer, Registry, ToolCall, ToolDeclaration,
-    ToolResult, UnknownKeysLayer,
+    BoxError, McpServer, Provider, ReasonsLayer, Registry, ToolCall, ToolDeclaration, ToolResult,
+    UnknownKeysLayer,
 };
+use mcp_unknown_keys_policy::PolicyLayer;
+use mcp_unknown_keys_policy::{Answer, Question, default_rules};
 use serde_json::{Value, json};
 use support::{ScratchDir, block_on};
 use tower_layer::Layer;

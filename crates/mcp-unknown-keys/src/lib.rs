@@ -97,8 +97,9 @@
 //! # Its neighbours
 //!
 //! [`Reasons`] asks the model for a `reason` on every call and takes it out
-//! before the call reaches the tool; [`Policy`] allows, denies or asks a
-//! human about each call, by tool and directory. Stacked as the seed
+//! before the call reaches the tool; `Policy` (the crate
+//! `mcp-unknown-keys-policy`) allows, denies or asks a human about each
+//! call, by tool and directory. Stacked as the seed
 //! specification has it, `Policy(UnknownKeys(Reasons(registry)))`, the
 //! auditor compares the keys the model wrote with the declarations the model
 //! was shown, and sees only the calls the policy let through.
@@ -110,7 +111,6 @@ mod join;
 pub mod jsonrpc;
 #[cfg(feature = "mcp")]
 mod mcp_server;
-pub mod policy;
 mod provider;
 pub mod reasons;
 mod registry;
@@ -123,9 +123,9 @@ mod wire;
 pub use mcp_server::HttpServer;
 #[cfg(feature = "mcp")]
 pub use mcp_server::{ConnectError, DEFAULT_TIMEOUT, McpServer, StdioServer};
-pub use policy::{Policy, PolicyLayer};
 pub use provider::{BoxError, BoxFuture, DynProvider, Provider};
 pub use reasons::{Reasons, ReasonsLayer};
 pub use registry::{DEFAULT_SEPARATOR, Registry, RegistryError};
+pub use settle::settle;
 pub use unknown_keys::{UnknownKeys, UnknownKeysLayer};
 pub use wire::{ToolCall, ToolDeclaration, ToolResult, id_text};

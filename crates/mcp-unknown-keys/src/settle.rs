@@ -7,7 +7,9 @@ use crate::wire::ToolResult;
 /// One result per call id, in order: an inner failure becomes an error
 /// result for every call, and a short answer gets an error result for each
 /// call it left unanswered. Results beyond the calls are kept, at the end.
-pub(crate) fn settle(ids: &[String], outcome: Result<Vec<ToolResult>, BoxError>) -> Vec<ToolResult> {
+/// For a layer that never fails a batch (`Reasons`, `Policy`): what the
+/// layer beneath returned, settled into what the host is owed.
+pub fn settle(ids: &[String], outcome: Result<Vec<ToolResult>, BoxError>) -> Vec<ToolResult> {
     match outcome {
         Err(error) => ids
             .iter()

@@ -4,10 +4,9 @@ use crate::common;
 
 use std::sync::{Arc, Mutex};
 
-use common::{Answering, Toolkit, declaration, files};
-use mcp_unknown_keys::audit::REASON_KEY;
+use common::{Answering, Recorder, Toolkit, block_on, declaration, declares, files, recording_auditor};
 use mcp_unknown_keys::reasons::{DEFAULT_DESCRIPTION, REASON_PARAMETER, Reason};
-use mcp_unknown_keys::{Provider, Reasons, ReasonsLayer, ToolCall, ToolDeclaration};
+use mcp_unknown_keys::{Provider, Reasons, ReasonsLayer, ToolCall, ToolDeclaration, UnknownKeys};
 use serde_json::{Value, json};
 use tower_layer::Layer;
 
@@ -24,8 +23,20 @@ async fn listed() -> (Reasons<Toolkit>, common::Received) {
 }
 
 #[test]
-fn the_published_parameter_is_the_one_the_auditor_tolerates() {
-    assert_eq!(REASON_PARAMETER, REASON_KEY);
+fn the_published_parameter_is_one_the_auditor_tolerates_without_a_reasons_layer() {
+    let (auditor, warnings) = recording_auditor();
+    let layer = UnknownKeys::with_auditor(Recorder::listing(vec![declares("fs_read", &["path"])]), auditor);
+    block_on(layer.tools_for_llm()).unwrap();
+    let arguments = json!({"path": "a", REASON_PARAMETER: "why", "ffset": 1}).to_string();
+    block_on(layer.execute_tool_calls(vec![ToolCall::new("c1", "fs_read", arguments)])).unwrap();
+
+    let warnings = warnings.lock().unwrap();
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(
+        warnings[0].unknown_keys,
+        ["ffset"],
+        "the reason is tolerated, the typo is not"
+    );
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use std::io::{self, Write};
 use mcp_unknown_keys::audit::{Cause, Printable, Skip, Verdict};
 use mcp_unknown_keys_logs::{Dimension, Pair, Report};
 
-use crate::proxy::verdicts_text;
+use mcp_unknown_keys_proxy::verdicts_text;
 
 /// The most unlisted tool names the report lists; the rest are counted.
 const SHOWN_UNLISTED: usize = 25;

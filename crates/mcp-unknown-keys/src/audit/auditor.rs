@@ -15,9 +15,10 @@ use super::{Arguments, Catalog, Coverage, Declared, Note, Sink, StderrSink, Warn
 use crate::wire::{ToolCall, id_text};
 
 /// The key every auditor tolerates, declared or not: the parameter the
-/// `Reasons` layer adds to declarations and strips from calls. A literal
-/// here, so an auditor works in a stack with no `Reasons` layer at all.
-pub const REASON_KEY: &str = "reason";
+/// `Reasons` layer adds to declarations and strips from calls
+/// ([`REASON_PARAMETER`](crate::reasons::REASON_PARAMETER) is this one), so
+/// an auditor works in a stack with no `Reasons` layer at all.
+pub(crate) const REASON_KEY: &str = "reason";
 
 /// Audits calls against the latest catalogue and says each undeclared
 /// (tool, key) pair once.
@@ -31,7 +32,7 @@ pub const REASON_KEY: &str = "reason";
 /// - the keys inside a declared key's value are audited too when its schema
 ///   declares them ([`Catalog`] says when), and reported as paths
 ///   ([`Warning::unknown_paths`]), unless [`Auditor::top_level_only`];
-/// - [`REASON_KEY`] and the keys given to [`Auditor::allow`] are tolerated;
+/// - [`REASON_PARAMETER`](crate::reasons::REASON_PARAMETER) and the keys given to [`Auditor::allow`] are tolerated;
 /// - each (tool, key) pair, and each (tool, path) pair, is reported once in
 ///   the auditor's life: a catalogue refresh does not forget what was said;
 /// - each warning carries a [diagnosis](super::diagnosis) of its keys,
@@ -241,7 +242,7 @@ impl Auditor {
         self
     }
 
-    /// Tolerates `key` on every tool, as [`REASON_KEY`] is: for keys a host
+    /// Tolerates `key` on every tool, as [`REASON_PARAMETER`](crate::reasons::REASON_PARAMETER) is: for keys a host
     /// or middleware injects (n8n's `toolCallId`, a proxy's `_auth_token`).
     pub fn allow(mut self, key: impl Into<String>) -> Auditor {
         self.allowed.push(key.into().into_boxed_str());
@@ -277,7 +278,7 @@ impl Auditor {
     }
 
     /// Whether `key` (or, below the top level, a path) is tolerated on every
-    /// tool: [`REASON_KEY`] and the keys given to [`Auditor::allow`], which
+    /// tool: [`REASON_PARAMETER`](crate::reasons::REASON_PARAMETER) and the keys given to [`Auditor::allow`], which
     /// may be paths such as `entities[].age`.
     pub fn tolerates(&self, key: &str) -> bool {
         key == REASON_KEY || self.allowed.iter().any(|allowed| **allowed == *key)

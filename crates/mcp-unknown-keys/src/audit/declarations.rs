@@ -37,19 +37,6 @@ const GROUP_MEMBERS: [&str; 2] = ["functionDeclarations", "function_declarations
 ///
 /// The schema is `None` when the declaration gives none; a catalogue then
 /// keeps the name as declaring nothing (nothing to check against).
-///
-/// ```
-/// use mcp_unknown_keys::audit::name_and_schema;
-/// use serde_json::json;
-///
-/// let anthropic = json!({"name": "read_file", "input_schema": {"properties": {"path": {}}}});
-/// let (name, schema) = name_and_schema(&anthropic).unwrap();
-/// assert_eq!((name, schema), ("read_file", Some(&json!({"properties": {"path": {}}}))));
-///
-/// let bedrock = json!({"toolSpec": {"name": "read_file", "inputSchema": {"json": {"properties": {}}}}});
-/// assert_eq!(name_and_schema(&bedrock).unwrap().0, "read_file");
-/// assert_eq!(name_and_schema(&json!({"type": "web_search"})), None);
-/// ```
 pub fn name_and_schema(tool: &Value) -> Option<(&str, Option<&Value>)> {
     // An MCP tool may carry a vendor `function` member of its own: only a
     // `function` object with a name makes an OpenAI Chat declaration.

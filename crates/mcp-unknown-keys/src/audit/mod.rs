@@ -33,13 +33,14 @@ mod sink;
 mod verdicts;
 mod warning;
 
-pub use auditor::{Auditor, Call, Outcome, REASON_KEY, Skip};
+pub(crate) use auditor::REASON_KEY;
+pub use auditor::{Auditor, Call, Outcome, Skip};
 pub use catalog::{
     Catalog, Declared, MAX_COMPOSITION_DEPTH, MAX_LISTING_WORK, MAX_SCHEMA_WORK, MAX_SHAPES, MAX_SUBSCHEMAS,
     Note, Problem,
 };
 pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS, MAX_UNLISTED_NAME_BYTES, OTHER_UNLISTED_TOOLS};
-pub use declarations::{declarations, name_and_schema};
+pub use declarations::declarations;
 pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};
 pub use keys::{Arguments, HostObject, MAX_NESTED_DEPTH, NestedScan, NotAnObject, arguments_text};

@@ -24,11 +24,10 @@ use crate::wire::{ToolCall, ToolDeclaration, ToolResult};
 
 /// The name of the parameter [`Reasons`] publishes: `"reason"`.
 ///
-/// It is the very key the auditor tolerates by a literal of its own,
-/// [`audit::REASON_KEY`](crate::audit::REASON_KEY), so that an
+/// It is the very key every auditor tolerates, so that an
 /// [`UnknownKeys`](crate::UnknownKeys) layer stays quiet about it with or
 /// without a `Reasons` layer in the stack.
-pub const REASON_PARAMETER: &str = "reason";
+pub const REASON_PARAMETER: &str = crate::audit::REASON_KEY;
 
 /// The description the `reason` property is published with, unless the
 /// layer is given another ([`ReasonsLayer::description`]).

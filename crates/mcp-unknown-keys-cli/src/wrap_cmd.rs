@@ -1,0 +1,134 @@
+//! `mcp-unknown-keys wrap` and `unwrap`: the command line of the
+//! `mcp-unknown-keys-wrap` crate, and the report on stderr.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use mcp_unknown_keys_wrap::hosts::{HOSTS, Host};
+use mcp_unknown_keys_wrap::{Mode, process, targets, this_binary};
+
+/// Which files, which servers, and whether to write.
+#[derive(clap::Args, Debug)]
+pub struct Selection {
+    /// The host whose configuration files to find (all: every host's).
+    #[arg(long, default_value = ALL_HOSTS, value_parser = host_names())]
+    host: String,
+    /// Edit FILE rather than finding the hosts' files (repeatable). Its
+    /// host is told by its name, or by --host.
+    #[arg(long = "config", value_name = "FILE")]
+    configs: Vec<PathBuf>,
+    /// Only the server named NAME (repeatable).
+    #[arg(long = "server", value_name = "NAME")]
+    servers: Vec<String>,
+    /// Print what would change as a unified diff, and write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// `--host`'s value for every host.
+const ALL_HOSTS: &str = "all";
+
+/// The values `--host` takes: each host's name, and `all`.
+fn host_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(HOSTS.iter().map(|host| host.name).chain([ALL_HOSTS]))
+}
+
+/// The command line of `wrap`.
+#[derive(clap::Args, Debug)]
+pub struct WrapArgs {
+    #[command(flatten)]
+    selection: Selection,
+    /// Give each server `--log DIR/NAME.jsonl` (DIR is created).
+    #[arg(long, value_name = "DIR")]
+    log_dir: Option<PathBuf>,
+    /// The proxy's program as hosts will run it. Default: the absolute path
+    /// of this binary, which works where a host does not see your shell's
+    /// PATH; `--command mcp-unknown-keys` looks it up on PATH (for a
+    /// project file the whole team shares).
+    #[arg(long, value_name = "PROGRAM")]
+    command: Option<String>,
+}
+
+/// The command line of `unwrap`.
+#[derive(clap::Args, Debug)]
+pub struct UnwrapArgs {
+    #[command(flatten)]
+    selection: Selection,
+}
+
+/// Runs `wrap`: exits 0 when every file found was done, 2 when one could
+/// not be read or written (the others are still done).
+pub fn run_wrap(args: WrapArgs) -> ExitCode {
+    let program = match args.command {
+        Some(program) => program,
+        None => match this_binary() {
+            Ok(program) => program,
+            Err(message) => return usage_error(&message),
+        },
+    };
+    let log_dir = match args.log_dir.map(absolute).transpose() {
+        Ok(dir) => dir,
+        Err(message) => return usage_error(&message),
+    };
+    if let Some(dir) = log_dir.as_deref().filter(|_| !args.selection.dry_run)
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        return usage_error(&format!("cannot create the log directory {}: {e}", dir.display()));
+    }
+    run(&args.selection, &Mode::Wrap { program, log_dir })
+}
+
+/// Runs `unwrap`; exits as `wrap` does.
+pub fn run_unwrap(args: UnwrapArgs) -> ExitCode {
+    run(&args.selection, &Mode::Unwrap)
+}
+
+fn run(selection: &Selection, mode: &Mode) -> ExitCode {
+    let chosen = Host::named(&selection.host);
+    let hosts = chosen.map_or_else(Host::all, |host| vec![host]);
+    let targets = match targets(&selection.configs, chosen, &hosts) {
+        Ok(targets) => targets,
+        Err(message) => return usage_error(&message),
+    };
+    if !targets.looked.is_empty() {
+        let looked: Vec<String> = targets
+            .looked
+            .iter()
+            .map(|path| format!("  {}", path.display()))
+            .collect();
+        eprintln!("no MCP configuration found; looked for:\n{}", looked.join("\n"));
+    }
+    let mut failed = false;
+    for target in &targets.files {
+        let label = match target.host {
+            Some(host) => format!("{} ({})", target.path.display(), host.name()),
+            None => target.path.display().to_string(),
+        };
+        match process(target, mode, &selection.servers, selection.dry_run) {
+            Ok(done) => {
+                if let Some(diff) = done.diff {
+                    print!("{diff}");
+                }
+                eprint!("{label}\n{}", done.report);
+            }
+            Err(message) => {
+                eprintln!("mcp-unknown-keys: {label}: {message}");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn absolute(path: PathBuf) -> Result<PathBuf, String> {
+    std::path::absolute(&path).map_err(|e| format!("cannot resolve {}: {e}", path.display()))
+}
+
+fn usage_error(message: &str) -> ExitCode {
+    eprintln!("mcp-unknown-keys: {message}");
+    ExitCode::from(2)
+}

@@ -1,0 +1,231 @@
+//! Where the proxy's findings go, on every door: stderr (unless
+//! `--quiet`), `--log` (each line with its [attribution]) and `--otlp`
+//! ([otlp]).
+//!
+//! [`Reports`] holds the outputs of one run; each tap (one per session:
+//! the stdio proxy and the bridge have one, the reverse proxy one per
+//! upstream session) reports through a [`SessionReport`] of its own, which
+//! knows which upstream session it speaks for.
+//!
+//! The log's lines, each one JSON object ending with the attribution
+//! members `"ts"`, `"server"`, `"session"` (and, from the reverse proxy,
+//! `"upstream_session"`):
+//!
+//! - a warning: [`Warning`]'s fields;
+//! - a verdict: `{"verdict":"ignored","tool":…,"id":…,"unknown_keys":[…]}`,
+//!   with `"unknown_paths":[…]` when nested keys were undeclared;
+//! - a note: `{"note":{"tool":…,"at":…,"problem":…,…,"text":…}}`;
+//! - the summary, last: `{"summary":{…}}` (see `summary`).
+
+pub mod attribution;
+mod log;
+pub mod otlp;
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use mcp_unknown_keys::audit::{Auditor, Judged, Note, Printable, Sink, Warning};
+use serde::Serialize;
+
+use self::attribution::Attribution;
+use self::log::Log;
+use super::summary::Summary;
+use super::tap::trace::TraceContext;
+use super::tap::{Report, Tap};
+use super::{Failure, LOG_AT_EXIT, SETTLE_AT_EXIT};
+
+/// The outputs of one proxy run.
+pub struct Reports {
+    stderr: bool,
+    /// ` [NAME]` after `mcp-unknown-keys` on stderr when `--name` is given.
+    tag: String,
+    log: Option<Log>,
+    attribution: Attribution,
+    otlp: Option<otlp::Exporter>,
+    allow: Vec<String>,
+    top_level_only: bool,
+}
+
+/// What the reports of one run are asked for: the door's options, as its
+/// command line gave them (the engine never reads the command line).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReportOptions<'a> {
+    /// `--log FILE`.
+    pub log: Option<&'a Path>,
+    /// `--allow KEY`…: keys tolerated on every tool.
+    pub allow: &'a [String],
+    /// `--quiet`: nothing on stderr but a failing log.
+    pub quiet: bool,
+    /// `--name NAME`: ` [NAME]` on stderr.
+    pub name: Option<&'a str>,
+    /// `--top-level-only`.
+    pub top_level_only: bool,
+    /// `--otlp URL`.
+    pub otlp: Option<&'a str>,
+    /// The remote server's URL, which OTLP records name as its address.
+    pub remote_url: Option<&'a str>,
+}
+
+impl Reports {
+    /// Opens `--log` and `--otlp`, if asked for, for a server called
+    /// `server`.
+    pub fn open(options: &ReportOptions<'_>, server: String) -> Result<Reports, Failure> {
+        let log = match options.log {
+            None => None,
+            Some(path) => Some(
+                Log::open(path)
+                    .map_err(|e| Failure::new(format!("cannot open the log {}: {e}", path.display()), 2))?,
+            ),
+        };
+        let attribution = Attribution::new(server);
+        let otlp = otlp::Exporter::open(options.otlp, options.remote_url, &attribution)
+            .map_err(|e| Failure::new(e, 2))?;
+        Ok(Reports {
+            stderr: !options.quiet,
+            tag: options
+                .name
+                .map(|name| format!(" [{}]", Printable(name)))
+                .unwrap_or_default(),
+            log,
+            attribution,
+            otlp,
+            allow: options.allow.to_vec(),
+            top_level_only: options.top_level_only,
+        })
+    }
+
+    /// A tap for one session (`upstream`: the reverse proxy's hash of the
+    /// upstream session it serves), whose auditor tolerates `--allow` keys
+    /// and honours `--top-level-only`.
+    pub fn tap(self: &Arc<Self>, upstream: Option<String>) -> Tap {
+        let session = Arc::new(SessionReport {
+            reports: self.clone(),
+            upstream,
+        });
+        let auditor = Auditor::new()
+            .with_shared_sink(session.clone())
+            .allow_all(self.allow.iter().cloned())
+            .top_level_only(self.top_level_only);
+        Tap::new(auditor).with_report(session)
+    }
+
+    /// The summary of what `tap` audited and found, once its session has
+    /// ended; the audit gets [`SETTLE_AT_EXIT`] to read what is queued.
+    pub fn summarise(&self, tap: &Tap) {
+        tap.summarise(Some(SETTLE_AT_EXIT));
+    }
+
+    /// The proxy is about to exit: `--otlp` gets its last try, then the log
+    /// gets [`LOG_AT_EXIT`] to write the lines handed to it.
+    pub fn finish(&self) {
+        if let Some(otlp) = &self.otlp {
+            otlp.finish();
+        }
+        if let Some(log) = &self.log {
+            log.finish(LOG_AT_EXIT);
+        }
+    }
+
+    /// Writes `line` on stderr, unless `--quiet`, after
+    /// `mcp-unknown-keys[ [NAME]]{kind}: `.
+    fn say(&self, kind: &str, line: &str) {
+        if self.stderr {
+            let text = format!("mcp-unknown-keys{}{kind}: {line}\n", self.tag);
+            // One write, so that a server sharing stderr does not land inside.
+            let _ = io::stderr().lock().write_all(text.as_bytes());
+        }
+    }
+}
+
+/// The reports of one session (one tap).
+pub struct SessionReport {
+    reports: Arc<Reports>,
+    upstream: Option<String>,
+}
+
+impl SessionReport {
+    /// Hands `line` (a JSON object) to the log, attributed.
+    fn log(&self, line: &str, warning: bool) {
+        let Some(log) = &self.reports.log else { return };
+        let line = self.reports.attribution.stamp(line, self.upstream.as_deref());
+        if warning {
+            log.warning(line);
+        } else {
+            log.record(line);
+        }
+    }
+}
+
+impl Report for SessionReport {
+    fn warning(&self, warning: &Warning, trace: Option<&TraceContext>) {
+        self.reports.say("", &warning.to_string());
+        self.log(&warning.to_json_line(), true);
+        if let Some(otlp) = &self.reports.otlp {
+            otlp.warning(warning, trace, self.upstream.as_deref());
+        }
+    }
+
+    fn verdict(&self, judged: &Judged, trace: Option<&TraceContext>) {
+        self.log(&judged.to_json_line(), false);
+        if let Some(otlp) = &self.reports.otlp {
+            otlp.verdict(judged, trace, self.upstream.as_deref());
+        }
+    }
+
+    fn notice(&self, notice: &str) {
+        self.reports.say("", notice);
+    }
+
+    fn summary(&self, summary: &Summary<'_>) {
+        // The stdio proxy's and the bridge's session (no upstream session)
+        // is the run's only one: its summary is the run's last word, so
+        // `--otlp` is flushed first. A reverse-proxy session's end leaves
+        // the queue, which other sessions share, to the exporter.
+        let counts = self.reports.otlp.as_ref().map(|otlp| match self.upstream {
+            None => otlp.flush(),
+            Some(_) => otlp.counts(),
+        });
+        let summary = Summary {
+            otlp: counts.as_ref(),
+            ..summary.clone()
+        };
+        let reports = &self.reports;
+        if reports.stderr && !summary.is_empty() {
+            let text = summary.to_text(&reports.tag);
+            let _ = io::stderr().lock().write_all(text.as_bytes());
+        }
+        self.log(&summary.to_json_line(), false);
+    }
+}
+
+/// The core's sink: warnings come through [`Report::warning`] instead (the
+/// tap delivers them with their trace context); notes come here.
+impl Sink for SessionReport {
+    fn warn(&self, warning: &Warning) {
+        Report::warning(self, warning, None);
+    }
+
+    fn note(&self, tool: &str, note: &Note) {
+        self.reports.say(" note", &format!("{}: {note}", Printable(tool)));
+        #[derive(Serialize)]
+        struct Logged<'a> {
+            note: NoteLine<'a>,
+        }
+        #[derive(Serialize)]
+        struct NoteLine<'a> {
+            tool: &'a str,
+            #[serde(flatten)]
+            note: &'a Note,
+            text: String,
+        }
+        let line = Logged {
+            note: NoteLine {
+                tool,
+                note,
+                text: note.to_string(),
+            },
+        };
+        self.log(&serde_json::to_string(&line).expect("a note serialises"), false);
+    }
+}

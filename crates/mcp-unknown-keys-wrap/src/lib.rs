@@ -1,0 +1,162 @@
+//! `wrap` and `unwrap`: put the mcp-unknown-keys proxy in front of every
+//! MCP server a host is configured with, and take it out again.
+//!
+//! - [`hosts`] knows where each host keeps its configuration, per platform
+//!   (one [`HostDef`](hosts::HostDef) entry per host in its `HOSTS` table);
+//! - [`jsonc`] reads JSON with comments and keeps every value's position;
+//! - `entry` decides what becomes of one server entry, as text edits;
+//! - `headers` keeps a remote server's header values off the command line,
+//!   and `url` the secret parts of its URL;
+//! - `document` applies that to every server of one file;
+//! - `edit` and `diff` make the edits and show them;
+//! - `file` writes safely: backup, then atomic replace;
+//! - this module finds the files ([`targets`]) and does one ([`process`]).
+//!
+//! A file is edited as text, never re-serialised: comments, whitespace and
+//! key order stay as they were. A file the tool cannot read is left alone
+//! with an error naming it and the position; the others are still done.
+//! The command line is the CLI's; nothing here prints.
+
+#![warn(missing_docs)]
+
+mod diff;
+mod document;
+mod edit;
+mod entry;
+mod file;
+mod headers;
+pub mod hosts;
+pub mod jsonc;
+mod url;
+
+use std::path::{Path, PathBuf};
+
+use document::{Action, Outcome, Plan, What};
+use hosts::{ConfigFile, Environment, Host};
+
+/// Which command runs, with what it needs for every file.
+#[derive(Debug)]
+pub enum Mode {
+    /// Put the proxy in front of each server.
+    Wrap {
+        /// The proxy's program as hosts will run it.
+        program: String,
+        /// Give each server `--log DIR/NAME.jsonl`.
+        log_dir: Option<PathBuf>,
+    },
+    /// Take the proxy out again.
+    Unwrap,
+}
+
+/// The files a run edits.
+#[derive(Debug)]
+pub struct Targets {
+    /// The files to edit.
+    pub files: Vec<ConfigFile>,
+    /// Where the hosts' files were looked for, when none was found.
+    pub looked: Vec<PathBuf>,
+}
+
+/// The files to edit: `configs` when named (each file's host told by
+/// `host`, else by its name), else every existing file of `hosts`.
+pub fn targets(configs: &[PathBuf], host: Option<Host>, hosts: &[Host]) -> Result<Targets, String> {
+    if !configs.is_empty() {
+        let files = configs
+            .iter()
+            .map(|path| ConfigFile {
+                host: host.or_else(|| Host::of_path(path)),
+                path: path.clone(),
+            })
+            .collect();
+        return Ok(Targets { files, looked: Vec::new() });
+    }
+    let environment = Environment::current()?;
+    let candidates = hosts::discover(hosts, &environment);
+    let files: Vec<ConfigFile> = candidates.iter().filter(|file| file.path.is_file()).cloned().collect();
+    let looked = if files.is_empty() {
+        candidates.into_iter().map(|file| file.path).collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Targets { files, looked })
+}
+
+/// What became of one file.
+#[derive(Debug)]
+pub struct Done {
+    /// The report's lines: one per server, then the backup or why nothing
+    /// was written.
+    pub report: String,
+    /// On a dry run that would change the file: the unified diff.
+    pub diff: Option<String>,
+}
+
+/// Plans one file and, unless `dry_run`, writes it (a backup first), for
+/// the servers named in `servers` (all when empty).
+pub fn process(target: &ConfigFile, mode: &Mode, servers: &[String], dry_run: bool) -> Result<Done, String> {
+    let config = file::read(&target.path)?;
+    let backups;
+    let action = match mode {
+        Mode::Wrap { program, log_dir } => Action::Wrap {
+            program,
+            log_dir: log_dir.as_deref(),
+        },
+        Mode::Unwrap => {
+            backups = file::backups(&config);
+            Action::Unwrap { backups: &backups }
+        }
+    };
+    let plan = document::plan(&config.text, target.maps(), target.dialect(), &action, servers).map_err(|fault| {
+        let (line, column) = jsonc::position(&config.text, fault.offset);
+        format!("line {line}, column {column}: {fault}; left as it is")
+    })?;
+    let mut report = servers_report(&plan);
+    let mut diff = None;
+    let new_text = edit::apply(&config.text, &plan.edits);
+    if new_text == config.text {
+        report.push_str("  nothing to change\n");
+    } else if dry_run {
+        diff = Some(diff::unified(&config.path.display().to_string(), &config.text, &plan.edits));
+        report.push_str("  dry run: nothing written\n");
+        if let Err(refusal) = file::writable(&config) {
+            report.push_str(&format!("  without --dry-run, refused: {refusal}\n"));
+        }
+    } else {
+        let backup = file::write(&config, &new_text)?;
+        report.push_str(&format!("  backup: {}\n", backup.display()));
+    }
+    Ok(Done { report, diff })
+}
+
+fn servers_report(plan: &Plan) -> String {
+    if plan.servers.is_empty() {
+        return "  no servers\n".to_owned();
+    }
+    plan.servers
+        .iter()
+        .map(|Outcome { place, what }| {
+            let what = match what {
+                What::Wrapped => "wrapped".to_owned(),
+                What::AlreadyWrapped => "already wrapped".to_owned(),
+                What::NotWrapped => "not wrapped".to_owned(),
+                What::Restored => "unwrapped (restored from its backup)".to_owned(),
+                What::Rebuilt => "unwrapped (rebuilt from the proxy's arguments)".to_owned(),
+                What::Skipped(reason) => format!("skipped: {reason}"),
+            };
+            format!("  {place}: {what}\n")
+        })
+        .collect()
+}
+
+/// This binary's absolute path, for hosts to run.
+pub fn this_binary() -> Result<String, String> {
+    let path = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| format!("cannot tell where this binary is ({e}); name it with --command"))?;
+    path.into_os_string().into_string().map_err(|path| {
+        format!(
+            "{} is not UTF-8; name the binary with --command",
+            Path::new(&path).display()
+        )
+    })
+}
