@@ -11,8 +11,7 @@ const { auditorFor, auditorOf, auditors, quietly } = require('./common.js')
  * @param {Record<string, object>} tools
  */
 function auditTools(tools, options = {}) {
-  // The host's own `ai`, which made these schemas.
-  const { asSchema, jsonSchema } = options.ai ?? require('ai')
+  const { asSchema, jsonSchema } = options.ai ?? hostAi()
   const auditor = auditorFor(options)
   // A tool with no schema of its own (a provider's tool, say) is left as it is.
   const schemas = Object.entries(tools)
@@ -38,6 +37,19 @@ function auditTools(tools, options = {}) {
   }
   auditors.set(audited, auditor)
   return audited
+}
+
+/**
+ * The host's own `ai`, which made these schemas: looked for from the
+ * project being run first (a package installed from a directory is a link,
+ * and Node resolves from where a link points), then beside this package.
+ */
+function hostAi() {
+  try {
+    return require(require.resolve('ai', { paths: [process.cwd()] }))
+  } catch {
+    return require('ai')
+  }
 }
 
 module.exports = { auditTools, auditorOf }

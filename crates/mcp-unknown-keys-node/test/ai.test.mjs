@@ -72,7 +72,7 @@ test('auditTools: a zod tool is audited before zod strips the keys; execute gets
   const plain = { weather: { ...weather, execute: async (input) => { plainReceived.push(input); return { temperature: 20 } } } }
   const { auditor, warnings } = collecting()
   const provided = { type: 'provider', id: 'some.tool', args: {} }
-  const tools = auditTools({ weather, provided }, { auditor })
+  const tools = auditTools({ weather, provided }, { auditor, ai: await import('ai') })
   assert.equal(tools.provided, provided, 'a tool with no schema of its own is left as it is')
   delete tools.provided
   const calls = [['weather', { city: 'Oslo', units: 'c' }], ['weather', { city: 'Oslo', units: 'f' }]]
