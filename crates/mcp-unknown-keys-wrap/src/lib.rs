@@ -68,11 +68,18 @@ pub fn targets(configs: &[PathBuf], host: Option<Host>, hosts: &[Host]) -> Resul
                 path: path.clone(),
             })
             .collect();
-        return Ok(Targets { files, looked: Vec::new() });
+        return Ok(Targets {
+            files,
+            looked: Vec::new(),
+        });
     }
     let environment = Environment::current()?;
     let candidates = hosts::discover(hosts, &environment);
-    let files: Vec<ConfigFile> = candidates.iter().filter(|file| file.path.is_file()).cloned().collect();
+    let files: Vec<ConfigFile> = candidates
+        .iter()
+        .filter(|file| file.path.is_file())
+        .cloned()
+        .collect();
     let looked = if files.is_empty() {
         candidates.into_iter().map(|file| file.path).collect()
     } else {
@@ -106,17 +113,22 @@ pub fn process(target: &ConfigFile, mode: &Mode, servers: &[String], dry_run: bo
             Action::Unwrap { backups: &backups }
         }
     };
-    let plan = document::plan(&config.text, target.maps(), target.dialect(), &action, servers).map_err(|fault| {
-        let (line, column) = jsonc::position(&config.text, fault.offset);
-        format!("line {line}, column {column}: {fault}; left as it is")
-    })?;
+    let plan =
+        document::plan(&config.text, target.maps(), target.dialect(), &action, servers).map_err(|fault| {
+            let (line, column) = jsonc::position(&config.text, fault.offset);
+            format!("line {line}, column {column}: {fault}; left as it is")
+        })?;
     let mut report = servers_report(&plan);
     let mut diff = None;
     let new_text = edit::apply(&config.text, &plan.edits);
     if new_text == config.text {
         report.push_str("  nothing to change\n");
     } else if dry_run {
-        diff = Some(diff::unified(&config.path.display().to_string(), &config.text, &plan.edits));
+        diff = Some(diff::unified(
+            &config.path.display().to_string(),
+            &config.text,
+            &plan.edits,
+        ));
         report.push_str("  dry run: nothing written\n");
         if let Err(refusal) = file::writable(&config) {
             report.push_str(&format!("  without --dry-run, refused: {refusal}\n"));

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test file uses a part
 
+pub mod library;
 #[cfg(feature = "remote")]
 pub mod remote;
 #[cfg(feature = "remote")]
@@ -156,6 +157,12 @@ impl Session {
         self.lines
             .recv_timeout(PATIENCE)
             .expect("the proxy forwards a line in time")
+    }
+
+    /// The next line the proxy wrote to stdout, if one comes within
+    /// `patience`.
+    pub fn try_recv(&mut self, patience: Duration) -> Option<Vec<u8>> {
+        self.lines.recv_timeout(patience).ok()
     }
 
     /// Sends a line to an echoing server and checks it comes back unchanged:
