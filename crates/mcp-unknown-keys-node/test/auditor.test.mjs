@@ -223,3 +223,18 @@ test('objects that hold themselves many times, and keys that are not well-formed
   assert.ok(warnings.some((w) => w.unknown_paths.includes('entities[].a')))
   assert.equal(auditor.coverage().audited, 2)
 })
+
+test('a tool whose schema nests too deep stays listed, declaring nothing, said once; the rest is audited', () => {
+  let schema = { type: 'object', properties: { a: { type: 'string' } } }
+  for (let i = 0; i < 300; i++) schema = { type: 'object', properties: { x: schema } }
+  const notes = []
+  const { auditor } = collecting({ onNote: (tool, text) => notes.push([tool, text]) })
+  const listing = [{ name: 'deep', inputSchema: schema }, { name: 'ok', inputSchema: { type: 'object', properties: { p: {} } } }]
+  auditor.replaceCatalog(listing)
+  auditor.replaceCatalog(listing)
+  assert.deepEqual(auditor.tools, ['deep', 'ok'])
+  assert.deepEqual(auditor.auditedTools, ['ok'])
+  assert.deepEqual(notes, [['deep', "its schema nests too deep to read: the tool's arguments are not audited"]])
+  assert.equal(auditor.audit('deep', { x: 1 }), null)
+  assert.deepEqual(auditor.coverage().unaudited, { declares_nothing: 1 })
+})
