@@ -1,0 +1,3 @@
+import adapter from './ai.js'
+
+export const { auditTools, auditorOf } = adapter

@@ -1,0 +1,3 @@
+import adapter from './mcp.js'
+
+export const { auditClient, auditServer, auditorOf } = adapter

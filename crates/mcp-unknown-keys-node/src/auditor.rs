@@ -1,0 +1,337 @@
+//! `Auditor`: the core's auditor, its catalogue and its coverage, for Node.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+use std::sync::Arc;
+
+use mcp_unknown_keys::audit::{self, Arguments, Call, Catalog, Listing, Outcome, Skip};
+use napi::bindgen_prelude::{JsValue, Unknown};
+use napi::{Env, Result};
+use napi_derive::napi;
+use serde_json::Value;
+
+use crate::arguments::ObjectArguments;
+use crate::js::{Js, Kind};
+use crate::listing::listed_tools;
+use crate::options::{AuditorOptions, Built, build};
+use crate::report::{Coverage, Warning};
+use crate::sink::{Callbacks, Queue, unreadable_tool};
+use crate::slots;
+
+/// Audits tool calls against the latest catalogue and says each undeclared
+/// (tool, key) pair once.
+#[napi]
+pub struct Auditor {
+    state: Rc<State>,
+    slot: u32,
+}
+
+/// What an auditor keeps. JavaScript runs on one thread, and no borrow is
+/// held while a host's callback runs (they run in `deliver`, last), so a
+/// callback may call the auditor back.
+pub struct State {
+    auditor: audit::Auditor,
+    queue: Arc<Queue>,
+    callbacks: Callbacks,
+    said_unreadable: RefCell<HashSet<String>>,
+    coverage: RefCell<audit::Coverage>,
+    listing: RefCell<Listing>,
+}
+
+/// Where a page stands in a paginated MCP listing.
+#[napi(object)]
+pub struct Page {
+    /// The page answers a request without a cursor: it opens a new listing
+    /// (default true).
+    pub first: Option<bool>,
+    /// The page carries a `nextCursor`: more pages follow (default false).
+    pub more: Option<bool>,
+}
+
+/// A note on the current catalogue: what a tool's schema could not be read
+/// for.
+#[napi(object)]
+pub struct CatalogNote {
+    /// The tool's name.
+    pub tool: String,
+    /// What could not be read.
+    pub text: String,
+}
+
+#[napi]
+impl Auditor {
+    /// An auditor with no catalogue yet; warnings go to stderr, one line
+    /// each, unless `onWarn` takes them.
+    #[napi(constructor)]
+    pub fn new(options: Option<AuditorOptions>) -> Auditor {
+        let options = options.unwrap_or_default();
+        let Built {
+            auditor,
+            queue,
+            callbacks,
+        } = build(
+            options.on_warn,
+            options.on_note,
+            options.allow,
+            options.top_level_only,
+        );
+        let state = Rc::new(State {
+            auditor,
+            queue,
+            callbacks,
+            said_unreadable: RefCell::default(),
+            coverage: RefCell::default(),
+            listing: RefCell::default(),
+        });
+        let slot = slots::insert(&state);
+        Auditor { state, slot }
+    }
+
+    /// Replaces the catalogue with `tools`: MCP tools (`name`,
+    /// `inputSchema`), function-shaped declarations (OpenAI, Anthropic,
+    /// Gemini, Bedrock), a `tools/list` result or response, or the JSON
+    /// text of any of these. Pairs already said stay said. A listing that
+    /// cannot be read throws and leaves the catalogue as it was.
+    #[napi(ts_args_type = "tools: unknown")]
+    pub fn replace_catalog(&self, env: &Env, tools: Unknown<'_>) -> Result<()> {
+        let state = &self.state;
+        let listed = listed_tools(js(env, tools))?;
+        let mut catalog = Catalog::new();
+        catalog.extend_tools(&listed.tools);
+        state.listing.borrow_mut().abandon();
+        state.install(catalog);
+        state.say_unreadable(listed.unreadable);
+        state.callbacks.deliver(env, &state.queue);
+        Ok(())
+    }
+
+    /// Takes one page of a paginated MCP listing: `first` for a page
+    /// answering a request without a cursor (it opens a new listing),
+    /// `more` when it carries a `nextCursor`. Calls are audited against the
+    /// pages so far. Without `page`, the listing is one whole page.
+    #[napi(ts_args_type = "tools: unknown, page?: Page | undefined | null")]
+    pub fn list_page(&self, env: &Env, tools: Unknown<'_>, page: Option<Page>) -> Result<()> {
+        let state = &self.state;
+        let listed = listed_tools(js(env, tools))?;
+        let (first, more) = match page {
+            Some(page) => (page.first.unwrap_or(true), page.more.unwrap_or(false)),
+            None => (true, false),
+        };
+        let decided = state.listing.borrow_mut().page(&listed.tools, first, more);
+        if let Some(catalog) = decided {
+            state.install(catalog);
+        }
+        state.say_unreadable(listed.unreadable);
+        state.callbacks.deliver(env, &state.queue);
+        Ok(())
+    }
+
+    /// Forgets the catalogue until the next listing (as after
+    /// `notifications/tools/list_changed`): calls meanwhile are counted as
+    /// unaudited for `no_catalogue`.
+    #[napi]
+    pub fn clear_catalog(&self) {
+        self.state.listing.borrow_mut().abandon();
+        self.state.auditor.install_catalog(Catalog::none());
+    }
+
+    /// Every tool of the current catalogue, sorted.
+    #[napi(getter)]
+    pub fn tools(&self) -> Vec<String> {
+        self.state.auditor.listed_tools()
+    }
+
+    /// The tools whose calls are audited now, sorted (a tool that declares
+    /// nothing is not among them).
+    #[napi(getter)]
+    pub fn audited_tools(&self) -> Vec<String> {
+        self.state.auditor.audited_tools()
+    }
+
+    /// What could not be read in the current catalogue's schemas.
+    #[napi(getter)]
+    pub fn notes(&self) -> Vec<CatalogNote> {
+        let catalog = self.state.auditor.catalog();
+        catalog
+            .notes()
+            .into_iter()
+            .map(|(tool, note)| CatalogNote {
+                tool: tool.to_owned(),
+                text: note.to_string(),
+            })
+            .collect()
+    }
+
+    /// Audits one call: `args` a plain object (its keys read in place) or
+    /// JSON text. Delivers a warning for the pairs said now for the first
+    /// time and returns it; returns `null` otherwise. Never throws on what a
+    /// model wrote and never changes the arguments; every call is counted
+    /// in `coverage()`.
+    #[napi(ts_args_type = "tool: string, args: unknown, id?: string | number | null")]
+    pub fn audit(
+        &self,
+        env: &Env,
+        tool: Unknown<'_>,
+        args: Unknown<'_>,
+        id: Option<Unknown<'_>>,
+    ) -> Option<Warning> {
+        let handed = Handed {
+            tool: js(env, tool),
+            args: js(env, args),
+            id: id.map(|id| js(env, id)),
+            keys: None,
+            shape: None,
+        };
+        Rc::clone(&self.state).audit(env, handed)
+    }
+
+    /// Every call audited so far: how many, and why the rest were not.
+    #[napi]
+    pub fn coverage(&self) -> Coverage {
+        Coverage::from(&*self.state.coverage.borrow())
+    }
+
+    /// The auditor's slot, for `index.js`'s `audit` (not part of the API).
+    #[napi(getter, js_name = "__slot")]
+    pub fn slot(&self) -> u32 {
+        self.slot
+    }
+}
+
+impl Drop for Auditor {
+    fn drop(&mut self) {
+        slots::remove(self.slot);
+    }
+}
+
+impl State {
+    /// Audits one call, delivers its warning and returns it.
+    pub(crate) fn audit(&self, env: &Env, handed: Handed) -> Option<Warning> {
+        let Handed {
+            tool,
+            args,
+            id,
+            keys,
+            shape,
+        } = handed;
+        let id = id.and_then(id_value);
+        // The joined keys and a string name are read from the stack when
+        // short, with no allocation.
+        let shape = shape
+            .filter(|shape| shape.kind() == Kind::String)
+            .and_then(|shape| shape.text().ok());
+        let with_keys = |keys: Option<(&str, u32)>| {
+            let call = HandedArguments {
+                args,
+                keys,
+                shape: shape.as_deref(),
+            };
+            match tool.kind() {
+                Kind::String => tool
+                    .with_text(|tool| self.audit_call(tool, id.as_ref(), &call))
+                    .unwrap_or_else(|_| self.audit_call("", id.as_ref(), &call)),
+                _ => self.audit_call(&tool.coerced_text().unwrap_or_default(), id.as_ref(), &call),
+            }
+        };
+        let warning = match keys.filter(|(keys, _)| keys.kind() == Kind::String) {
+            Some((joined, count)) => joined
+                .with_text(|joined| with_keys(Some((joined, count))))
+                .unwrap_or_else(|_| with_keys(None)),
+            None => with_keys(None),
+        }?;
+        self.auditor.warn(&warning);
+        self.callbacks.deliver(env, &self.queue);
+        Some(Warning::from(&warning))
+    }
+
+    /// Audits one call and counts it; its warning if any pair is new.
+    fn audit_call(
+        &self,
+        tool: &str,
+        id: Option<&Value>,
+        call: &HandedArguments<'_>,
+    ) -> Option<audit::Warning> {
+        let args = call.args;
+        let catalog = self.auditor.catalog();
+        let audit = |arguments: Option<Arguments<'_>>| {
+            let call = Call { tool, arguments, id };
+            let outcome = catch_unwind(AssertUnwindSafe(|| self.auditor.audit(&catalog, call)))
+                .unwrap_or(Outcome::Skipped(Skip::UnreadableArguments));
+            self.coverage.borrow_mut().record(&call, &outcome);
+            outcome.warning()
+        };
+        match args.kind() {
+            Kind::Object if !args.is_array() => audit(Some(Arguments::Host(&ObjectArguments {
+                object: args,
+                keys: call.keys,
+                shape: call.shape,
+            }))),
+            Kind::String => match args.text() {
+                Ok(text) => audit(Some(Arguments::Json(&text))),
+                Err(_) => audit(None),
+            },
+            _ => audit(None),
+        }
+    }
+
+    /// Installs a catalogue; its notes are said (delivered by the caller).
+    fn install(&self, catalog: Catalog) {
+        let installed = self.auditor.install_catalog(catalog);
+        self.auditor.say_notes(&installed);
+    }
+
+    /// Says once each listed tool that was too deep to read.
+    fn say_unreadable(&self, tools: Vec<String>) {
+        let mut said = self.said_unreadable.borrow_mut();
+        for tool in tools {
+            if said.insert(tool.clone()) {
+                unreadable_tool(&self.queue, &tool);
+            }
+        }
+    }
+}
+
+/// A call as handed to `audit`: its tool's name, its arguments, its id,
+/// and, when `index.js` read them, the arguments' top-level keys (NUL-joined,
+/// and how many) and their shape.
+pub(crate) struct Handed {
+    pub tool: Js,
+    pub args: Js,
+    pub id: Option<Js>,
+    pub keys: Option<(Js, u32)>,
+    pub shape: Option<Js>,
+}
+
+/// A call's arguments as handed over, and their keys if `index.js` read
+/// them.
+struct HandedArguments<'k> {
+    args: Js,
+    keys: Option<(&'k str, u32)>,
+    shape: Option<&'k str>,
+}
+
+/// How deep the core reads nested keys, for `index.js`'s `shapeOf`.
+#[napi(js_name = "__MAX_NESTED_DEPTH")]
+pub const MAX_NESTED_DEPTH: u32 = audit::MAX_NESTED_DEPTH as u32;
+
+/// A value handed to this call.
+pub(crate) fn js(env: &Env, value: Unknown<'_>) -> Js {
+    // SAFETY: both come from the N-API call being served.
+    unsafe { Js::new(env.raw(), value.raw()) }
+}
+
+/// The call's id as the core keeps it: a string or an integer as it is,
+/// `null`/`undefined` as none, anything else as `String()` makes it.
+fn id_value(id: Js) -> Option<Value> {
+    match id.kind() {
+        Kind::Null | Kind::Absent => None,
+        Kind::String => id.text().ok().map(Value::String),
+        Kind::Number => match id.number().ok()? {
+            n if n.fract() == 0.0 && n.abs() < 9e15 => Some(Value::from(n as i64)),
+            _ => id.coerced_text().map(Value::String),
+        },
+        _ => id.coerced_text().map(Value::String),
+    }
+}

@@ -1,0 +1,56 @@
+//! What a host passes to build an alarm (`Auditor`, `Session`): its
+//! callbacks, its allowed keys, and the core auditor made of them. Both
+//! classes build theirs here, so they read their options alike.
+
+use std::sync::Arc;
+
+use mcp_unknown_keys::audit;
+use napi_derive::napi;
+
+use crate::sink::{Callbacks, OnNote, OnWarn, Queue};
+
+/// An `Auditor`'s options.
+#[napi(object, object_to_js = false)]
+#[derive(Default)]
+pub struct AuditorOptions {
+    /// Takes each warning instead of stderr (one line each, the default).
+    #[napi(ts_type = "(warning: Warning) => unknown")]
+    pub on_warn: Option<OnWarn>,
+    /// Keys tolerated on every tool (keys your host injects; paths such as
+    /// `entities[].age` too); `reason` always is.
+    pub allow: Option<Vec<String>>,
+    /// Audits top-level keys only.
+    pub top_level_only: Option<bool>,
+    /// Takes what a schema could not be read for (a tool's name and the
+    /// text); without it, notes go to stderr beside warnings, or nowhere
+    /// beside an `onWarn`.
+    #[napi(ts_type = "(tool: string, text: string) => unknown")]
+    pub on_note: Option<OnNote>,
+}
+
+/// The core auditor a class wraps, the queue it says things into and the
+/// host's callbacks that deliver them.
+pub struct Built {
+    pub auditor: audit::Auditor,
+    pub queue: Arc<Queue>,
+    pub callbacks: Callbacks,
+}
+
+/// Builds the core auditor for `options`.
+pub fn build(
+    on_warn: Option<OnWarn>,
+    on_note: Option<OnNote>,
+    allow: Option<Vec<String>>,
+    top_level_only: Option<bool>,
+) -> Built {
+    let queue = Arc::new(Queue::default());
+    let auditor = audit::Auditor::new()
+        .with_shared_sink(queue.clone())
+        .allow_all(allow.unwrap_or_default())
+        .top_level_only(top_level_only.unwrap_or(false));
+    Built {
+        auditor,
+        queue,
+        callbacks: Callbacks { on_warn, on_note },
+    }
+}
