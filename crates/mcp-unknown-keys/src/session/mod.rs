@@ -8,7 +8,8 @@
 //! returned [`Step`] says (a warning, verdicts, a catalogue's notes) where
 //! it delivers things, with no lock held. What the session decides:
 //!
-//! - a `tools/list` request is awaited by id ([`AwaitedListings`]); only
+//! - a `tools/list` request is awaited by id (at most
+//!   [`MAX_AWAITED_LISTINGS`](crate::jsonrpc::MAX_AWAITED_LISTINGS) at once); only
 //!   the response answering it is a listing page, which opens a listing
 //!   (no cursor) or extends the one being assembled ([`Listing`]); calls
 //!   meet the pages listed so far;
