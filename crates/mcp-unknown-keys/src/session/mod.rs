@@ -9,10 +9,10 @@
 //! it delivers things, with no lock held. What the session decides:
 //!
 //! - a `tools/list` request is awaited by id (at most
-//!   [`MAX_AWAITED_LISTINGS`](crate::jsonrpc::MAX_AWAITED_LISTINGS) at once); only
-//!   the response answering it is a listing page, which opens a listing
-//!   (no cursor) or extends the one being assembled ([`Listing`]); calls
-//!   meet the pages listed so far;
+//!   [`MAX_AWAITED_LISTINGS`](crate::jsonrpc::MAX_AWAITED_LISTINGS) at
+//!   once); only the response answering it is a listing page, which opens
+//!   a listing (no cursor) or extends the one being assembled
+//!   ([`Listing`]); calls meet the pages listed so far;
 //! - a response to an awaited listing that is no listing (an error) keeps
 //!   the catalogue in use and abandons the listing being assembled;
 //! - `notifications/tools/list_changed` drops the catalogue: calls are not
@@ -27,8 +27,8 @@
 //! session installs each listing in it (saying no note: the door says
 //! them, from [`Step::installed`]).
 //!
-//! Two seams serve a door that reads recordings rather than live traffic
-//! (the log reader's replay), whose own rules stay its own:
+//! Three seams serve a door that reads recordings rather than live
+//! traffic (the log reader's replay), whose own rules stay its own:
 //!
 //! - [`Session::read_audited_call`]: a call the door audited on its own
 //!   path (catalogues the session does not hold, names as hosts write
@@ -36,8 +36,9 @@
 //! - [`Session::take_unrequested_listings`]: a recording of a server's
 //!   side alone holds no `tools/list` request, so a listing response
 //!   answering none is taken as a page all the same, while the door says so;
-//!   [`Session::abandon_listing`] gives up the listing being assembled
-//!   when a catalogue reaches the door by another way.
+//! - [`Session::abandon_listing`]: a catalogue reached the door by another
+//!   way (a listing a log kept on its own), which gives up the listing
+//!   being assembled.
 //!
 //! ```
 //! use mcp_unknown_keys::audit::{Auditor, Skip};
