@@ -1,33 +1,25 @@
 //! The proxy tap's line reader, on any bytes, in both directions: each line
 //! of the input (split at newlines) through `jsonrpc::read_line`, and what
-//! it reads acted on as the tap acts on it: `tools/list` requests awaited
-//! (`AwaitedListings`), a response answering one read as a listing page
-//! (`ListingPage::read`) into a catalogue (`Listing`), calls audited against
-//! it and paired with their answers (`Verdicts`). Nothing may panic or
-//! hang; and a line that parses as JSON (as the peer's parser reads it) is
-//! read as the message that JSON is: its method, tool name, arguments, ids
-//! and result as `serde_json::Value` holds them, the last of repeated
-//! members.
+//! it reads acted on as the tap acts on it, by the core's `Session`:
+//! `tools/list` requests awaited, a response answering one read as a
+//! listing page into a catalogue, calls audited against it and paired with
+//! their answers. Nothing may panic or hang; and a line that parses as JSON
+//! (as the peer's parser reads it) is read as the message that JSON is: its
+//! method, tool name, arguments, ids and result as `serde_json::Value`
+//! holds them, the last of repeated members.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_unknown_keys::audit::{Answer, Arguments, Auditor, Call, Catalog, Listing, Verdicts};
-use mcp_unknown_keys::jsonrpc::{AwaitedListings, Id, Line, ListingPage, Message, read_line};
+use mcp_unknown_keys::audit::Auditor;
+use mcp_unknown_keys::jsonrpc::{Id, Line, ListingPage, Message, read_line};
+use mcp_unknown_keys::session::{From, Session};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-#[derive(Default)]
-struct Tap {
-    awaited: AwaitedListings,
-    listing: Listing,
-    catalog: Catalog,
-    verdicts: Verdicts<Id>,
-}
-
 fuzz_target!(|data: &[u8]| {
     let auditor = Auditor::new().with_sink(());
-    let mut tap = Tap::default();
+    let mut session = Session::new();
     for line in data.split(|&b| b == b'\n') {
         let read = read_line(line);
         check(line, &read);
@@ -37,53 +29,18 @@ fuzz_target!(|data: &[u8]| {
             Line::Unreadable => Vec::new(),
         };
         for message in messages {
-            tap.act(&auditor, message);
+            session.read(&auditor, side(&message), message);
         }
     }
-    tap.verdicts.finish();
-    let _ = tap.verdicts.counts().count();
+    session.finish();
+    let _ = session.verdicts().counts().count();
 });
 
-impl Tap {
-    fn act(&mut self, auditor: &Auditor, message: Message<'_>) {
-        match message {
-            Message::ListTools { id, first } => self.awaited.request(id, first),
-            Message::Cancelled { request } => {
-                self.awaited.cancel(&request);
-                self.verdicts.cancel(&request);
-            }
-            Message::ListChanged => {
-                self.listing.abandon();
-                self.catalog = Catalog::none();
-            }
-            Message::Response { id, result } => {
-                let result = result.map(|raw| raw.get());
-                if let Some(first) = self.awaited.answer(&id) {
-                    match result.and_then(ListingPage::read) {
-                        Some(page) => {
-                            if let Some(catalog) = self.listing.page(&page.tools.tools, first, page.more) {
-                                self.catalog = catalog;
-                            }
-                        }
-                        None => self.listing.abandon(),
-                    }
-                }
-                self.verdicts.answer(&id, Answer::read(result));
-            }
-            Message::Call { id, name, arguments } => {
-                let shown = id.as_ref().map(Id::to_value);
-                let call = Call {
-                    tool: &name,
-                    arguments: arguments.as_deref().map(Arguments::Json),
-                    id: shown.as_ref(),
-                };
-                let outcome = auditor.audit(&self.catalog, call);
-                if let Some(key) = id {
-                    self.verdicts.call(key, &call, &outcome);
-                }
-            }
-            Message::Other => {}
-        }
+/// The side that sends a message of this kind: one stream holds both.
+fn side(message: &Message<'_>) -> From {
+    match message {
+        Message::Response { .. } | Message::ListChanged => From::Server,
+        _ => From::Host,
     }
 }
 

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mcp_unknown_keys::audit::{Auditor, Catalog, Judged, Listing, Note, Sink, Warning};
-use mcp_unknown_keys::jsonrpc::AwaitedListings;
+use mcp_unknown_keys::audit::{Auditor, Catalog, Judged, Note, Sink, Warning};
+use mcp_unknown_keys::session::Session;
 
 use crate::catalogue::{self, Catalogues};
 use crate::error::Error;
@@ -34,8 +34,10 @@ pub const NAMED_UNREADABLE_LINES: u64 = 10;
 /// core's [`Auditor`], or counted as unaudited for a named reason. State
 /// carries from one input to the next (a catalogue in one input serves the
 /// calls of the next; a pair is said once across all of them), except what
-/// belongs to one session: the JSON-RPC requests awaiting a response, and
-/// the calls already read (for repeated history).
+/// belongs to one session: the JSON-RPC traffic of each input is one MCP
+/// session, acted on by the core's [`Session`] as the proxy acts on it
+/// (listings awaited and assembled, calls awaiting their verdict), and the
+/// calls already read (for repeated history) are each input's own.
 ///
 /// # Decisions a recording leaves open
 ///
@@ -45,7 +47,9 @@ pub const NAMED_UNREADABLE_LINES: u64 = 10;
 ///   received so far. An error answering a listing keeps the catalogue;
 ///   `notifications/tools/list_changed` drops it until the next listing. An
 ///   input that recorded no `tools/list` request before a listing response
-///   (a server's side alone) takes it as a page all the same.
+///   (a server's side alone) takes it as a page all the same. A listing
+///   is assembled within one input: a page of the next input continues
+///   none.
 /// - **Request bodies.** A record's own `tools` (a request body's, a span's
 ///   definitions) are the catalogue of that record's calls, whichever
 ///   member comes first, and of no other record's: only `--tools` and a
@@ -86,8 +90,9 @@ pub const NAMED_UNREADABLE_LINES: u64 = 10;
 /// # Ok::<(), mcp_unknown_keys_logs::Error>(())
 /// ```
 pub struct Audit<O: Observer = ()> {
-    /// The catalogue of the inputs (and of the unbound catalogues given).
-    pub(crate) unbound: Shelf,
+    /// The auditor of the inputs' catalogue (and of the unbound catalogues
+    /// given), which holds it: the one the session installs listings in.
+    pub(crate) unbound: Auditor,
     /// One per server a catalogue is bound to.
     pub(crate) bound: Vec<Bound<Shelf>>,
     /// The catalogues of the records being read.
@@ -95,14 +100,8 @@ pub struct Audit<O: Observer = ()> {
     /// The fingerprint of the text of the listing kept on its own the
     /// unbound catalogue was made from, if it was.
     pub(crate) unbound_print: Option<u64>,
-    /// A `tools/list` listing whose last page has not come yet.
-    pub(crate) listing: Listing,
-    /// The `tools/list` requests of this input awaiting their response.
-    pub(crate) awaited: AwaitedListings,
-    /// Whether this input recorded any `tools/list` request: if not, it
-    /// recorded responses only (a server's side), and a listing response
-    /// answers no request it holds.
-    pub(crate) requests_seen: bool,
+    /// The MCP session the JSON-RPC traffic of this input is.
+    pub(crate) session: Session,
     /// The proxy log being read.
     pub(crate) segment: Segment,
     /// What the auditors' notes were handed to, to be said.
@@ -113,9 +112,8 @@ pub struct Audit<O: Observer = ()> {
     pub(crate) observer: O,
 }
 
-/// A catalogue and the auditor that says what calls against it carry: one
-/// for the catalogue of the inputs, one per server a catalogue is bound to,
-/// so each remembers what it said.
+/// A catalogue bound to a server and the auditor that says what calls
+/// against it carry, one per server, so each remembers what it said.
 pub(crate) struct Shelf {
     pub(crate) auditor: Auditor,
     pub(crate) catalog: Catalog,
@@ -174,16 +172,11 @@ impl<O: Observer> Audit<O> {
             })
             .collect();
         let mut audit = Audit {
-            unbound: Shelf {
-                auditor: auditor(),
-                catalog: Catalog::none(),
-            },
+            unbound: auditor(),
             bound,
             record_tools: RecordTools::default(),
             unbound_print: None,
-            listing: Listing::default(),
-            awaited: AwaitedListings::default(),
-            requests_seen: false,
+            session: recorded_session(),
             segment: Segment::default(),
             notes,
             top_level_only: options.top_level_only,
@@ -343,18 +336,19 @@ impl<O: Observer> Audit<O> {
         Some(why)
     }
 
-    /// One input ends: a proxy log cut short keeps its warning lines'
-    /// counts, the requests of its session are no longer awaited, and the
-    /// calls still awaiting an answer are unanswered.
+    /// One input ends, and its session with it: a proxy log cut short
+    /// keeps its warning lines' counts, the calls still awaiting an answer
+    /// are unanswered, and the verdicts are counted per pair; the next
+    /// input is another session.
     fn end_of_input(&mut self) {
         self.segment
             .end(&mut self.report.coverage, &mut self.report.logged);
         let coverage = &self.report.coverage;
         self.report.groups.end_file(coverage.calls, coverage.audited);
-        let unanswered = self.report.pairing.finish();
+        let unanswered = self.session.finish();
         self.judged(unanswered);
-        self.awaited = AwaitedListings::default();
-        self.requests_seen = false;
+        let ended = std::mem::replace(&mut self.session, recorded_session());
+        self.report.count_verdicts(ended.verdicts());
     }
 
     /// Says a notice, and keeps it.
@@ -389,10 +383,16 @@ impl<O: Observer> Audit<O> {
 
     /// The catalogue of the inputs is now `catalog`.
     pub(crate) fn set_unbound(&mut self, catalog: Catalog) {
-        self.report.listed(&catalog, None);
-        self.unbound.auditor.say_notes(&catalog);
+        let catalog = self.unbound.install_catalog(catalog);
+        self.installed(&catalog);
+    }
+
+    /// `catalog` was installed as the catalogue of the inputs: it is
+    /// counted and its notes said.
+    pub(crate) fn installed(&mut self, catalog: &Catalog) {
+        self.report.listed(catalog, None);
+        self.unbound.say_notes(catalog);
         self.say_notes(None);
-        self.unbound.catalog = catalog;
         self.unbound_print = None;
     }
 }
@@ -400,7 +400,7 @@ impl<O: Observer> Audit<O> {
 impl<O: Observer + std::fmt::Debug> std::fmt::Debug for Audit<O> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Audit")
-            .field("tools", &self.unbound.catalog.tool_names())
+            .field("tools", &self.unbound.listed_tools())
             .field(
                 "servers",
                 &self.bound.iter().map(|b| &b.server).collect::<Vec<_>>(),
@@ -408,4 +408,13 @@ impl<O: Observer + std::fmt::Debug> std::fmt::Debug for Audit<O> {
             .field("observer", &self.observer)
             .finish_non_exhaustive()
     }
+}
+
+/// A session of recorded traffic: until the recording holds a `tools/list`
+/// request, it may be a server's side alone, whose listing responses answer
+/// no request it holds ([`Session::take_unrequested_listings`]).
+fn recorded_session() -> Session {
+    let mut session = Session::new();
+    session.take_unrequested_listings(true);
+    session
 }

@@ -1,10 +1,19 @@
 //! The replay: what each record carries, acted on as the layer or the proxy
 //! would have acted on it live.
+//!
+//! The JSON-RPC traffic of an input is handed to the core's [`Session`], the
+//! proxy's own: listings, their pages and errors, `list_changed`, and the
+//! verdicts on calls are decided there, once for every door. What stays
+//! here is the log reader's own: which side sent a message (a recording
+//! does not say), the calls' meeting with catalogues the session does not
+//! hold (a record's own `tools`, `--tools` bound to servers, names as hosts
+//! write them), and the lines of a proxy's `--log` said again.
+//!
+//! [`Session`]: mcp_unknown_keys::session::Session
 
-use mcp_unknown_keys::audit::{
-    Answer, Arguments, Call, Catalog, Judged, ListedTools, Note, Outcome, Skip, Warning,
-};
-use mcp_unknown_keys::jsonrpc::{ListingPage, Message};
+use mcp_unknown_keys::audit::{Arguments, Call, Catalog, Judged, ListedTools, Note, Outcome, Skip, Warning};
+use mcp_unknown_keys::jsonrpc::Message;
+use mcp_unknown_keys::session::From;
 use serde_json::{Map, Value};
 
 use crate::audit::Audit;
@@ -28,7 +37,7 @@ impl<O: Observer> Handler for Audit<O> {
             return;
         };
         self.report.listed(&catalog, None);
-        self.unbound.auditor.say_notes(&catalog);
+        self.unbound.say_notes(&catalog);
         self.say_notes(None);
         self.record_tools.made(print, catalog);
         self.say_unreadable(unreadable);
@@ -40,13 +49,13 @@ impl<O: Observer> Handler for Audit<O> {
     fn listed_tools(&mut self, text: &str) {
         let print = fingerprint(text);
         if Some(print) == self.unbound_print {
-            self.listing.abandon();
+            self.session.abandon_listing();
             return;
         }
         let Some((catalog, unreadable)) = catalogue_of(text) else {
             return;
         };
-        self.listing.abandon();
+        self.session.abandon_listing();
         self.set_unbound(catalog);
         self.unbound_print = Some(print);
         self.say_unreadable(unreadable);
@@ -62,8 +71,9 @@ impl<O: Observer> Handler for Audit<O> {
 
     /// Audits one call against the catalogue that declares its tool, under
     /// the name the call gave it: its record's own, else one that lasts
-    /// (`--tools`, a listing); counts it either way. A JSON-RPC call that
-    /// carried undeclared keys awaits its answer, as the proxy awaits it.
+    /// (`--tools`, a listing); counts it either way. A JSON-RPC call is a
+    /// call of the input's session, handed to it as audited here: one that
+    /// carried undeclared keys awaits its answer there, as the proxy's does.
     fn call(&mut self, found: Found<'_>) {
         let shown = names::shown(found.tool, found.server);
         let as_shown = Call {
@@ -71,62 +81,14 @@ impl<O: Observer> Handler for Audit<O> {
             arguments: found.arguments.map(Arguments::Json),
             id: found.id,
         };
-        let naming = match (found.as_listed, found.server) {
-            (true, _) => Naming::Listed,
-            (false, Some(server)) => Naming::Server(server),
-            (false, None) => Naming::Host,
-        };
-        let own = self.record_tools.current().cloned();
-        let resolve = |unbound: &Catalog| {
-            names::resolve(unbound, &self.bound, |shelf| &shelf.catalog, found.tool, naming)
-        };
-        let in_record = own
-            .as_deref()
-            .and_then(|catalog| resolve(catalog).map(|target| (target, catalog)));
-        let (target, record) = match in_record {
-            Some((target, catalog)) => (Some(target), Some(catalog)),
-            None => (resolve(&self.unbound.catalog), None),
-        };
+        let mut outcome = self.audit_call(&found, as_shown);
+        let mut judged = Vec::new();
+        if found.as_listed {
+            let key = found.rpc_id.cloned();
+            let (call, verdicts) = self.session.read_audited_call(&as_shown, key, outcome);
+            (outcome, judged) = (call.outcome, verdicts);
+        }
         let report = &mut self.report;
-        let Some(target) = target else {
-            let listed = own.as_ref().is_some_and(|own| own.is_listed())
-                || self.unbound.catalog.is_listed()
-                || !self.bound.is_empty();
-            let skip = if listed {
-                Skip::UnlistedTool
-            } else {
-                Skip::NoCatalogue
-            };
-            report.coverage.count_unaudited(&shown, skip);
-            report.groups.record(CallFacts {
-                tool: &shown,
-                model: found.model,
-                outcome: &Outcome::Skipped(skip),
-            });
-            return;
-        };
-        let (auditor, catalog) = match (target.server, record) {
-            (Some(at), _) => (&self.bound[at].with.auditor, &self.bound[at].with.catalog),
-            (None, Some(own)) => (&self.unbound.auditor, own),
-            (None, None) => (&self.unbound.auditor, &self.unbound.catalog),
-        };
-        let call = Call {
-            tool: target.tool,
-            ..as_shown
-        };
-        let mut outcome = auditor.audit(catalog, call);
-        if let Outcome::Audited {
-            warning: Some(warning),
-            ..
-        } = &mut outcome
-        {
-            warning.tool = shown.to_string();
-        }
-        if outcome == Outcome::Skipped(Skip::DeclaresNothing)
-            && let Some(calls) = report.declares_nothing.get_mut(target.tool)
-        {
-            *calls += 1;
-        }
         report.coverage.record(&as_shown, &outcome);
         report.findings.record(&as_shown, &outcome);
         report.groups.record(CallFacts {
@@ -134,11 +96,6 @@ impl<O: Observer> Handler for Audit<O> {
             model: found.model,
             outcome: &outcome,
         });
-        let awaited = found.rpc_id.filter(|_| found.as_listed).cloned();
-        let judged = match awaited {
-            Some(id) => report.pairing.call(id, &as_shown, &outcome),
-            None => Vec::new(),
-        };
         if let Some(warning) = outcome.warning() {
             self.warn(warning);
         }
@@ -178,7 +135,7 @@ impl<O: Observer> Handler for Audit<O> {
             arguments: Some(Arguments::Object(&carried)),
             id: Some(&id),
         };
-        let auditor = &self.unbound.auditor;
+        let auditor = &self.unbound;
         let keys = auditor.audit(&catalog, call).warning();
         let paths = if self.top_level_only {
             Vec::new()
@@ -226,78 +183,99 @@ impl<O: Observer> Handler for Audit<O> {
             .summary(summary, &mut report.coverage, &mut report.logged);
     }
 
-    /// A JSON-RPC message, acted on as the proxy acts on it: a `tools/list`
-    /// request is awaited by id, and only the response answering it is a
-    /// listing page (opening a listing when the request had no cursor); a
-    /// response that is no listing (an error) abandons the listing being
-    /// assembled and keeps the catalogue; `notifications/tools/list_changed`
-    /// drops the catalogue until the next listing. A response also answers
-    /// the call awaiting it, and a cancellation gives that call up: each is
-    /// judged as the proxy judges it ([`Verdicts`]).
+    /// A JSON-RPC message, acted on by the input's session as the proxy's
+    /// session acts on it ([`Session::read`]): listings awaited, assembled
+    /// page by page and installed as the catalogue of the inputs, errors
+    /// answering them, `list_changed`, and the verdicts on the calls
+    /// awaiting an answer. A recording does not say which side sent a
+    /// message: each is taken as from the side that sends its kind, so any
+    /// response answers the call awaiting it. Until an input records a
+    /// `tools/list` request, a listing response answering none is taken as
+    /// a page all the same (a server's side alone): a further page of an
+    /// open listing, or a new listing.
     ///
-    /// [`Verdicts`]: mcp_unknown_keys::audit::Verdicts
-    ///
-    /// An input that recorded no `tools/list` request at all (a server's
-    /// side only, a listing kept on its own) takes each listing response as
-    /// a page: a further page of an open listing, or a new listing.
+    /// [`Session::read`]: mcp_unknown_keys::session::Session::read
     fn message(&mut self, message: Message<'_>) -> bool {
-        match message {
-            Message::ListTools { id, first } => {
-                self.requests_seen = true;
-                self.awaited.request(id, first);
-                true
+        let from = match &message {
+            Message::ListTools { .. } => {
+                self.session.take_unrequested_listings(false);
+                From::Host
             }
-            Message::Cancelled { request } => {
-                let listing = self.awaited.cancel(&request);
-                let judged = self.report.pairing.cancel(&request);
-                let call = judged.is_some();
-                self.judged(judged);
-                listing || call
-            }
-            Message::ListChanged => {
-                self.listing.abandon();
-                self.unbound.catalog = Catalog::none();
+            Message::Cancelled { .. } => From::Host,
+            Message::ListChanged | Message::Response { .. } => From::Server,
+            // A call is handed over as any call is, through `call`.
+            Message::Call { .. } | Message::Other => return false,
+        };
+        let list_changed = matches!(message, Message::ListChanged);
+        let step = self.session.read(&self.unbound, from, message);
+        if let Some(catalog) = &step.installed {
+            if list_changed {
                 self.unbound_print = None;
-                true
+            } else {
+                self.installed(catalog);
             }
-            Message::Response { id, result } => {
-                let answered = self.awaited.answer(&id);
-                let result = result.map(|result| result.get());
-                let page = result.and_then(ListingPage::read);
-                let listing = match (answered, page) {
-                    (Some(first), Some(page)) => {
-                        self.page(page, first);
-                        true
-                    }
-                    (Some(_), None) => {
-                        self.listing.abandon();
-                        true
-                    }
-                    (None, Some(page)) if !self.requests_seen => {
-                        let first = !self.listing.is_assembling();
-                        self.page(page, first);
-                        true
-                    }
-                    (None, _) => false,
-                };
-                let judged = self.report.pairing.answer(&id, Answer::read(result));
-                let call = judged.is_some();
-                self.judged(judged);
-                listing || call
-            }
-            Message::Call { .. } | Message::Other => false,
         }
+        self.say_unreadable(step.unreadable_tools);
+        self.judged(step.verdicts);
+        step.used
     }
 }
 
 impl<O: Observer> Audit<O> {
-    /// A page of a listing: calls meet the listing so far. Pairs already
-    /// said stay said: that memory is the auditor's.
-    fn page(&mut self, page: ListingPage, first: bool) {
-        if let Some(catalog) = self.listing.page(&page.tools.tools, first, page.more) {
-            self.set_unbound(catalog);
+    /// Audits one call against the catalogue that declares its tool, as
+    /// [`Handler::call`] says, and counts one to a tool listed as declaring
+    /// nothing.
+    fn audit_call(&mut self, found: &Found<'_>, as_shown: Call<'_>) -> Outcome {
+        let naming = match (found.as_listed, found.server) {
+            (true, _) => Naming::Listed,
+            (false, Some(server)) => Naming::Server(server),
+            (false, None) => Naming::Host,
+        };
+        let own = self.record_tools.current().cloned();
+        let unbound = self.unbound.catalog();
+        let resolve = |catalog: &Catalog| {
+            names::resolve(catalog, &self.bound, |shelf| &shelf.catalog, found.tool, naming)
+        };
+        let in_record = own
+            .as_deref()
+            .and_then(|catalog| resolve(catalog).map(|target| (target, catalog)));
+        let (target, record) = match in_record {
+            Some((target, catalog)) => (Some(target), Some(catalog)),
+            None => (resolve(&unbound), None),
+        };
+        let Some(target) = target else {
+            let listed = own.as_ref().is_some_and(|own| own.is_listed())
+                || unbound.is_listed()
+                || !self.bound.is_empty();
+            return Outcome::Skipped(if listed {
+                Skip::UnlistedTool
+            } else {
+                Skip::NoCatalogue
+            });
+        };
+        let (auditor, catalog) = match (target.server, record) {
+            (Some(at), _) => (&self.bound[at].with.auditor, &self.bound[at].with.catalog),
+            (None, Some(own)) => (&self.unbound, own),
+            (None, None) => (&self.unbound, &*unbound),
+        };
+        let call = Call {
+            tool: target.tool,
+            ..as_shown
+        };
+        let mut outcome = auditor.audit(catalog, call);
+        if let Outcome::Audited {
+            warning: Some(warning),
+            ..
+        } = &mut outcome
+        {
+            warning.tool = as_shown.tool.to_owned();
         }
-        self.say_unreadable(page.tools.unreadable);
+        if outcome == Outcome::Skipped(Skip::DeclaresNothing)
+            && let Some(calls) = self.report.declares_nothing.get_mut(target.tool)
+        {
+            *calls += 1;
+        }
+        outcome
     }
 
     /// Says, once each, the listed tools that could not be read.

@@ -70,9 +70,9 @@ pub struct Report {
     pub(crate) logged: LogCounts,
     /// Every tool name met in a catalogue, for near matches.
     pub(crate) known: Known,
-    /// The JSON-RPC calls awaiting their answer, and the verdicts counted
-    /// per pair, as the proxy pairs them.
-    pub(crate) pairing: Verdicts<Id>,
+    /// The verdicts of the JSON-RPC calls of the sessions ended, counted
+    /// per pair: `(tool, nested, key or path)`.
+    pub(crate) paired: BTreeMap<(String, bool, String), VerdictCounts>,
     /// The calls counted in the groupings asked for.
     pub(crate) groups: Groups,
 }
@@ -162,8 +162,8 @@ impl Report {
                 cause: finding.cause,
                 declared_keys: finding.declared_keys,
                 verdicts: self
-                    .pairing
-                    .counts_of(finding.tool, finding.key, finding.nested)
+                    .paired
+                    .get(&(finding.tool.to_owned(), finding.nested, finding.key.to_owned()))
                     .cloned()
                     .unwrap_or_default(),
             };
@@ -235,6 +235,15 @@ impl Report {
     /// that several bound servers have it; `None` when nothing comes near.
     pub fn near_match(&self, tool: &str) -> Option<String> {
         self.known.note(tool)
+    }
+
+    /// Adds the verdicts of a session's calls, per pair, to those of the
+    /// sessions before.
+    pub(crate) fn count_verdicts(&mut self, verdicts: &Verdicts<Id>) {
+        for (tool, key, nested, counts) in verdicts.counts() {
+            let pair = (tool.to_owned(), nested, key.to_owned());
+            add_counts(self.paired.entry(pair).or_default(), counts);
+        }
     }
 
     /// Notes a catalogue: its tools that declare nothing, and its names.

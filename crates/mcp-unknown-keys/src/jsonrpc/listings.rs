@@ -52,19 +52,11 @@ impl ListingPage {
 /// forgotten after [`MAX_RESPONSES_AWAITING`] other responses.
 ///
 /// Only a response that answers an awaited request is a listing: a response
-/// with the same `result` shape answering anything else is not.
-///
-/// ```
-/// use mcp_unknown_keys::jsonrpc::{AwaitedListings, Id};
-///
-/// let mut awaited = AwaitedListings::default();
-/// awaited.request(Id::Text("a".into()), true);
-/// assert_eq!(awaited.answer(&Id::Text("b".into())), None); // answers something else
-/// assert_eq!(awaited.answer(&Id::Text("a".into())), Some(true)); // opens a listing
-/// assert!(awaited.is_empty());
-/// ```
+/// with the same `result` shape answering anything else is not. Every door
+/// matches listings through the session ([`Session`](crate::session::Session)),
+/// which holds these.
 #[derive(Clone, Debug, Default)]
-pub struct AwaitedListings {
+pub(crate) struct AwaitedListings {
     awaited: VecDeque<Awaited>,
     /// The responses read so far.
     responses: u64,
@@ -83,7 +75,7 @@ impl AwaitedListings {
     /// A `tools/list` request was sent; `first` when it has no cursor. A
     /// request awaited under the same id is replaced, and the oldest is
     /// forgotten when [`MAX_AWAITED_LISTINGS`] are awaited.
-    pub fn request(&mut self, id: Id, first: bool) {
+    pub(crate) fn request(&mut self, id: Id, first: bool) {
         self.cancel(&id);
         if self.awaited.len() == MAX_AWAITED_LISTINGS {
             self.awaited.pop_front();
@@ -94,7 +86,7 @@ impl AwaitedListings {
 
     /// The request `id` was cancelled: its response is no longer awaited.
     /// Whether it was.
-    pub fn cancel(&mut self, id: &Id) -> bool {
+    pub(crate) fn cancel(&mut self, id: &Id) -> bool {
         self.take(id).is_some()
     }
 
@@ -102,7 +94,7 @@ impl AwaitedListings {
     /// listing request (`first`: it opens a new listing), `None` when it
     /// answers anything else. Requests left unanswered for too long are
     /// forgotten.
-    pub fn answer(&mut self, id: &Id) -> Option<bool> {
+    pub(crate) fn answer(&mut self, id: &Id) -> Option<bool> {
         self.responses += 1;
         let answered = self.take(id);
         while let Some(oldest) = self.awaited.front()
@@ -114,13 +106,8 @@ impl AwaitedListings {
     }
 
     /// How many requests are awaited.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.awaited.len()
-    }
-
-    /// Whether no request is awaited.
-    pub fn is_empty(&self) -> bool {
-        self.awaited.is_empty()
     }
 
     fn take(&mut self, id: &Id) -> Option<bool> {
@@ -162,7 +149,16 @@ mod tests {
         }
         assert_eq!(awaited.len(), 1, "answered by the very next response still");
         assert_eq!(awaited.answer(&number(9_999)), None);
-        assert!(awaited.is_empty());
+        assert_eq!(awaited.len(), 0);
+    }
+
+    #[test]
+    fn only_the_response_with_the_request_s_id_answers_it() {
+        let mut awaited = AwaitedListings::default();
+        awaited.request(Id::Text("a".into()), true);
+        assert_eq!(awaited.answer(&Id::Text("b".into())), None);
+        assert_eq!(awaited.answer(&Id::Text("a".into())), Some(true));
+        assert_eq!(awaited.len(), 0);
     }
 
     #[test]

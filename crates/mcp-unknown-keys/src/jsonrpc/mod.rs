@@ -31,8 +31,9 @@
 //! ```
 //!
 //! A listing arrives as a response that answers a `tools/list` request:
-//! [`ListingPage::read`] reads its tools one at a time, and
-//! [`AwaitedListings`] matches responses to the requests awaiting them.
+//! [`ListingPage::read`] reads its tools one at a time; the session
+//! ([`Session`](crate::session::Session)) matches responses to the requests
+//! awaiting them.
 //!
 //! These functions never panic, whatever the bytes: [`read_line`] is what
 //! the fuzz target for the tap's line reader calls.
@@ -50,7 +51,8 @@ use serde_json::value::RawValue;
 use crate::audit::arguments_text;
 
 pub use id::{Decimal, Id};
-pub use listings::{AwaitedListings, ListingPage, MAX_AWAITED_LISTINGS, MAX_RESPONSES_AWAITING};
+pub(crate) use listings::AwaitedListings;
+pub use listings::{ListingPage, MAX_AWAITED_LISTINGS, MAX_RESPONSES_AWAITING};
 
 /// What a line is.
 #[derive(Debug, PartialEq)]

@@ -8,10 +8,11 @@
 //! returned [`Step`] says (a warning, verdicts, a catalogue's notes) where
 //! it delivers things, with no lock held. What the session decides:
 //!
-//! - a `tools/list` request is awaited by id ([`AwaitedListings`]); only
-//!   the response answering it is a listing page, which opens a listing
-//!   (no cursor) or extends the one being assembled ([`Listing`]); calls
-//!   meet the pages listed so far;
+//! - a `tools/list` request is awaited by id (at most
+//!   [`MAX_AWAITED_LISTINGS`](crate::jsonrpc::MAX_AWAITED_LISTINGS) at
+//!   once); only the response answering it is a listing page, which opens
+//!   a listing (no cursor) or extends the one being assembled
+//!   ([`Listing`]); calls meet the pages listed so far;
 //! - a response to an awaited listing that is no listing (an error) keeps
 //!   the catalogue in use and abandons the listing being assembled;
 //! - `notifications/tools/list_changed` drops the catalogue: calls are not
@@ -25,6 +26,19 @@
 //! The catalogue and the said-once memory are the [`Auditor`]'s: the
 //! session installs each listing in it (saying no note: the door says
 //! them, from [`Step::installed`]).
+//!
+//! Three seams serve a door that reads recordings rather than live
+//! traffic (the log reader's replay), whose own rules stay its own:
+//!
+//! - [`Session::read_audited_call`]: a call the door audited on its own
+//!   path (catalogues the session does not hold, names as hosts write
+//!   them) is counted and awaits its verdict as a call the session audits;
+//! - [`Session::take_unrequested_listings`]: a recording of a server's
+//!   side alone holds no `tools/list` request, so a listing response
+//!   answering none is taken as a page all the same, while the door says so;
+//! - [`Session::abandon_listing`]: a catalogue reached the door by another
+//!   way (a listing a log kept on its own), which gives up the listing
+//!   being assembled.
 //!
 //! ```
 //! use mcp_unknown_keys::audit::{Auditor, Skip};
@@ -91,6 +105,11 @@ pub struct Step {
     pub call: Option<CallStep>,
     /// The verdicts the message settled.
     pub verdicts: Vec<Judged>,
+    /// Whether the session made anything of the message: a `tools/list`
+    /// request, `list_changed`, a call, or a response or cancellation that
+    /// answered or gave up something awaited. A log reader counts the
+    /// records that held nothing of use.
+    pub used: bool,
 }
 
 impl Step {
@@ -130,6 +149,9 @@ pub struct Session {
     /// Hashed: a hostile listing may name a great many tools too deep to
     /// read, and each is looked up once per listing.
     unreadable_said: HashSet<String>,
+    /// A response answering no awaited request is a listing page all the
+    /// same ([`Session::take_unrequested_listings`]).
+    unrequested_listings: bool,
 }
 
 impl Session {
@@ -143,13 +165,17 @@ impl Session {
     pub fn read(&mut self, auditor: &Auditor, from: From, message: Message<'_>) -> Step {
         let mut step = Step::default();
         match (from, message) {
-            (From::Host, Message::ListTools { id, first }) => self.awaited.request(id, first),
+            (From::Host, Message::ListTools { id, first }) => {
+                self.awaited.request(id, first);
+                step.used = true;
+            }
             (From::Host, Message::Call { id, name, arguments }) => {
-                step.call = Some(self.call(auditor, &name, arguments.as_deref(), id, &mut step.verdicts));
+                step = self.call(auditor, &name, arguments.as_deref(), id);
             }
             (From::Host, Message::Cancelled { request }) => {
-                self.awaited.cancel(&request);
+                let listing = self.awaited.cancel(&request);
                 step.verdicts.extend(self.verdicts.cancel(&request));
+                step.used = listing || !step.verdicts.is_empty();
             }
             (From::Server, Message::ListChanged) => {
                 // Nothing is audited until the next listing, the first
@@ -157,10 +183,11 @@ impl Session {
                 // before the notification reached it).
                 self.listing.abandon();
                 step.installed = Some(auditor.install_catalog(Catalog::none()));
+                step.used = true;
             }
             (From::Server | From::Door, Message::Response { id, result }) => {
                 let result = result.map(|raw| raw.get());
-                self.answered(auditor, &id, result, &mut step);
+                let listing = self.answered(auditor, &id, result, &mut step);
                 // The answer is read only for a call that awaits one: most
                 // responses (large tool results among them) are not.
                 if self.verdicts.awaits(&id) {
@@ -170,10 +197,67 @@ impl Session {
                     };
                     step.verdicts.extend(judged);
                 }
+                step.used = listing || !step.verdicts.is_empty();
             }
             _ => {}
         }
         step
+    }
+
+    /// A call the door audited on a path of its own, with `outcome` what
+    /// its auditor said of `call`: for a door whose calls meet catalogues
+    /// the session does not hold (the log reader's `--tools` catalogues,
+    /// bound to servers, and tool names as hosts write them). It is counted
+    /// as [`Session::read`] counts a call it audits, and, when it carried
+    /// undeclared keys and has a `key` (the JSON-RPC id read exactly), it
+    /// awaits its answer the same way. Returns what [`Step::call`] holds
+    /// for a call read, and the verdicts it settled (the oldest call
+    /// awaited, judged `unanswered`, when too many await).
+    pub fn read_audited_call(
+        &mut self,
+        call: &Call<'_>,
+        key: Option<Id>,
+        outcome: Outcome,
+    ) -> (CallStep, Vec<Judged>) {
+        self.coverage.record(call, &outcome);
+        self.findings.record(call, &outcome);
+        let flagged = matches!(&outcome, Outcome::Audited { undeclared, undeclared_paths, .. }
+            if !undeclared.is_empty() || !undeclared_paths.is_empty());
+        let verdicts = match key.filter(|_| flagged) {
+            Some(key) => self.verdicts.call(key, call, &outcome),
+            None => Vec::new(),
+        };
+        let first_skip = match &outcome {
+            Outcome::Skipped(skip) if !self.skips_said.contains(skip) => {
+                self.skips_said.push(*skip);
+                Some(*skip)
+            }
+            _ => None,
+        };
+        let step = CallStep {
+            outcome,
+            flagged,
+            first_skip,
+        };
+        (step, verdicts)
+    }
+
+    /// With `true`, a response that answers no awaited `tools/list` request
+    /// is read as a listing page all the same: a further page of the
+    /// listing being assembled, or else one opening a new listing. For a
+    /// door reading a recording that may hold a server's side alone, which
+    /// decides while it is so (until the recording holds a request). Off by
+    /// default: a door that sees both sides takes only the answers to the
+    /// requests it saw.
+    pub fn take_unrequested_listings(&mut self, take: bool) {
+        self.unrequested_listings = take;
+    }
+
+    /// A catalogue reached the door by another way (a listing a log kept on
+    /// its own): the listing being assembled is given up, as a new listing
+    /// gives it up, and its further pages are passed over.
+    pub fn abandon_listing(&mut self) {
+        self.listing.abandon();
     }
 
     /// Counts a call the door could not hand over (a line too long to
@@ -208,16 +292,26 @@ impl Session {
         self.awaited.len()
     }
 
-    /// A response: if it answers an awaited listing, a page of it.
-    fn answered(&mut self, auditor: &Auditor, id: &Id, result: Option<&str>, step: &mut Step) {
-        let Some(first) = self.awaited.answer(id) else {
-            return;
-        };
-        let Some(page) = result.and_then(ListingPage::read) else {
-            // An error, or a result that is no listing: the catalogue in
-            // use stays; the listing being assembled is given up.
-            self.listing.abandon();
-            return;
+    /// A response: if it answers an awaited listing (or, while
+    /// unrequested listings are taken, is one), a page of it. Whether it
+    /// was taken for a listing's answer.
+    fn answered(&mut self, auditor: &Auditor, id: &Id, result: Option<&str>, step: &mut Step) -> bool {
+        let (page, first) = match self.awaited.answer(id) {
+            Some(first) => match result.and_then(ListingPage::read) {
+                Some(page) => (page, first),
+                None => {
+                    // An error, or a result that is no listing: the
+                    // catalogue in use stays; the listing being assembled
+                    // is given up.
+                    self.listing.abandon();
+                    return true;
+                }
+            },
+            None if self.unrequested_listings => match result.and_then(ListingPage::read) {
+                Some(page) => (page, !self.listing.is_assembling()),
+                None => return false,
+            },
+            None => return false,
         };
         if let Some(catalog) = self.listing.page(&page.tools.tools, first, page.more) {
             step.installed = Some(auditor.install_catalog(catalog));
@@ -228,18 +322,12 @@ impl Session {
                 step.unreadable_tools.push(tool);
             }
         }
+        true
     }
 
     /// Audits one `tools/call` against the catalogue in use and counts it;
     /// one that carried undeclared keys awaits its answer.
-    fn call(
-        &mut self,
-        auditor: &Auditor,
-        tool: &str,
-        arguments: Option<&str>,
-        key: Option<Id>,
-        judged: &mut Vec<Judged>,
-    ) -> CallStep {
+    fn call(&mut self, auditor: &Auditor, tool: &str, arguments: Option<&str>, key: Option<Id>) -> Step {
         // The id as warnings show it; `key`, read exactly, pairs the call
         // with its answer.
         let id = key.as_ref().map(Id::to_value);
@@ -249,24 +337,12 @@ impl Session {
             id: id.as_ref(),
         };
         let outcome = auditor.audit(&auditor.catalog(), call);
-        self.coverage.record(&call, &outcome);
-        self.findings.record(&call, &outcome);
-        let flagged = matches!(&outcome, Outcome::Audited { undeclared, undeclared_paths, .. }
-            if !undeclared.is_empty() || !undeclared_paths.is_empty());
-        if let Some(key) = key.filter(|_| flagged) {
-            judged.extend(self.verdicts.call(key, &call, &outcome));
-        }
-        let first_skip = match &outcome {
-            Outcome::Skipped(skip) if !self.skips_said.contains(skip) => {
-                self.skips_said.push(*skip);
-                Some(*skip)
-            }
-            _ => None,
-        };
-        CallStep {
-            outcome,
-            flagged,
-            first_skip,
+        let (call, verdicts) = self.read_audited_call(&call, key, outcome);
+        Step {
+            call: Some(call),
+            verdicts,
+            used: true,
+            ..Step::default()
         }
     }
 }

@@ -204,3 +204,111 @@ fn each_skip_and_each_unreadable_tool_is_first_said_once() {
     assert_eq!(run.auditor.listed_tools(), ["deep"]);
     assert!(run.auditor.audited_tools().is_empty());
 }
+
+#[test]
+fn a_call_audited_by_the_door_is_counted_and_awaits_its_answer_as_any_call() {
+    let mut run = Run::new();
+    let catalog = Catalog::from_mcp_tools(&[serde_json::json!({
+        "name": "read", "inputSchema": {"properties": {"path": {}}},
+    })]);
+    let audit = |run: &mut Run, id: Option<u64>, tool: &str| {
+        let shown = id.map(serde_json::Value::from);
+        let call = Call {
+            tool,
+            arguments: Some(Arguments::Json(r#"{"path":"a","ffset":1}"#)),
+            id: shown.as_ref(),
+        };
+        // The door's own catalogue, which the session does not hold.
+        let outcome = run.auditor.audit(&catalog, call);
+        let key = id.and_then(|id| Id::of(&serde_json::Value::from(id)));
+        run.session.read_audited_call(&call, key, outcome)
+    };
+    let (call, verdicts) = audit(&mut run, Some(1), "read");
+    assert!(call.flagged && verdicts.is_empty());
+    assert_eq!(call.outcome.warning().unwrap().unknown_keys, ["ffset"]);
+    // Without an id, nothing can answer it.
+    let (call, _) = audit(&mut run, None, "read");
+    assert!(call.flagged);
+    let (call, _) = audit(&mut run, Some(3), "write");
+    assert_eq!(call.first_skip, Some(Skip::UnlistedTool));
+    assert_eq!(run.session.verdicts().awaited(), 1);
+    let coverage = run.session.coverage();
+    assert_eq!((coverage.calls, coverage.audited), (3, 2));
+    assert_eq!(run.session.findings().len(), 1);
+    let step = run.read(
+        From::Server,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}"#,
+    );
+    assert!(step.used);
+    assert_eq!(step.verdicts[0].verdict, Verdict::Rejected);
+}
+
+#[test]
+fn unrequested_listings_are_taken_only_while_the_door_says_so() {
+    let mut run = Run::new();
+    run.session.take_unrequested_listings(true);
+    // No request awaits these: a server's side alone.
+    let step = run.page("1", &[("read", "path")], Some("p2"));
+    assert!(step.used && step.installed.is_some());
+    run.page("2", &[("write", "data")], None);
+    assert_eq!(run.auditor.audited_tools(), ["read", "write"], "a further page");
+    run.page("3", &[("list", "dir")], None);
+    assert_eq!(run.auditor.audited_tools(), ["list"], "a new listing");
+    // A response that is no listing answers nothing.
+    let step = run.read(
+        From::Server,
+        r#"{"jsonrpc":"2.0","id":4,"result":{"content":[]}}"#,
+    );
+    assert!(!step.used);
+    run.session.take_unrequested_listings(false);
+    let step = run.page("5", &[("read", "path")], None);
+    assert!(!step.used && step.installed.is_none());
+    assert_eq!(run.auditor.audited_tools(), ["list"]);
+}
+
+#[test]
+fn an_abandoned_listing_takes_no_further_page() {
+    let mut run = Run::new();
+    run.list("1", None);
+    run.page("1", &[("read", "path")], Some("p2"));
+    run.session.abandon_listing();
+    run.list("2", Some("p2"));
+    let step = run.page("2", &[("write", "data")], None);
+    assert!(step.used, "it answered an awaited request");
+    assert!(step.installed.is_none());
+    assert_eq!(run.auditor.audited_tools(), ["read"]);
+}
+
+#[test]
+fn a_step_says_whether_the_message_was_of_use() {
+    let mut run = Run::new();
+    let used = |run: &mut Run, from: From, line: &str| run.read(from, line).used;
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+    assert!(!used(&mut run, From::Host, cancel), "nothing awaits 1");
+    run.list("1", None);
+    assert!(used(&mut run, From::Host, cancel), "gives up the listing request");
+    assert!(!used(
+        &mut run,
+        From::Server,
+        r#"{"jsonrpc":"2.0","id":9,"result":{"tools":[]}}"#
+    ));
+    assert!(used(
+        &mut run,
+        From::Server,
+        r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
+    ));
+    assert!(
+        !used(
+            &mut run,
+            From::Host,
+            r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
+        ),
+        "the host sends no list_changed"
+    );
+    assert!(run.call("2", "read", "{}").used);
+    assert!(!used(
+        &mut run,
+        From::Host,
+        r#"{"jsonrpc":"2.0","method":"ping","id":3}"#
+    ));
+}
