@@ -324,7 +324,7 @@ impl<O: Observer> Audit<O> {
     }
 
     /// Counts a line read; why it could not be read, if it could not.
-    fn count(&mut self, read: Result<Read, Unreadable>) -> Option<Unreadable> {
+    pub(crate) fn count(&mut self, read: Result<Read, Unreadable>) -> Option<Unreadable> {
         let lines = &mut self.report.lines;
         let why = match read {
             Ok(Read::Blank) => return None,
@@ -346,7 +346,7 @@ impl<O: Observer> Audit<O> {
     /// One input ends: a proxy log cut short keeps its warning lines'
     /// counts, the requests of its session are no longer awaited, and the
     /// calls still awaiting an answer are unanswered.
-    fn end_of_input(&mut self) {
+    pub(crate) fn end_of_input(&mut self) {
         self.segment
             .end(&mut self.report.coverage, &mut self.report.logged);
         let coverage = &self.report.coverage;

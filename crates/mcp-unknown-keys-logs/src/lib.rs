@@ -185,6 +185,7 @@ mod names;
 mod observe;
 mod options;
 mod record;
+mod records;
 mod replay;
 mod report;
 mod scoped;
