@@ -34,6 +34,7 @@ def audit_dataset(
     top_level_only: bool = False,
     by: list[str] | None = None,
     name: str | None = None,
+    batch_size: int | None = None,
 ) -> Report:
     """Audits a ``ray.data.Dataset`` whose rows are records and returns one ``Report``.
 
@@ -42,7 +43,9 @@ def audit_dataset(
     it has several. ``tools``: the catalogue, as ``audit_file`` takes it; on
     a cluster, the declarations themselves (a path must be readable on
     every worker). ``by``, ``allow``, ``top_level_only`` and ``name`` are
-    ``audit_arrow``'s.
+    ``audit_arrow``'s; ``batch_size`` is ``map_batches``' (Ray's default when
+    left out). Each batch is one small report: the batch size changes
+    nothing in the result.
     """
     try:
         import pyarrow as pa
@@ -54,7 +57,8 @@ def audit_dataset(
         report = audit_arrow(batch, column=column, tools=tools, name=name, **options)
         return pa.table({"report": pa.array([report.to_json()], pa.large_string())})
 
-    partial = ds.map_batches(audit_batch, batch_format="pyarrow", zero_copy_batch=True)
+    sized = {} if batch_size is None else {"batch_size": batch_size}
+    partial = ds.map_batches(audit_batch, batch_format="pyarrow", zero_copy_batch=True, **sized)
     nothing = audit_records([], tools, **options)
     reports = (Report.from_json(row["report"]) for row in partial.iter_rows())
     return functools.reduce(Report.merge, reports, nothing)

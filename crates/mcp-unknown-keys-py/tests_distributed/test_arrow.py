@@ -1,0 +1,74 @@
+"""`audit_arrow` reads every Arrow form of a column of records as `audit_records` reads the records."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pytest
+from corpus import corpus, declarations, transcript
+
+from mcp_unknown_keys import audit_arrow, audit_records
+
+import random
+
+
+def rows() -> list[str]:
+    return corpus("transcript", 200, 3) + corpus("exchanges", 100, 4)
+
+
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_string(), pa.binary(), pa.large_binary(), pa.string_view()])
+def test_each_text_type_gives_the_records_report(kind) -> None:
+    text = rows()
+    expected = audit_records(text, declarations(), by=["model"], name="record")
+    column = pa.array(text, pa.string()).cast(kind)
+    batch = pa.record_batch({"record": column, "n": pa.array(range(len(text)))})
+    assert audit_arrow(batch, column="record", tools=declarations(), by=["model"]) == expected
+
+
+def test_chunks_slices_and_nulls() -> None:
+    text = rows()
+    expected = audit_records(text, declarations(), name="record")
+    with_nulls = [None, *text[:150], None, *text[150:], None]
+    table = pa.Table.from_batches(
+        [pa.record_batch({"record": pa.array(part, pa.large_string())}) for part in (with_nulls[:77], with_nulls[77:])]
+    )
+    assert table.column("record").num_chunks == 2
+    report = audit_arrow(table, tools=declarations())
+    assert report == expected and report.lines["read"] == len(text)
+    # A slice has an offset into its buffers: only its own rows are read.
+    array = pa.array(with_nulls, pa.string())
+    part = audit_arrow(array.slice(1, 150), tools=declarations(), name="record")
+    assert part == audit_records(text[:150], declarations(), name="record")
+
+
+def test_a_struct_column_reads_as_its_json() -> None:
+    records = transcript(random.Random(5), 100)
+    expected = audit_records(records, declarations(), name="record")
+    column = pa.array(records)
+    assert pa.types.is_struct(column.type)
+    # The schema gives every row every key any row's arguments carried: null ones are read as absent.
+    assert audit_arrow(pa.table({"record": column}), tools=declarations()) == expected
+
+
+def test_whole_rows_are_records_when_no_column_is_named() -> None:
+    records = [json.loads(line) for line in corpus("exchanges", 50, 9) if line.startswith("{")]
+    table = pa.table({"id": [r["id"] for r in records], "request": [json.dumps(r["request"]) for r in records]})
+    # The request as text in a column is no body: only a record of the row's own shape is read.
+    assert audit_arrow(table).coverage.calls == 0
+    table = pa.Table.from_pylist(records)
+    assert audit_arrow(table).coverage.to_dict() == audit_records(records).coverage.to_dict()
+
+
+def test_other_columns_are_a_clear_error() -> None:
+    with pytest.raises(TypeError, match="JSON text"):
+        audit_arrow(pa.array([1, 2, 3]))
+    with pytest.raises(KeyError, match="no column 'nope'"):
+        audit_arrow(pa.table({"a": ["{}"]}), column="nope")
+    with pytest.raises(TypeError, match="RecordBatch"):
+        audit_arrow(["{}"])
+
+
+def test_bytes_that_are_no_utf8_are_counted() -> None:
+    report = audit_arrow(pa.array([b"\xff\xfe", b'{"a":1}'], pa.binary()))
+    assert report.lines["not_utf8"] == 1 and report.lines["read"] == 2

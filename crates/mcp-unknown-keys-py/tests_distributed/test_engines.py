@@ -1,0 +1,108 @@
+"""Equality as the contract: Ray Data, Spark, `audit_records` and the command line agree.
+
+For each shape, the test writes the records as JSON Lines and as Parquet,
+and audits them four ways: the command line's `audit` of the JSON Lines
+file, `audit_records` of its lines, Ray Data (`read_text` and
+`read_parquet`, several blocks, `map_batches`) and Spark in local mode
+(`spark.read.parquet` and `spark.read.text`, two partitions, `mapInArrow`).
+Each gives the same coverage, the same (tool, key) pairs and the same
+groups by every dimension.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from compare import cli_summary, summary, without_findings
+from corpus import corpus, declarations
+
+from mcp_unknown_keys import audit_records
+
+# shape -> whether its records need the catalogue given apart (request bodies carry their own).
+SHAPES = {"transcript": True, "exchanges": False, "spans": True}
+BY = ["model", "tool"]
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("corpora")
+    tools = root / "tools.json"
+    tools.write_text(json.dumps(declarations()), encoding="utf-8")
+    made = {}
+    for seed, (shape, needs_tools) in enumerate(SHAPES.items()):
+        lines = corpus(shape, 300, 100 + seed)
+        jsonl = root / f"{shape}.jsonl"
+        jsonl.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        parquet = root / f"{shape}.parquet"
+        # Small row groups: several blocks and batches per file.
+        table = pa.table({"n": pa.array(range(len(lines))), "record": pa.array(lines, pa.string())})
+        pq.write_table(table, parquet, row_group_size=64)
+        made[shape] = {
+            "lines": lines,
+            "jsonl": str(jsonl),
+            "parquet": str(parquet),
+            "tools": str(tools) if needs_tools else None,
+        }
+    return made
+
+
+def one_machine(case: dict):
+    return audit_records(case["lines"], case["tools"], by=BY, name=case["jsonl"])
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_records_equal_the_command_line(shape: str, corpora: dict, cli: str) -> None:
+    case = corpora[shape]
+    mine = summary(one_machine(case))
+    assert mine["coverage"]["calls"] > 250 and mine["pairs"], "the corpus holds calls and findings"
+    assert mine["coverage"]["audited"] < mine["coverage"]["calls"], "and calls no catalogue lists"
+    assert without_findings(mine) == cli_summary(cli, case["jsonl"], case["tools"])
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_ray_equals_one_machine(shape: str, corpora: dict, ray_local) -> None:
+    from mcp_unknown_keys.ray import audit_dataset
+
+    ray = ray_local
+    case = corpora[shape]
+    expected = summary(one_machine(case))
+    tools = declarations() if case["tools"] else None
+    text = ray.data.read_text(case["jsonl"], override_num_blocks=4).materialize()
+    assert text.num_blocks() > 1
+    from_text = audit_dataset(text, tools=tools, by=BY, name=case["jsonl"], batch_size=50)
+    assert summary(from_text) == expected
+    parquet = ray.data.read_parquet(case["parquet"], override_num_blocks=4)
+    from_parquet = audit_dataset(parquet, column="record", tools=case["tools"], by=BY, name=case["jsonl"])
+    assert summary(from_parquet) == expected
+    assert from_parquet == one_machine(case)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_spark_equals_one_machine(shape: str, corpora: dict, spark) -> None:
+    from mcp_unknown_keys.spark import audit_dataframe
+
+    case = corpora[shape]
+    expected = summary(one_machine(case))
+    df = spark.read.parquet(case["parquet"]).repartition(2)
+    assert df.rdd.getNumPartitions() == 2
+    from_parquet = audit_dataframe(df, column="record", tools=case["tools"], by=BY, name=case["jsonl"])
+    assert summary(from_parquet) == expected
+    assert from_parquet == one_machine(case)
+    text = spark.read.text(case["jsonl"])
+    tools = declarations() if case["tools"] else None
+    assert summary(audit_dataframe(text, tools=tools, by=BY, name=case["jsonl"])) == expected
+
+
+def test_an_empty_dataset_gives_an_empty_report(ray_local, spark, tmp_path: Path) -> None:
+    from mcp_unknown_keys.ray import audit_dataset
+    from mcp_unknown_keys.spark import audit_dataframe
+
+    empty = audit_records([], by=BY)
+    ds = ray_local.data.from_arrow(pa.table({"record": pa.array([], pa.string())}))
+    assert audit_dataset(ds, column="record", by=BY) == empty
+    df = spark.createDataFrame([], "record string")
+    assert audit_dataframe(df, column="record", by=BY) == empty
