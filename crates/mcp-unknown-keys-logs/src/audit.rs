@@ -97,6 +97,10 @@ pub struct Audit<O: Observer = ()> {
     pub(crate) unbound_print: Option<u64>,
     /// A `tools/list` listing whose last page has not come yet.
     pub(crate) listing: Listing,
+    /// The catalogue given, kept when records are read one by one
+    /// ([`Audit::read_record`]) to be put back after a record that listed
+    /// tools of its own.
+    pub(crate) given: Option<Catalog>,
     /// The `tools/list` requests of this input awaiting their response.
     pub(crate) awaited: AwaitedListings,
     /// Whether this input recorded any `tools/list` request: if not, it
@@ -182,6 +186,7 @@ impl<O: Observer> Audit<O> {
             record_tools: RecordTools::default(),
             unbound_print: None,
             listing: Listing::default(),
+            given: None,
             awaited: AwaitedListings::default(),
             requests_seen: false,
             segment: Segment::default(),

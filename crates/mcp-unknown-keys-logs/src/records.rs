@@ -15,8 +15,9 @@ impl<O: Observer> Audit<O> {
     /// a notice when it cannot be read (the first
     /// [`NAMED_UNREADABLE_LINES`] of the audit are named, the rest counted).
     ///
-    /// Nothing of one record's reading carries to the next: a listing or a
-    /// request body's `tools` serves the calls of its own record, a call is
+    /// Nothing of one record's reading carries to the next: a listing (a
+    /// `tools/list` response) or a request body's `tools` serves the calls
+    /// of its own record, a call is
     /// a repeat only of a call read before in the same record, and a stream
     /// is assembled within one record. What carries is what carries between
     /// inputs: the catalogues given ([`Options::tools`]) and the pairs
@@ -40,6 +41,10 @@ impl<O: Observer> Audit<O> {
     ///
     /// [`Options::tools`]: crate::Options::tools
     pub fn read_record(&mut self, name: &str, number: u64, record: &[u8]) {
+        if self.given.is_none() {
+            self.given = Some(self.unbound.catalog.clone());
+        }
+        let before = (self.report.catalogues, self.unbound.catalog.is_listed());
         self.report.groups.start_file(name);
         let mut reader = Reader::default();
         let read = match std::str::from_utf8(record) {
@@ -59,5 +64,15 @@ impl<O: Observer> Audit<O> {
         }
         reader.finish(self);
         self.end_of_input();
+        // A listing (or `list_changed`) in the record served its own calls
+        // only: the next record meets the catalogue given again.
+        let after = (self.report.catalogues, self.unbound.catalog.is_listed());
+        if after != before || self.listing.is_assembling() {
+            if let Some(given) = &self.given {
+                self.unbound.catalog = given.clone();
+            }
+            self.unbound_print = None;
+            self.listing.abandon();
+        }
     }
 }

@@ -7,6 +7,7 @@ mod catalogues;
 mod cut_short;
 mod groups;
 mod hostile_input;
+mod records;
 mod repeats;
 mod shapes;
 mod verdicts;
