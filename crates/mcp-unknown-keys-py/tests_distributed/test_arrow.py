@@ -20,7 +20,7 @@ def rows() -> list[str]:
 @pytest.mark.parametrize("kind", [pa.string(), pa.large_string(), pa.binary(), pa.large_binary(), pa.string_view()])
 def test_each_text_type_gives_the_records_report(kind) -> None:
     text = rows()
-    expected = audit_records(text, declarations(), by=["model"], name="record")
+    expected = audit_records(text, declarations(), by=["model"])
     column = pa.array(text, pa.string()).cast(kind)
     batch = pa.record_batch({"record": column, "n": pa.array(range(len(text)))})
     assert audit_arrow(batch, column="record", tools=declarations(), by=["model"]) == expected
@@ -28,7 +28,7 @@ def test_each_text_type_gives_the_records_report(kind) -> None:
 
 def test_chunks_slices_and_nulls() -> None:
     text = rows()
-    expected = audit_records(text, declarations(), name="record")
+    expected = audit_records(text, declarations())
     with_nulls = [None, *text[:150], None, *text[150:], None]
     table = pa.Table.from_batches(
         [pa.record_batch({"record": pa.array(part, pa.large_string())}) for part in (with_nulls[:77], with_nulls[77:])]
@@ -38,13 +38,13 @@ def test_chunks_slices_and_nulls() -> None:
     assert report == expected and report.lines["read"] == len(text)
     # A slice has an offset into its buffers: only its own rows are read.
     array = pa.array(with_nulls, pa.string())
-    part = audit_arrow(array.slice(1, 150), tools=declarations(), name="record")
-    assert part == audit_records(text[:150], declarations(), name="record")
+    part = audit_arrow(array.slice(1, 150), tools=declarations())
+    assert part == audit_records(text[:150], declarations())
 
 
 def test_a_struct_column_reads_as_its_json() -> None:
     records = transcript(random.Random(5), 100)
-    expected = audit_records(records, declarations(), name="record")
+    expected = audit_records(records, declarations())
     column = pa.array(records)
     assert pa.types.is_struct(column.type)
     # The schema gives every row every key any row's arguments carried: null ones are read as absent.

@@ -45,8 +45,8 @@ def audit_arrow(
     or ``ChunkedArray``. Each row is read as ``audit_records`` reads a
     record, as an input of its own; nulls are no records. ``tools``,
     ``allow``, ``top_level_only`` and ``by`` are ``audit_file``'s; ``name``
-    is the ``file`` the calls are grouped under (the column's name by
-    default).
+    is the ``file`` the calls are grouped under (``"records"``, as for
+    ``audit_records``, by default).
     """
     import pyarrow as pa
 
@@ -55,11 +55,10 @@ def audit_arrow(
             column = 0
         if column is None:
             rows = pa.array(_rows_as_json(data.to_pylist()), pa.large_string())
-            return _audit_arrays([rows], tools, allow, top_level_only, by, name or "rows")
+            return _audit_arrays([rows], tools, allow, top_level_only, by, name or "records")
         if isinstance(column, str) and column not in data.schema.names:
             raise KeyError(f"no column {column!r}: the columns are {data.schema.names}")
         values = data.column(column)
-        name = name or data.schema.field(column).name
     elif isinstance(data, (pa.Array, pa.ChunkedArray)):
         values = data
     else:

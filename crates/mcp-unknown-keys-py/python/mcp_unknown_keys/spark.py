@@ -48,14 +48,13 @@ def audit_dataframe(
         if column not in df.columns:
             raise KeyError(f"no column {column!r}: the columns are {df.columns}")
         df = df.select(column)
-    label = name or column or (df.columns[0] if len(df.columns) == 1 else None)
 
     def audit_partition(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
         report = audit_records([], tools, **options)
         for batch in batches:
-            report = report.merge(audit_arrow(batch, tools=tools, name=label, **options))
+            report = report.merge(audit_arrow(batch, tools=tools, name=name, **options))
         yield pa.record_batch({"report": pa.array([report.to_json()], pa.large_string())})
 
     partial = df.mapInArrow(audit_partition, "report string")
