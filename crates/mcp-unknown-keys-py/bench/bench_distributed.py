@@ -14,7 +14,8 @@ Part 2, wall time on this machine: the same records written as Parquet and
 audited by ``mcp_unknown_keys.ray.audit_dataset`` (``ray.init(num_cpus=2)``)
 and ``mcp_unknown_keys.spark.audit_dataframe`` (``local[2]``), reading
 included, against one process running ``audit_records`` over the column's
-values already in memory as Python strings.
+values already in memory as Python strings, and one process reading the
+Parquet file (``pyarrow.parquet.read_table``) and running ``audit_arrow``.
 """
 
 from __future__ import annotations
@@ -96,25 +97,33 @@ def engines(rows: int, rounds: int) -> list[str]:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
-    runs: dict[str, list[float]] = {"audit_records (1 process)": [], "Ray Data (2 CPUs)": [], "Spark (local[2])": []}
+    runs: dict[str, list[float]] = {
+        "audit_records (1 process, records in memory)": [],
+        "read_table + audit_arrow (1 process)": [],
+        "Ray Data (2 CPUs)": [],
+        "Spark (local[2])": [],
+    }
     # One untimed run each: Ray's workers and Spark's Python workers start.
     audit_dataset(ray.data.read_parquet(str(parquet)), column="record")
     audit_dataframe(spark.read.parquet(str(parquet)), column="record")
     for _ in range(rounds):
         start = time.perf_counter()
         one = audit_records(records)
-        runs["audit_records (1 process)"].append(time.perf_counter() - start)
+        runs["audit_records (1 process, records in memory)"].append(time.perf_counter() - start)
+        start = time.perf_counter()
+        in_place = audit_arrow(pq.read_table(str(parquet)), column="record")
+        runs["read_table + audit_arrow (1 process)"].append(time.perf_counter() - start)
         start = time.perf_counter()
         on_ray = audit_dataset(ray.data.read_parquet(str(parquet), override_num_blocks=4), column="record")
         runs["Ray Data (2 CPUs)"].append(time.perf_counter() - start)
         start = time.perf_counter()
         on_spark = audit_dataframe(spark.read.parquet(str(parquet)).repartition(2), column="record")
         runs["Spark (local[2])"].append(time.perf_counter() - start)
-        assert one == on_ray == on_spark == expected
+        assert one == in_place == on_ray == on_spark == expected
     spark.stop()
     ray.shutdown()
     lines = [f"{len(records):,} exchange records ({parquet.stat().st_size / 1e6:.1f} MB of Parquet), {rounds} rounds:"]
-    base = statistics.median(runs["audit_records (1 process)"])
+    base = statistics.median(runs["audit_records (1 process, records in memory)"])
     for name, times in runs.items():
         median = statistics.median(times)
         lines.append(

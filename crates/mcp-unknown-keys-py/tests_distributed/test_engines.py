@@ -3,7 +3,7 @@
 For each shape, the test writes the records as JSON Lines and as Parquet,
 and audits them four ways: the command line's `audit` of the JSON Lines
 file, `audit_records` of its lines, Ray Data (`read_text` and
-`read_parquet`, several blocks, `map_batches`) and Spark in local mode
+`read_parquet`, several blocks, `map_batches`; `read_json` too) and Spark in local mode
 (`spark.read.parquet` and `spark.read.text`, two partitions, `mapInArrow`).
 Each gives the same coverage, the same (tool, key) pairs and the same
 groups by every dimension.
@@ -79,6 +79,22 @@ def test_ray_equals_one_machine(shape: str, corpora: dict, ray_local) -> None:
     from_parquet = audit_dataset(parquet, column="record", tools=case["tools"], by=BY, name=case["jsonl"])
     assert summary(from_parquet) == expected
     assert from_parquet == one_machine(case)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_ray_reads_json_lines_parsed_into_structs_the_same(shape: str, corpora: dict, ray_local, tmp_path: Path) -> None:
+    from mcp_unknown_keys.ray import audit_dataset
+
+    case = corpora[shape]
+    # read_json parses every line, so this file holds only lines that are JSON.
+    lines = [line for line in case["lines"] if line.startswith("{")]
+    jsonl = tmp_path / f"{shape}.jsonl"
+    jsonl.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tools = declarations() if case["tools"] else None
+    expected = audit_records(lines, tools, by=BY)
+    ds = ray_local.data.read_json(str(jsonl), override_num_blocks=3)
+    assert len(ds.columns()) > 1, "each row a record of struct columns"
+    assert audit_dataset(ds, tools=tools, by=BY, batch_size=64) == expected
 
 
 @pytest.mark.parametrize("shape", SHAPES)
