@@ -60,6 +60,13 @@ def test_whole_rows_are_records_when_no_column_is_named() -> None:
     assert audit_arrow(table).coverage.to_dict() == audit_records(records).coverage.to_dict()
 
 
+def test_dictionary_and_null_columns() -> None:
+    text = rows()
+    encoded = pa.array(text, pa.string()).dictionary_encode()
+    assert audit_arrow(encoded, tools=declarations()) == audit_records(text, declarations())
+    assert audit_arrow(pa.nulls(3)) == audit_records([])
+
+
 def test_other_columns_are_a_clear_error() -> None:
     with pytest.raises(TypeError, match="JSON text"):
         audit_arrow(pa.array([1, 2, 3]))

@@ -8,7 +8,8 @@
 'limt'
 
 A column of JSON text (``string``, ``large_string``, ``binary``,
-``large_binary``; ``string_view`` is cast to ``large_string``) is read where
+``large_binary``; ``string_view`` is cast to ``large_string``, a dictionary
+column decoded) is read where
 Arrow keeps it, through the Arrow C Data Interface: no value becomes a
 Python object. A ``struct`` column, or a whole row when no column is named
 and the batch has several, goes through ``to_pylist`` and ``json.dumps``
@@ -81,6 +82,11 @@ def _as_text(array: Any) -> Any:
     import pyarrow.types as types
 
     kind = array.type
+    if types.is_dictionary(kind):
+        return _as_text(array.dictionary_decode())
+    if types.is_null(kind):
+        # Nothing but nulls: no records.
+        return pa.array([], pa.large_string())
     if types.is_string(kind) or types.is_large_string(kind) or types.is_binary(kind) or types.is_large_binary(kind):
         return array
     if types.is_string_view(kind):
