@@ -101,3 +101,11 @@ def test_bad_records_are_counted_or_refused_clearly():
         audit_records([object()])
     with pytest.raises(TypeError):
         audit_records(12)
+
+
+def test_hostile_records_are_counted_not_a_crash():
+    deep = "[" * 200_000 + "]" * 200_000
+    arguments = '{"type":"tool_use","id":"1","name":"mcp__fs__read_file","input":' + "{\"a\":" * 100_000 + "1" + "}" * 100_001
+    report = audit_records([deep, arguments, "{" * 50_000], FS_TOOLS)
+    assert report.lines["read"] == 3
+    assert report.unreadable_lines >= 1
