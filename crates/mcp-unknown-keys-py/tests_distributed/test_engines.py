@@ -122,3 +122,20 @@ def test_an_empty_dataset_gives_an_empty_report(ray_local, spark, tmp_path: Path
     assert audit_dataset(ds, column="record", by=BY) == empty
     df = spark.createDataFrame([], "record string")
     assert audit_dataframe(df, column="record", by=BY) == empty
+
+
+@pytest.mark.parametrize("name", ["hooks.jsonl", "openai-chat-requests.jsonl", "openai-responses.jsonl"])
+def test_a_conversation_spread_over_lines_is_one_row(name: str, cli: str) -> None:
+    """A file whose lines repeat a call (a request log's history, a hook before and after the call)
+    counts each call once as the command line reads it only when one row holds the whole conversation."""
+    from corpus import FIXTURES
+
+    path = FIXTURES / name
+    tools = str(FIXTURES / "tools.json")
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    expected = cli_summary(cli, str(path), tools)
+    one_row = audit_records(["[" + ",".join(lines) + "]"], tools, name=str(path))
+    assert without_findings(summary(one_row))["coverage"] == expected["coverage"]
+    assert summary(one_row)["pairs"] == expected["pairs"]
+    # A row a line: each row is read alone, so a call two rows hold counts twice.
+    assert audit_records(lines, tools).coverage.calls > expected["coverage"]["calls"]
