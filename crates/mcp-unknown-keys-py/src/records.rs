@@ -3,7 +3,10 @@
 //! each read as an input of its own by the log reader, so that the reports
 //! of partitions of a corpus add up to the report of one run.
 
+use std::borrow::Cow;
+
 use mcp_unknown_keys_logs::Audit;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
@@ -48,10 +51,13 @@ pub fn audit_records(
 
 /// The native half of `audit_arrow`: the arrays of a column, each as the
 /// two capsules of `__arrow_c_array__()` (string, large_string, binary or
-/// large_binary), each non-null value a record. Read with the GIL
-/// released; nulls are no records.
+/// large_binary), each non-null value a record. `names`, when given, are
+/// arrays of the same lengths whose values name each record's input (the
+/// `file` its calls are grouped under: a path column), `name` where null.
+/// Read with the GIL released; nulls are no records.
 #[pyfunction]
-#[pyo3(signature = (arrays, tools=None, *, allow=None, top_level_only=false, by=None, name="records"))]
+#[pyo3(signature = (arrays, tools=None, *, allow=None, top_level_only=false, by=None, name="records", names=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn audit_arrow_arrays(
     py: Python<'_>,
     arrays: Vec<(Bound<'_, PyCapsule>, Bound<'_, PyCapsule>)>,
@@ -60,21 +66,38 @@ pub fn audit_arrow_arrays(
     top_level_only: bool,
     by: Option<Vec<String>>,
     name: &str,
+    names: Option<Vec<(Bound<'_, PyCapsule>, Bound<'_, PyCapsule>)>>,
 ) -> PyResult<PyReport> {
     let options = audit_options(tools, allow, top_level_only, by)?;
     let mut audit = Audit::new(&options).map_err(python_error)?;
-    // The capsules in `arrays` own the buffers, and are held until the end.
-    let columns = arrays
-        .iter()
-        .map(|(schema, array)| StringColumn::of(schema, array))
-        .collect::<PyResult<Vec<_>>>()?;
+    // The capsules in `arrays` and `names` own the buffers, and are held
+    // until the end.
+    let read = |arrays: &[(Bound<'_, PyCapsule>, Bound<'_, PyCapsule>)]| {
+        arrays
+            .iter()
+            .map(|(schema, array)| StringColumn::of(schema, array))
+            .collect::<PyResult<Vec<_>>>()
+    };
+    let columns = read(&arrays)?;
+    let names = names.as_deref().map(read).transpose()?;
+    if let Some(names) = &names {
+        let lengths = |columns: &[StringColumn]| columns.iter().map(StringColumn::len).collect::<Vec<_>>();
+        if lengths(names) != lengths(&columns) {
+            return Err(PyValueError::new_err(
+                "the names' arrays must be as many and as long as the records'",
+            ));
+        }
+    }
     let report = py.detach(move || {
         let mut number = 0u64;
-        for column in &columns {
+        for (at, column) in columns.iter().enumerate() {
+            let named = names.as_ref().map(|names| &names[at]);
             for row in 0..column.len() {
                 number += 1;
                 if let Some(record) = column.value(row) {
-                    audit.read_record(name, number, record);
+                    let input = named.and_then(|names| names.value(row));
+                    let input = input.map_or(Cow::Borrowed(name), String::from_utf8_lossy);
+                    audit.read_record(&input, number, record);
                 }
             }
         }

@@ -28,15 +28,16 @@ def summary(report) -> dict:
     }
 
 
-def cli_summary(cli: str, path: str, tools: str | None) -> dict:
-    """The same summary from `mcp-unknown-keys audit --format jsonl --by D` of the file, once per dimension."""
+def cli_summary(cli: str, path: str | list[str], tools: str | None) -> dict:
+    """The same summary from `mcp-unknown-keys audit --format jsonl --by D` of the file(s), once per dimension."""
+    paths = [path] if isinstance(path, str) else path
     groups = {}
     result = {}
     for dimension in DIMENSIONS:
         args = [cli, "audit", "--format", "jsonl", "--by", dimension]
         if tools:
             args += ["--tools", tools]
-        run = subprocess.run([*args, path], capture_output=True, text=True, check=False)
+        run = subprocess.run([*args, *paths], capture_output=True, text=True, check=False)
         assert run.returncode == 0, run.stderr
         lines = [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
         groups[dimension] = sorted(_group_key(line) for line in lines if "group" in line)

@@ -60,6 +60,25 @@ def test_whole_rows_are_records_when_no_column_is_named() -> None:
     assert audit_arrow(table).coverage.to_dict() == audit_records(records).coverage.to_dict()
 
 
+def test_a_name_column_names_each_row_s_file() -> None:
+    first, then = corpus("spans", 80, 1), corpus("spans", 60, 2)
+    table = pa.Table.from_batches(
+        [
+            pa.record_batch({"record": first, "path": ["a.jsonl"] * len(first)}),
+            pa.record_batch({"record": then, "path": ["b.jsonl"] * len(then)}),
+        ]
+    )
+    report = audit_arrow(table, tools=declarations(), name_column="path")
+    expected = audit_records(first, declarations(), name="a.jsonl").merge(audit_records(then, declarations(), name="b.jsonl"))
+    assert report == expected
+    # A dictionary-encoded path column, as Parquet readers give one, names the same.
+    encoded = table.set_column(1, "path", table.column("path").dictionary_encode())
+    assert audit_arrow(encoded, tools=declarations(), name_column="path") == expected
+    assert sorted(group["group"]["file"] for group in report.by("file")) == ["a.jsonl", "b.jsonl"]
+    with pytest.raises(KeyError, match="no column 'file'"):
+        audit_arrow(table, name_column="file")
+
+
 def test_dictionary_and_null_columns() -> None:
     text = rows()
     encoded = pa.array(text, pa.string()).dictionary_encode()

@@ -113,6 +113,32 @@ def test_spark_equals_one_machine(shape: str, corpora: dict, spark) -> None:
     assert summary(audit_dataframe(text, tools=tools, by=BY, name=case["jsonl"])) == expected
 
 
+def test_a_path_column_groups_the_calls_by_file_as_the_command_line_does(corpora: dict, cli: str, ray_local, spark) -> None:
+    from mcp_unknown_keys.ray import audit_dataset
+    from mcp_unknown_keys.spark import audit_dataframe
+
+    # Two shapes whose tools keep one name (a transcript's `mcp__fs__read_file` is
+    # `read_file` in the others: said once, under the name met first).
+    files = [corpora[shape]["jsonl"] for shape in ("exchanges", "spans")]
+    tools = corpora["spans"]["tools"]
+    expected = cli_summary(cli, files, tools)
+    assert len(expected["groups"]["file"]) == 2
+    ds = ray_local.data.read_text(files, include_paths=True)
+    from_ray = summary(audit_dataset(ds, tools=tools, by=BY, name_column="path", batch_size=100))
+    assert without_findings(from_ray) == expected
+    from pyspark.sql.functions import input_file_name
+
+    df = spark.read.text(files).withColumn("path", input_file_name())
+    from_spark = summary(audit_dataframe(df, column="value", tools=tools, by=BY, name_column="path"))
+    # Spark names a file by its URI (file:///…): the same groups under those names.
+    uris = {json.loads(group)["group"]["file"] for group in from_spark["groups"]["file"]}
+    assert sorted(uri.rpartition("/")[2] for uri in uris) == sorted(Path(file).name for file in files)
+    assert {k: v for k, v in from_spark.items() if k != "groups"} == {k: v for k, v in from_ray.items() if k != "groups"}
+    assert {d: g for d, g in from_spark["groups"].items() if d != "file"} == {
+        d: g for d, g in from_ray["groups"].items() if d != "file"
+    }
+
+
 def test_an_empty_dataset_gives_an_empty_report(ray_local, spark, tmp_path: Path) -> None:
     from mcp_unknown_keys.ray import audit_dataset
     from mcp_unknown_keys.spark import audit_dataframe

@@ -223,5 +223,6 @@ def audit_arrow_arrays(
     top_level_only: bool = False,
     by: Sequence[Dimension] | None = None,
     name: str = "records",
+    names: Sequence[tuple[object, object]] | None = None,
 ) -> Report:
     """`audit_arrow`'s native half: each array as the capsules of `__arrow_c_array__()`."""

@@ -37,6 +37,7 @@ def audit_arrow(
     top_level_only: bool = False,
     by: list[str] | None = None,
     name: str | None = None,
+    name_column: str | None = None,
 ) -> Report:
     """Audits the records an Arrow column holds, one record per row, and returns a ``Report``.
 
@@ -47,33 +48,70 @@ def audit_arrow(
     record, as an input of its own; nulls are no records. ``tools``,
     ``allow``, ``top_level_only`` and ``by`` are ``audit_file``'s; ``name``
     is the ``file`` the calls are grouped under (``"records"``, as for
-    ``audit_records``, by default).
+    ``audit_records``, by default), and ``name_column`` a column that names
+    each row's (the path ``read_text(..., include_paths=True)`` adds, say),
+    ``name`` where it is null.
     """
     import pyarrow as pa
 
+    name = name or "records"
+    names = None
     if isinstance(data, (pa.RecordBatch, pa.Table)):
+        for wanted in (column, name_column):
+            if isinstance(wanted, str) and wanted not in data.schema.names:
+                raise KeyError(f"no column {wanted!r}: the columns are {data.schema.names}")
+        if name_column is not None:
+            names = data.column(name_column)
+            data = data.drop_columns([name_column])
         if column is None and data.num_columns == 1:
             column = 0
         if column is None:
-            rows = pa.array(_rows_as_json(data.to_pylist()), pa.large_string())
-            return _audit_arrays([rows], tools, allow, top_level_only, by, name or "records")
-        if isinstance(column, str) and column not in data.schema.names:
-            raise KeyError(f"no column {column!r}: the columns are {data.schema.names}")
-        values = data.column(column)
+            values = pa.array(_rows_as_json(data.to_pylist()), pa.large_string())
+        else:
+            values = data.column(column)
+    elif name_column is not None:
+        raise TypeError("name_column names a column of a RecordBatch or Table")
     elif isinstance(data, (pa.Array, pa.ChunkedArray)):
         values = data
     else:
         raise TypeError(
             f"audit_arrow reads a pyarrow RecordBatch, Table, Array or ChunkedArray, not {type(data).__name__}"
         )
-    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
-    return _audit_arrays([_as_text(chunk) for chunk in chunks], tools, allow, top_level_only, by, name or "records")
-
-
-def _audit_arrays(arrays: list[Any], tools: Any, allow: Any, top_level_only: bool, by: Any, name: str) -> Report:
+    if names is not None:
+        # One array each, so that a row's name is at the row's place.
+        values, names = (_combined(array) for array in (values, names))
+        texts, named = [_as_text(values)], [_as_name(names)]
+    else:
+        chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+        texts, named = [_as_text(chunk) for chunk in chunks], None
     # Each array's capsules own its buffers: they are held until the audit ends.
-    capsules = [array.__arrow_c_array__() for array in arrays]
-    return audit_arrow_arrays(capsules, tools, allow=allow, top_level_only=top_level_only, by=by, name=name)
+    return audit_arrow_arrays(
+        [array.__arrow_c_array__() for array in texts],
+        tools,
+        allow=allow,
+        top_level_only=top_level_only,
+        by=by,
+        name=name,
+        names=None if named is None else [array.__arrow_c_array__() for array in named],
+    )
+
+
+def _combined(array: Any) -> Any:
+    import pyarrow as pa
+
+    return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+
+
+def _as_name(array: Any) -> Any:
+    """A column of names as text: strings as they are, anything else cast to ``large_string``."""
+    import pyarrow as pa
+    import pyarrow.types as types
+
+    if types.is_string(array.type) or types.is_large_string(array.type):
+        return array
+    if types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    return array.cast(pa.large_string())
 
 
 def _as_text(array: Any) -> Any:

@@ -34,6 +34,7 @@ def audit_dataset(
     top_level_only: bool = False,
     by: list[str] | None = None,
     name: str | None = None,
+    name_column: str | None = None,
     batch_size: int | None = None,
 ) -> Report:
     """Audits a ``ray.data.Dataset`` whose rows are records and returns one ``Report``.
@@ -42,8 +43,10 @@ def audit_dataset(
     dataset's one column (``read_text``'s ``text``), or each whole row when
     it has several. ``tools``: the catalogue, as ``audit_file`` takes it; on
     a cluster, the declarations themselves (a path must be readable on
-    every worker). ``by``, ``allow``, ``top_level_only`` and ``name`` are
-    ``audit_arrow``'s; ``batch_size`` is ``map_batches``' (Ray's default when
+    every worker). ``by``, ``allow``, ``top_level_only``, ``name`` and
+    ``name_column`` are ``audit_arrow``'s (``read_text(paths,
+    include_paths=True)`` and ``name_column="path"`` group the calls by the
+    file they came from); ``batch_size`` is ``map_batches``' (Ray's default when
     left out). Each batch is one small report: the batch size changes
     nothing in the result.
     """
@@ -54,7 +57,7 @@ def audit_dataset(
     options = {"allow": list(allow) if allow is not None else None, "top_level_only": top_level_only, "by": by}
 
     def audit_batch(batch: Any) -> Any:
-        report = audit_arrow(batch, column=column, tools=tools, name=name, **options)
+        report = audit_arrow(batch, column=column, tools=tools, name=name, name_column=name_column, **options)
         return pa.table({"report": pa.array([report.to_json()], pa.large_string())})
 
     sized = {} if batch_size is None else {"batch_size": batch_size}

@@ -33,6 +33,7 @@ def audit_dataframe(
     top_level_only: bool = False,
     by: list[str] | None = None,
     name: str | None = None,
+    name_column: str | None = None,
 ) -> Report:
     """Audits a ``pyspark.sql.DataFrame`` whose rows are records and returns one ``Report``.
 
@@ -41,20 +42,23 @@ def audit_dataframe(
     each whole row when it has several. ``tools``: the catalogue, as
     ``audit_file`` takes it; on a cluster, the declarations themselves (a
     path must be readable on every executor). ``by``, ``allow``,
-    ``top_level_only`` and ``name`` are ``audit_arrow``'s.
+    ``top_level_only``, ``name`` and ``name_column`` are ``audit_arrow``'s
+    (``df.withColumn("path", input_file_name())`` and
+    ``name_column="path"`` group the calls by the file they came from).
     """
     options = {"allow": list(allow) if allow is not None else None, "top_level_only": top_level_only, "by": by}
+    for wanted in (column, name_column):
+        if wanted is not None and wanted not in df.columns:
+            raise KeyError(f"no column {wanted!r}: the columns are {df.columns}")
     if column is not None:
-        if column not in df.columns:
-            raise KeyError(f"no column {column!r}: the columns are {df.columns}")
-        df = df.select(column)
+        df = df.select(column, *([name_column] if name_column else []))
 
     def audit_partition(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
         report = audit_records([], tools, **options)
         for batch in batches:
-            report = report.merge(audit_arrow(batch, tools=tools, name=name, **options))
+            report = report.merge(audit_arrow(batch, tools=tools, name=name, name_column=name_column, **options))
         yield pa.record_batch({"report": pa.array([report.to_json()], pa.large_string())})
 
     partial = df.mapInArrow(audit_partition, "report string")
