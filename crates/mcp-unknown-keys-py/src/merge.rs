@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use mcp_unknown_keys_logs::Group;
+use mcp_unknown_keys_logs::{Group, sort_groups};
 
 use crate::report_data::{Finding, ReportData};
 
@@ -183,11 +183,5 @@ fn add_groups(groups: &mut Vec<Group>, more: &[Group]) {
             None => groups.push(group.clone()),
         }
     }
-    groups.sort_by(|a, b| {
-        let rate = |group: &Group| group.per_1000_audited().unwrap_or(-1.0);
-        rate(b)
-            .total_cmp(&rate(a))
-            .then(b.calls.cmp(&a.calls))
-            .then_with(|| a.values.cmp(&b.values))
-    });
+    sort_groups(groups);
 }
