@@ -10,9 +10,9 @@
 //! names, the notices) is no part of equality ([`same`]), so merging is
 //! associative and commutative in everything a report is compared by.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use mcp_unknown_keys_logs::{Group, sort_groups};
+use mcp_unknown_keys_logs::{Dimension, Group, MAX_GROUPS, MAX_KEYS_PER_GROUP, OTHER, sort_groups};
 
 use crate::report_data::{Finding, ReportData};
 
@@ -160,28 +160,64 @@ fn findings(first: &[Finding], then: &[Finding]) -> Vec<Finding> {
 
 /// The groups of `more` added to `groups` (those of the same values summed,
 /// the others added), sorted again as a report sorts them: by rate, highest
-/// first, then by calls, then by values.
+/// first, then by calls, then by values. The bounds of one run hold: past
+/// [`MAX_GROUPS`] groups, a new group's calls are counted in the group whose
+/// every value is [`OTHER`], and past [`MAX_KEYS_PER_GROUP`] keys in a
+/// group, a new key's calls under [`OTHER`], so that merging any number of
+/// reports keeps a report's size bounded. (Past those bounds the split,
+/// like one run's, depends on the order the groups came in.)
 fn add_groups(groups: &mut Vec<Group>, more: &[Group]) {
+    // Where each group is, by its values: a merge is linear in the groups.
+    let mut at: HashMap<Vec<(Dimension, String)>, usize> = groups
+        .iter()
+        .enumerate()
+        .map(|(place, group)| (group.values.clone(), place))
+        .collect();
     for group in more {
-        match groups.iter_mut().find(|kept| kept.values == group.values) {
-            Some(kept) => {
-                kept.calls = kept.calls.saturating_add(group.calls);
-                kept.audited = kept.audited.saturating_add(group.audited);
-                kept.calls_with_unknown_keys = kept
-                    .calls_with_unknown_keys
-                    .saturating_add(group.calls_with_unknown_keys);
-                for (key, calls) in &group.unknown_keys {
-                    let counted = kept.unknown_keys.entry(key.clone()).or_default();
-                    *counted = counted.saturating_add(*calls);
-                }
-                for (cause, calls) in &group.causes {
-                    let counted = kept.causes.entry(cause.clone()).or_default();
-                    *counted = counted.saturating_add(*calls);
-                }
-                kept.from_proxy_log |= group.from_proxy_log;
+        let place = match at.get(&group.values) {
+            Some(&place) => place,
+            None => {
+                let values = if at.len() >= MAX_GROUPS {
+                    group
+                        .values
+                        .iter()
+                        .map(|(dimension, _)| (*dimension, OTHER.to_owned()))
+                        .collect()
+                } else {
+                    group.values.clone()
+                };
+                *at.entry(values.clone()).or_insert_with(|| {
+                    let mut empty = Group::default();
+                    empty.values = values;
+                    groups.push(empty);
+                    groups.len() - 1
+                })
             }
-            None => groups.push(group.clone()),
-        }
+        };
+        add_group(&mut groups[place], group);
     }
     sort_groups(groups);
+}
+
+/// The counts of `more` added to those of `kept`.
+fn add_group(kept: &mut Group, more: &Group) {
+    kept.calls = kept.calls.saturating_add(more.calls);
+    kept.audited = kept.audited.saturating_add(more.audited);
+    kept.calls_with_unknown_keys = kept
+        .calls_with_unknown_keys
+        .saturating_add(more.calls_with_unknown_keys);
+    for (key, calls) in &more.unknown_keys {
+        let key = if kept.unknown_keys.contains_key(key) || kept.unknown_keys.len() < MAX_KEYS_PER_GROUP {
+            key.clone()
+        } else {
+            OTHER.to_owned()
+        };
+        let counted = kept.unknown_keys.entry(key).or_default();
+        *counted = counted.saturating_add(*calls);
+    }
+    for (cause, calls) in &more.causes {
+        let counted = kept.causes.entry(cause.clone()).or_default();
+        *counted = counted.saturating_add(*calls);
+    }
+    kept.from_proxy_log |= more.from_proxy_log;
 }

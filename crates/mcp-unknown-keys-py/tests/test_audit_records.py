@@ -109,3 +109,15 @@ def test_hostile_records_are_counted_not_a_crash():
     report = audit_records([deep, arguments, "{" * 50_000], FS_TOOLS)
     assert report.lines["read"] == 3
     assert report.unreadable_lines >= 1
+
+
+def test_merging_many_reports_keeps_a_report_s_bounds():
+    # 1,100 tools no catalogue lists, a report each: more groups than one grouping keeps.
+    calls = [{"type": "tool_use", "id": f"t{n}", "name": f"tool_{n}", "input": {"a": 1}} for n in range(1100)]
+    parts = [audit_records([call], FS_TOOLS) for call in calls]
+    merged = parts[0]
+    for part in parts[1:]:
+        merged = merged.merge(part)
+    groups = merged.by("tool")
+    assert len(groups) <= 1001 and any(group["group"]["tool"] == "(other)" for group in groups)
+    assert sum(group["calls"] for group in groups) == merged.coverage.calls == 1100
