@@ -102,6 +102,10 @@ pub struct Audit<O: Observer = ()> {
     pub(crate) unbound_print: Option<u64>,
     /// The MCP session the JSON-RPC traffic of this input is.
     pub(crate) session: Session,
+    /// The catalogue given, kept when records are read one by one
+    /// ([`Audit::read_record`]) to be put back after a record that listed
+    /// tools of its own.
+    pub(crate) given: Option<Arc<Catalog>>,
     /// The proxy log being read.
     pub(crate) segment: Segment,
     /// What the auditors' notes were handed to, to be said.
@@ -177,6 +181,7 @@ impl<O: Observer> Audit<O> {
             record_tools: RecordTools::default(),
             unbound_print: None,
             session: recorded_session(),
+            given: None,
             segment: Segment::default(),
             notes,
             top_level_only: options.top_level_only,
@@ -317,7 +322,7 @@ impl<O: Observer> Audit<O> {
     }
 
     /// Counts a line read; why it could not be read, if it could not.
-    fn count(&mut self, read: Result<Read, Unreadable>) -> Option<Unreadable> {
+    pub(crate) fn count(&mut self, read: Result<Read, Unreadable>) -> Option<Unreadable> {
         let lines = &mut self.report.lines;
         let why = match read {
             Ok(Read::Blank) => return None,
@@ -340,7 +345,7 @@ impl<O: Observer> Audit<O> {
     /// keeps its warning lines' counts, the calls still awaiting an answer
     /// are unanswered, and the verdicts are counted per pair; the next
     /// input is another session.
-    fn end_of_input(&mut self) {
+    pub(crate) fn end_of_input(&mut self) {
         self.segment
             .end(&mut self.report.coverage, &mut self.report.logged);
         let coverage = &self.report.coverage;

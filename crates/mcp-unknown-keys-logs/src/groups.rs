@@ -182,6 +182,19 @@ impl serde::Serialize for Group {
     }
 }
 
+/// Sorts groups as a report lists them: by rate, highest first (groups
+/// with no rate last), then by calls, most first, then by values. Reports
+/// added up (the Python package's `Report.merge`) sort their groups so too.
+pub fn sort_groups(groups: &mut [Group]) {
+    groups.sort_by(|a, b| {
+        let rate = |group: &Group| group.per_1000_audited().unwrap_or(-1.0);
+        rate(b)
+            .total_cmp(&rate(a))
+            .then(b.calls.cmp(&a.calls))
+            .then_with(|| a.values.cmp(&b.values))
+    });
+}
+
 /// The counts of one group, while the audit runs.
 #[derive(Clone, Debug, Default)]
 struct Counts {
@@ -378,13 +391,7 @@ impl Groups {
                 from_proxy_log: counts.from_proxy_log,
             })
             .collect();
-        groups.sort_by(|a, b| {
-            let rate = |group: &Group| group.per_1000_audited().unwrap_or(-1.0);
-            rate(b)
-                .total_cmp(&rate(a))
-                .then(b.calls.cmp(&a.calls))
-                .then_with(|| a.values.cmp(&b.values))
-        });
+        sort_groups(&mut groups);
         Some(groups)
     }
 

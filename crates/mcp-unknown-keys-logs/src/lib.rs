@@ -185,6 +185,7 @@ mod names;
 mod observe;
 mod options;
 mod record;
+mod records;
 pub mod render;
 mod replay;
 mod report;
@@ -196,7 +197,9 @@ use std::path::Path;
 
 pub use audit::{Audit, NAMED_UNREADABLE_LINES};
 pub use error::{Error, Role};
-pub use groups::{Dimension, Group, MAX_GROUPS, MAX_KEYS_PER_GROUP, NONE, OTHER, PROXY_LOG, UNKNOWN};
+pub use groups::{
+    Dimension, Group, MAX_GROUPS, MAX_KEYS_PER_GROUP, NONE, OTHER, PROXY_LOG, UNKNOWN, sort_groups,
+};
 pub use input::{Input, MAX_LINE_BYTES};
 pub use observe::{Notice, Observer, Progress, Unreadable};
 pub use options::{Options, Source, Tools};

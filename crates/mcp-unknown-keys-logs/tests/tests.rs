@@ -8,6 +8,7 @@ mod cut_short;
 mod groups;
 mod hostile_input;
 mod listings;
+mod records;
 mod repeats;
 mod shapes;
 mod verdicts;

@@ -1,10 +1,8 @@
 //! `audit_file`: the `audit` command's reader of recorded logs, for Python.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use mcp_unknown_keys::audit::Coverage;
-use mcp_unknown_keys_logs::{Audit, Dimension, Error, Group, Lines, Options, Report, Tools};
+use mcp_unknown_keys_logs::{Audit, Dimension, Error, Options, Report, Tools};
 use pyo3::exceptions::{
     PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyTypeError, PyValueError,
 };
@@ -12,8 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::listing::listed_tools;
+use crate::log_report::PyReport;
 use crate::options::allowed_keys;
-use crate::report::{PyCoverage, PyWarning, python_of};
 
 /// Audits recorded logs as `mcp-unknown-keys audit` does and returns a
 /// `Report`: the warnings (each undeclared pair said once), the coverage
@@ -41,6 +39,23 @@ pub fn audit_file(
     by: Option<Vec<String>>,
 ) -> PyResult<PyReport> {
     let paths = paths_of(path)?;
+    let options = audit_options(tools, allow, top_level_only, by)?;
+    // The files are read with the GIL released: other threads run meanwhile.
+    let report = py
+        .detach(|| read_in_full_or_in_part(&paths, &options))
+        .map_err(python_error)?;
+    Ok(PyReport::from(report))
+}
+
+/// The options of an audit from Python's arguments: `allow`,
+/// `top_level_only`, every dimension grouped alone (for `report.by(..)`)
+/// and the combination `by` names, and the catalogue `tools`.
+pub(crate) fn audit_options(
+    tools: Option<&Bound<'_, PyAny>>,
+    allow: Option<Bound<'_, PyAny>>,
+    top_level_only: bool,
+    by: Option<Vec<String>>,
+) -> PyResult<Options> {
     let mut options = allowed_keys(allow)?
         .into_iter()
         .fold(Options::default(), Options::allow)
@@ -56,11 +71,7 @@ pub fn audit_file(
     if let Some(tools) = tools {
         options = options.tools(catalogue_of(tools)?);
     }
-    // The files are read with the GIL released: other threads run meanwhile.
-    let report = py
-        .detach(|| read_in_full_or_in_part(&paths, &options))
-        .map_err(python_error)?;
-    Ok(PyReport::from(report))
+    Ok(options)
 }
 
 /// Reads every file in turn. Unlike [`mcp_unknown_keys_logs::audit_files`],
@@ -77,160 +88,11 @@ fn read_in_full_or_in_part(paths: &[PathBuf], options: &Options) -> Result<Repor
 }
 
 /// Dimension names read: a `ValueError` names the ones there are.
-fn dimensions(names: &[String]) -> PyResult<Vec<Dimension>> {
+pub(crate) fn dimensions(names: &[String]) -> PyResult<Vec<Dimension>> {
     names
         .iter()
         .map(|name| name.parse().map_err(PyValueError::new_err))
         .collect()
-}
-
-/// What `audit_file` found: the warnings, the coverage of every call, and
-/// every line read, those that could not be read counted (`lines`,
-/// `unreadable_lines`) and named (`notices`).
-#[pyclass(name = "Report", module = "mcp_unknown_keys", frozen)]
-pub struct PyReport {
-    warnings: Vec<PyWarning>,
-    coverage: Coverage,
-    lines: Lines,
-    incomplete_inputs: u64,
-    notices: Vec<String>,
-    /// Each grouping counted, with its groups, highest rate first.
-    groups: Vec<(Vec<Dimension>, Vec<Group>)>,
-}
-
-impl From<Report> for PyReport {
-    fn from(report: Report) -> PyReport {
-        let groups = report
-            .groupings()
-            .map(|by| (by.to_vec(), report.groups(by).unwrap_or_default()))
-            .collect();
-        PyReport {
-            groups,
-            warnings: report.warnings.into_iter().map(PyWarning::from).collect(),
-            coverage: report.coverage,
-            lines: report.lines,
-            incomplete_inputs: report.incomplete_inputs,
-            notices: report.notices.iter().map(ToString::to_string).collect(),
-        }
-    }
-}
-
-#[pymethods]
-impl PyReport {
-    /// Every warning raised, in order: each undeclared pair said once.
-    #[getter]
-    fn warnings(&self) -> Vec<PyWarning> {
-        self.warnings.clone()
-    }
-
-    /// Every call found: audited, or unaudited for a named reason.
-    #[getter]
-    fn coverage(&self) -> PyCoverage {
-        PyCoverage::from(self.coverage.clone())
-    }
-
-    /// The lines read (blank ones aside; the JSON values of an input that is
-    /// not JSON Lines) and what became of them: a dict of `read`,
-    /// `not_json`, `not_utf8`, `too_deep` (nested past what is read),
-    /// `too_long` (a line past 64 MiB, read past) and `idle` (JSON holding
-    /// nothing an audit uses).
-    #[getter]
-    fn lines(&self) -> BTreeMap<&'static str, u64> {
-        let Lines {
-            read,
-            not_json,
-            not_utf8,
-            too_deep,
-            too_long,
-            idle,
-            ..
-        } = self.lines;
-        BTreeMap::from([
-            ("read", read),
-            ("not_json", not_json),
-            ("not_utf8", not_utf8),
-            ("too_deep", too_deep),
-            ("too_long", too_long),
-            ("idle", idle),
-        ])
-    }
-
-    /// The lines that could not be read: not JSON, not UTF-8, nested too
-    /// deep, or too long.
-    #[getter]
-    fn unreadable_lines(&self) -> u64 {
-        let Lines {
-            not_json,
-            not_utf8,
-            too_deep,
-            too_long,
-            ..
-        } = self.lines;
-        not_json + not_utf8 + too_deep + too_long
-    }
-
-    /// How many inputs were read only in part: cut short (a JSON document
-    /// that ends mid-value, a compressed stream that ends early) or a read
-    /// that failed partway. What came before the cut is in the report; the
-    /// cut is named in `notices`.
-    #[getter]
-    fn incomplete_inputs(&self) -> u64 {
-        self.incomplete_inputs
-    }
-
-    /// Everything said beside the warnings, as the `audit` command says it
-    /// on stderr: each unreadable line (`session.jsonl:4: not JSON, counted
-    /// as unreadable`, the first few of each file named), a tool that could
-    /// not be read, a catalogue's notes, a file read as one JSON document.
-    #[getter]
-    fn notices(&self) -> Vec<String> {
-        self.notices.clone()
-    }
-
-    /// The calls grouped by `dimensions` (`"model"`, `"tool"`, `"key"`,
-    /// `"cause"`, `"file"`), highest rate first: a dict per group, the
-    /// object of `audit --by`'s JSON lines (`group`, `calls`, `audited`,
-    /// `calls_with_unknown_keys`, `per_1000_audited`, `unknown_keys`,
-    /// `causes`). Any one dimension can be asked for; several together
-    /// only as `audit_file(..., by=[...])` named them. Model, tool and
-    /// file groups add up to the coverage; a call is in the group of each
-    /// key and cause it carried, or of `(none)`.
-    #[pyo3(signature = (*dimensions))]
-    fn by<'py>(&self, py: Python<'py>, dimensions: Vec<String>) -> PyResult<Bound<'py, PyAny>> {
-        let asked = self::dimensions(&dimensions)?;
-        if asked.is_empty() {
-            return Err(PyValueError::new_err(
-                "by() needs a dimension: model, tool, key, cause or file",
-            ));
-        }
-        let mut distinct = asked.clone();
-        let mut seen = std::collections::BTreeSet::new();
-        distinct.retain(|dimension| seen.insert(*dimension));
-        match self.groups.iter().find(|(by, _)| *by == distinct) {
-            Some((_, groups)) => python_of(py, groups),
-            None => Err(PyValueError::new_err(format!(
-                "the calls were not grouped by {}: pass by={:?} to audit_file",
-                dimensions.join(", "),
-                dimensions
-            ))),
-        }
-    }
-
-    /// Whether nothing was passed over: every call audited, every line
-    /// read, and every input read to its end.
-    #[getter]
-    fn is_complete(&self) -> bool {
-        self.coverage.is_complete() && self.unreadable_lines() == 0 && self.incomplete_inputs == 0
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "Report(warnings={}, coverage={}, unreadable_lines={})",
-            self.warnings.len(),
-            self.coverage,
-            self.unreadable_lines()
-        )
-    }
 }
 
 /// One path or a list of them: `str`, `bytes` or `os.PathLike` each.
@@ -279,7 +141,7 @@ fn catalogue_of(tools: &Bound<'_, PyAny>) -> PyResult<Tools> {
 
 /// The logs crate's error, as the Python exception of its kind, its message
 /// naming the file.
-fn python_error(error: Error) -> PyErr {
+pub(crate) fn python_error(error: Error) -> PyErr {
     let message = error.to_string();
     match &error {
         Error::Open { source, .. } | Error::Read { source, .. } => match source.kind() {

@@ -17,21 +17,31 @@
 //!   catalogues as JSON;
 //! - `listing`: the tools of a listing in any form a host gives it, read
 //!   tool by tool;
-//! - `files`: `audit_file`, the `audit` command's reader of recorded logs,
-//!   and its `Report`;
+//! - `files`: `audit_file`, the `audit` command's reader of recorded logs;
+//! - `records`: `audit_records` and `audit_arrow`'s native half, records
+//!   one by one, each an input of its own;
+//! - `arrow`: a string column of an Arrow array read in place (the Arrow C
+//!   Data Interface);
+//! - `log_report`: `Report`, over `report_data` (what it holds, and its
+//!   JSON form) and `merge` (reports that add up);
 //! - `report`: `Warning` and `Coverage`;
 //! - `sink`: warnings to the host's callable or to `sys.stderr`;
 //! - `walk`: a serde `Deserializer` over a call's Python values, which the
 //!   core's scan of nested keys walks in place.
 
 mod arguments;
+mod arrow;
 mod auditor;
 mod convert;
 mod files;
 mod listing;
+mod log_report;
+mod merge;
 mod message;
 mod options;
+mod records;
 mod report;
+mod report_data;
 mod session;
 mod sink;
 mod walk;
@@ -45,8 +55,10 @@ fn native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<session::PySession>()?;
     module.add_class::<report::PyWarning>()?;
     module.add_class::<report::PyCoverage>()?;
-    module.add_class::<files::PyReport>()?;
+    module.add_class::<log_report::PyReport>()?;
     module.add_function(wrap_pyfunction!(files::audit_file, module)?)?;
+    module.add_function(wrap_pyfunction!(records::audit_records, module)?)?;
+    module.add_function(wrap_pyfunction!(records::audit_arrow_arrays, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

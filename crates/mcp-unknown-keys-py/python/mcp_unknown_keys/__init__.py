@@ -18,13 +18,35 @@ and says what the server did with each call that carried undeclared keys
 (``ignored``, ``rejected``, ``unanswered``), as the proxy does.
 
 :func:`audit_file` audits what logs already recorded, as the
-``mcp-unknown-keys audit`` command does, and returns a :class:`Report`. Adapters for agent frameworks live
+``mcp-unknown-keys audit`` command does, and returns a :class:`Report`;
+:func:`audit_records` and :func:`audit_arrow` audit records one by one (Python
+values, JSON text, an Arrow column), and reports of partitions add up
+(:meth:`Report.merge`): :mod:`mcp_unknown_keys.ray` and
+:mod:`mcp_unknown_keys.spark` audit a corpus on those engines. Adapters for agent frameworks live
 in submodules, each importing its
 framework only when imported: :mod:`mcp_unknown_keys.mcp` (the MCP SDK's
 ``ClientSession``), :mod:`mcp_unknown_keys.pydantic_ai`,
 :mod:`mcp_unknown_keys.openai_agents` and :mod:`mcp_unknown_keys.langchain`.
 """
 
-from ._native import Auditor, Coverage, Report, Session, Warning, __version__, audit_file
+from ._native import Auditor, Coverage, Report, Session, Warning, __version__, audit_file, audit_records
 
-__all__ = ["Auditor", "Coverage", "Report", "Session", "Warning", "__version__", "audit_file"]
+
+def audit_arrow(*args: object, **kwargs: object) -> Report:
+    """Audits the records of an Arrow column in place: :func:`mcp_unknown_keys.arrow.audit_arrow`."""
+    from .arrow import audit_arrow as audit
+
+    return audit(*args, **kwargs)  # type: ignore[arg-type]
+
+
+__all__ = [
+    "Auditor",
+    "Coverage",
+    "Report",
+    "Session",
+    "Warning",
+    "__version__",
+    "audit_arrow",
+    "audit_file",
+    "audit_records",
+]

@@ -1,4 +1,4 @@
-"""Type stubs of the Rust extension: Auditor, Session, Warning, Coverage, Report, audit_file."""
+"""Type stubs of the Rust extension: Auditor, Session, Warning, Coverage, Report, audit_file, audit_records."""
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -154,9 +154,20 @@ class Group(TypedDict):
     causes: dict[str, int]
     from_proxy_log: NotRequired[bool]
 
+class Finding(TypedDict):
+    """One undeclared (tool, key) pair and the calls that carried it."""
+
+    tool: str
+    key: str
+    nested: bool
+    calls: int
+    first_id: str
+    cause: NotRequired[str]
+    declared_keys: list[str]
+
 @final
 class Report:
-    """What `audit_file` found: warnings, coverage, and the lines that could not be read."""
+    """What an audit found: warnings, coverage, findings, groups, and the lines that could not be read."""
 
     @property
     def warnings(self) -> list[Warning]: ...
@@ -172,8 +183,16 @@ class Report:
     def notices(self) -> list[str]: ...
     @property
     def is_complete(self) -> bool: ...
+    @property
+    def findings(self) -> list[Finding]: ...
     def by(self, *dimensions: Dimension) -> list[Group]:
-        """The calls grouped by one dimension, or by those `audit_file(by=...)` named."""
+        """The calls grouped by one dimension, or by those the audit's `by=...` named."""
+    def merge(self, other: Report) -> Report:
+        """This report and `other` added up: counts summed, each undeclared pair said once."""
+    def to_json(self) -> str: ...
+    @classmethod
+    def from_json(cls, text: str) -> Report: ...
+    def __eq__(self, other: object) -> bool: ...
 
 def audit_file(
     path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
@@ -184,3 +203,26 @@ def audit_file(
     by: Sequence[Dimension] | None = None,
 ) -> Report:
     """Audits recorded logs as `mcp-unknown-keys audit` does: warnings, coverage, lines read."""
+
+def audit_records(
+    records: Iterable[object],
+    tools: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any] | None = None,
+    *,
+    allow: Iterable[str] | None = None,
+    top_level_only: bool = False,
+    by: Sequence[Dimension] | None = None,
+    name: str = "records",
+) -> Report:
+    """Audits records one by one (dicts or JSON text), each an input of its own."""
+
+def audit_arrow_arrays(
+    arrays: Sequence[tuple[object, object]],
+    tools: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any] | None = None,
+    *,
+    allow: Iterable[str] | None = None,
+    top_level_only: bool = False,
+    by: Sequence[Dimension] | None = None,
+    name: str = "records",
+    names: Sequence[tuple[object, object]] | None = None,
+) -> Report:
+    """`audit_arrow`'s native half: each array as the capsules of `__arrow_c_array__()`."""
