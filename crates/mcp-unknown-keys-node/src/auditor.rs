@@ -1,5 +1,7 @@
 //! `Auditor`: the core's auditor, its catalogue and its coverage, for Node.
 
+pub(crate) mod slots;
+
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -18,7 +20,6 @@ use crate::listing::listed_tools;
 use crate::options::{AuditorOptions, Built, build};
 use crate::report::{Coverage, Warning};
 use crate::sink::{Callbacks, Queue, unreadable_tool};
-use crate::slots;
 
 /// Audits tool calls against the latest catalogue and says each undeclared
 /// (tool, key) pair once.

@@ -14,8 +14,8 @@ use napi::{Env, Result, sys};
 use napi_derive::napi;
 
 use crate::auditor::Handed;
+use crate::auditor::slots;
 use crate::js::{Js, Kind};
-use crate::slots;
 
 /// How many arguments `audit` takes: slot, tool, args, id, keys, count,
 /// shape.

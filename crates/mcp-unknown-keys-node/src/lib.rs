@@ -33,5 +33,4 @@ mod options;
 mod report;
 mod session;
 mod sink;
-mod slots;
 mod walk;

@@ -29,6 +29,8 @@
 //! # let _ = exit;
 //! ```
 
+#[cfg(feature = "remote")]
+mod client;
 mod door;
 #[cfg(feature = "remote")]
 mod http;
@@ -60,7 +62,7 @@ pub const MAX_TAPPED_LINE: usize = 64 * 1024 * 1024;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing {
-    pub use crate::http::client::BoxError;
+    pub use crate::client::BoxError;
     pub use crate::http::reverse::request::{Budget, Request, read_request};
     pub use crate::http::sse::{Event, LineTooLong, Parser};
 }

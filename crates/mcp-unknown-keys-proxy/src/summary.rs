@@ -25,8 +25,19 @@ use mcp_unknown_keys::audit::{Cause, Coverage, Findings, Printable, VerdictCount
 use serde::Serialize;
 
 use super::MAX_TAPPED_LINE;
-use super::report::otlp::Counts as OtlpCounts;
 use mcp_unknown_keys::jsonrpc::Id;
+
+/// What the exporter sent and dropped, as the summary reports it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct OtlpCounts {
+    /// The collector, as given (without userinfo or query).
+    pub collector: String,
+    /// Records the collector took.
+    pub sent: u64,
+    /// Records dropped: the queue was full, or the collector did not take
+    /// them.
+    pub dropped: u64,
+}
 
 /// The most findings the stderr summary lists; the log has them all.
 pub const MAX_SHOWN_FINDINGS: usize = 50;

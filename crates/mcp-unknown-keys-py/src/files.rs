@@ -11,7 +11,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::listing::listed_tools;
 use crate::log_report::PyReport;
-use crate::options::allowed_keys;
+use crate::options::{allowed_keys, dimensions};
 
 /// Audits recorded logs as `mcp-unknown-keys audit` does and returns a
 /// `Report`: the warnings (each undeclared pair said once), the coverage
@@ -85,14 +85,6 @@ fn read_in_full_or_in_part(paths: &[PathBuf], options: &Options) -> Result<Repor
         audit.read_file(path)?;
     }
     Ok(audit.finish())
-}
-
-/// Dimension names read: a `ValueError` names the ones there are.
-pub(crate) fn dimensions(names: &[String]) -> PyResult<Vec<Dimension>> {
-    names
-        .iter()
-        .map(|name| name.parse().map_err(PyValueError::new_err))
-        .collect()
 }
 
 /// One path or a list of them: `str`, `bytes` or `os.PathLike` each.

@@ -8,8 +8,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
-use crate::files::dimensions;
 use crate::merge::{merge, same};
+use crate::options::dimensions;
 use crate::report::{PyCoverage, PyWarning, python_of};
 use crate::report_data::ReportData;
 

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use mcp_unknown_keys::audit;
+use mcp_unknown_keys_logs::Dimension;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -59,5 +60,13 @@ pub(crate) fn allowed_keys(allow: Option<Bound<'_, PyAny>>) -> PyResult<Vec<Stri
             key?.extract::<String>()
                 .map_err(|_| PyValueError::new_err("allow holds a key that is not a string"))
         })
+        .collect()
+}
+
+/// Dimension names read: a `ValueError` names the ones there are.
+pub(crate) fn dimensions(names: &[String]) -> PyResult<Vec<Dimension>> {
+    names
+        .iter()
+        .map(|name| name.parse().map_err(PyValueError::new_err))
         .collect()
 }

@@ -108,6 +108,7 @@
 
 pub mod audit;
 mod join;
+mod json_string;
 pub mod jsonrpc;
 #[cfg(feature = "mcp")]
 mod mcp_server;

@@ -14,15 +14,11 @@
 //! ([`headers`]) are shared.
 
 mod bridge;
-pub(crate) mod client;
-mod headers;
 mod mcp_param;
 mod message;
 mod reply;
 pub(crate) mod reverse;
 pub(crate) mod sse;
-mod tls;
-pub(crate) mod url;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -31,7 +27,7 @@ use std::sync::Arc;
 
 use hyper::header::HeaderMap;
 
-use self::client::Upstream;
+use crate::client::{Upstream, headers, url};
 use crate::door::{Door, Failure};
 use crate::report::Reports;
 use crate::report::attribution::url_host;

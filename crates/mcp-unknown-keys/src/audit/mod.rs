@@ -29,6 +29,7 @@ mod findings;
 mod hash;
 mod keys;
 mod listing;
+mod path;
 mod sink;
 mod verdicts;
 mod warning;

@@ -40,7 +40,6 @@
 
 mod id;
 mod listings;
-mod text;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -206,10 +205,8 @@ pub fn absent(member: Option<&RawValue>) -> bool {
 /// A JSON string's decoded text, borrowed when it holds no escape; `None`
 /// for any other value.
 pub fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
-    text::decode(raw.get())
+    crate::json_string::decode(raw.get())
 }
-
-pub(crate) use text::decode as decode_string;
 
 /// The raw value of each of `names` among the members of the JSON object
 /// `text`, the last one when a name repeats; `None` when `text` is not an

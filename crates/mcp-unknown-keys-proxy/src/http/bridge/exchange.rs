@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 
 use super::Bridge;
 use super::session::{Era, Routing, SESSION_ID, full};
-use crate::http::client::{Body, Response, describe};
+use crate::client::{Body, Response, describe};
 use crate::http::message::{Leading, Outgoing, answer_to};
 use crate::http::note;
 use crate::http::reply::{self, Failure};

@@ -12,7 +12,7 @@ use http_body::{Body as HttpBody, Frame};
 use tokio::sync::mpsc;
 
 use super::exchange::MAX_MESSAGE;
-use crate::http::client::BoxError;
+use crate::client::BoxError;
 
 /// How many pieces of a long line may wait for the server to take them.
 const PIECES_AHEAD: usize = 16;

@@ -36,9 +36,9 @@ use self::host::HostLine;
 use self::one_way::OneWay;
 use self::session::Session;
 use self::to_host::Writer;
-use super::client::{self, Upstream};
 use super::message::{Kind, Leading, Outgoing};
 use super::note;
+use crate::client::{self, Upstream};
 use crate::relay::LineTap;
 use crate::tap::Tap;
 

@@ -16,7 +16,7 @@ use super::exchange::{
     DEFAULT_RETRY, Ended, Exchange, MAX_MESSAGE, MAX_RESUMPTIONS, MAX_RETRY, is_event_stream, read_body,
 };
 use super::session::Routing;
-use crate::http::client::{Body, describe};
+use crate::client::{Body, describe};
 use crate::http::note;
 use crate::http::reply::{self, Failure};
 use crate::http::sse::Parser;

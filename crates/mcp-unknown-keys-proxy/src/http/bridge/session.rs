@@ -17,8 +17,8 @@ use http_body_util::{BodyExt, Empty, Full};
 use hyper::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use hyper::{Method, Request};
 
-use super::super::client::{Body, Upstream};
 use super::super::mcp_param::{ParamHeaders, header_text};
+use crate::client::{Body, Upstream};
 use mcp_unknown_keys::jsonrpc::Id;
 
 use super::super::message::Outgoing;

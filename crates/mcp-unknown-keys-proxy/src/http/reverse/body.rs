@@ -9,9 +9,9 @@ use bytes::{Bytes, BytesMut};
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use hyper::body::Incoming;
 
-use super::super::client::BoxError;
 use super::super::note;
 use super::super::sse::{LineTooLong, Parser};
+use crate::client::BoxError;
 use crate::relay::LineTap;
 use crate::tap::Tap;
 

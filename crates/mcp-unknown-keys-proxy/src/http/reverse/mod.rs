@@ -35,11 +35,11 @@ use self::body::{Carries, Tapped};
 pub use self::guard::Guard;
 use self::guard::Refused;
 pub use self::sessions::Sessions;
-use super::client::{Body, Upstream, describe};
 use super::message::Outgoing;
 use super::note;
 use super::reply::{self, Failure};
 use super::sse::Parser;
+use crate::client::{Body, Upstream, describe};
 use crate::relay::LineTap;
 use crate::tap::Tap;
 

@@ -18,7 +18,7 @@ use tokio::time::{Instant, Sleep};
 
 // Named from the crate's root, not from `super`: the fuzz target
 // `request_body` compiles this file at its own root, beside stand-ins.
-use crate::http::client::{Body, BoxError};
+use crate::client::{Body, BoxError};
 use crate::http::note;
 
 /// How long a request's body may take to arrive whole, from its headers.
@@ -140,7 +140,7 @@ impl std::fmt::Display for Unread {
                 "the request's body did not arrive whole within {} s of its headers",
                 within.as_secs_f64()
             ),
-            Unread::Failed(error) => write!(f, "{}", crate::http::client::describe(&**error)),
+            Unread::Failed(error) => write!(f, "{}", crate::client::describe(&**error)),
         }
     }
 }

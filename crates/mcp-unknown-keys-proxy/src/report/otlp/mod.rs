@@ -27,12 +27,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mcp_unknown_keys::audit::{Judged, Warning};
-use serde::Serialize;
 use serde_json::Value;
 
 use self::encode::Encoded;
 pub use self::encode::Origin;
 use super::attribution::Attribution;
+use crate::summary::OtlpCounts as Counts;
 use crate::tap::trace::TraceContext;
 
 /// The most records waiting for the exporter; beyond it a record is
@@ -53,18 +53,6 @@ pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// second keeps (waiting for it anew let a stuck collector hold the exit
 /// until its send timed out, 5 s).
 pub const FLUSH_WITHIN: Duration = Duration::from_secs(3);
-
-/// What the exporter sent and dropped, as the summary reports it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
-    /// The collector, as given (without userinfo or query).
-    pub collector: String,
-    /// Records the collector took.
-    pub sent: u64,
-    /// Records dropped: the queue was full, or the collector did not take
-    /// them.
-    pub dropped: u64,
-}
 
 /// The exporter of one run.
 pub struct Exporter {
@@ -319,7 +307,7 @@ mod transport {
 
     use super::SEND_TIMEOUT;
     use super::encode::{self, Encoded};
-    use crate::http::client::{Upstream, describe};
+    use crate::client::{Upstream, describe};
 
     pub struct Transport {
         runtime: tokio::runtime::Runtime,
@@ -332,7 +320,7 @@ mod transport {
         /// The collector at `url`: its base (`http://host:4318`), or its
         /// logs endpoint (`…/v1/logs`).
         pub fn new(url: &str) -> Result<Transport, String> {
-            crate::http::url::check_userinfo(url, "--otlp")?;
+            crate::client::url::check_userinfo(url, "--otlp")?;
             let base = url.trim_end_matches('/');
             let base = base.strip_suffix("/v1/logs").unwrap_or(base);
             let logs = format!("{base}/v1/logs");

@@ -17,7 +17,7 @@ use super::pattern;
 use super::reference::References;
 use super::shape::{Object, Pattern, Shape, ShapeId, prune};
 use super::table::KeyTable;
-use crate::audit::keys::path::{self, Step};
+use crate::audit::path::{self, Step};
 
 /// The most subschemas visited to read one tool's schema, over all its
 /// shapes. Past it while reading the arguments' own keys, the tool is not

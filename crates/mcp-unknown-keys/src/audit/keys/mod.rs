@@ -9,7 +9,6 @@
 //! their own the same way, and `path` says how a nested key is written.
 
 mod nested;
-pub(crate) mod path;
 
 pub use nested::MAX_NESTED_DEPTH;
 pub use nested::NestedScan;
@@ -146,7 +145,7 @@ pub fn arguments_text(member: &str) -> Cow<'_, str> {
     }
     // Decoded with one copy at most (none without escapes). Not a JSON
     // string after all: the scan will refuse it as it is.
-    crate::jsonrpc::decode_string(member).unwrap_or(Cow::Borrowed(member))
+    crate::json_string::decode(member).unwrap_or(Cow::Borrowed(member))
 }
 
 /// The arguments did not read as a JSON object.

@@ -16,9 +16,9 @@ use std::fmt;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::path::{self, Step};
 use super::{Arguments, NotAnObject};
 use crate::audit::catalog::{Declared, Object, Shape, ShapeId};
+use crate::audit::path::{self, Step};
 
 /// How deep below the top level values are read: the keys of a value nested
 /// deeper are not audited. Well within serde_json's own recursion limit

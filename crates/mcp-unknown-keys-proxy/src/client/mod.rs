@@ -1,5 +1,15 @@
-//! The HTTP client both doors reach the server with: hyper's pooling
-//! client over plain TCP or rustls, HTTP/1.1.
+//! The HTTP client the remote doors reach the server with, and OTLP its
+//! collector: hyper's pooling client over plain TCP or rustls, HTTP/1.1.
+//!
+//! - [`tls`] builds the rustls configuration (system and Mozilla roots,
+//!   `--ca-cert`);
+//! - [`url`] expands `${VAR}` in a URL and keeps its secret parts out of
+//!   what is said;
+//! - [`headers`] reads the user's `--header`s, values never said.
+
+pub(crate) mod headers;
+pub(crate) mod tls;
+pub(crate) mod url;
 
 use std::error::Error as StdError;
 use std::future::Future;
@@ -22,7 +32,7 @@ use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
-use super::url::shown;
+use self::url::shown;
 
 /// Any error, boxed.
 pub type BoxError = Box<dyn StdError + Send + Sync>;
@@ -48,7 +58,7 @@ impl Upstream {
             .parse()
             .map_err(|e| format!("{}: not a URL: {e}", shown(url)))?;
         let tls = match uri.scheme_str() {
-            Some("https") => Some(TlsConnector::from(super::tls::client_config(ca_certs)?)),
+            Some("https") => Some(TlsConnector::from(self::tls::client_config(ca_certs)?)),
             Some("http") => None,
             _ => {
                 return Err(format!(

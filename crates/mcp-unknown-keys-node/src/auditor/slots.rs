@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
-use crate::auditor::State;
+use super::State;
 
 thread_local! {
     static SLOTS: RefCell<Vec<Weak<State>>> = const { RefCell::new(Vec::new()) };
