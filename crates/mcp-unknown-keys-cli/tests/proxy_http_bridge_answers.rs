@@ -332,6 +332,52 @@ fn a_signal_ends_the_bridge_even_when_the_host_stopped_reading() {
 }
 
 #[test]
+fn a_signal_ends_the_bridge_even_when_answers_queue_behind_a_host_that_stopped_reading() {
+    // The first answer fills the pipe, so the writer blocks; the answers
+    // to the next 400 calls fill the queue to the writer behind it, where
+    // the end of the session must not wait for room.
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"text":"{}"}}}}"#,
+        "z".repeat(1 << 20)
+    );
+    let server = legacy(move |seen| {
+        let request: Value = serde_json::from_slice(&seen.body).unwrap();
+        match request["id"].as_u64() {
+            Some(1) => Reply::json(&big),
+            id => Reply::json(&format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{}}}}"#,
+                id.unwrap_or(0)
+            )),
+        }
+    });
+    let mut child = support::proxy_command(&["--url", &server.url()], &[])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{INITIALIZE}\n{INITIALIZED}").unwrap();
+    for id in 1..=401 {
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t","arguments":{{}}}}}}"#
+        )
+        .unwrap();
+    }
+    let mut calls = 0;
+    while calls < 401 {
+        let seen = server.next(PATIENCE).expect("the calls reach the server");
+        calls += usize::from(seen.text().contains("tools/call"));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    wait_with_patience(&mut child);
+    drop(stdin);
+}
+
+#[test]
 fn a_call_with_an_undeclared_key_is_warned_of_before_the_server_answers() {
     // The server holds its answer to the call (status and headers too)
     // until the test has seen the warning, or gives up after a while.

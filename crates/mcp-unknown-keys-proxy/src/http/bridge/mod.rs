@@ -122,14 +122,11 @@ pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), 
         signalled
     });
     drop(bridge);
-    // Every line queued so far is written; a task still running when the
-    // runtime goes is cut short, as it always was.
-    let _ = end
-        .try_send(to_host::END)
-        .or_else(|_| runtime.block_on(end.send(to_host::END)));
-    // A host that stopped reading holds the writer in a write for ever:
-    // after a signal it gets a moment, then the bridge exits without it.
-    writer.finish(&runtime, signalled.then_some(STOP_PATIENCE));
+    // Every line queued so far is written (a task still running when the
+    // runtime goes is cut short, as it always was). A host that stopped
+    // reading holds the writer for ever: after a signal it gets a moment,
+    // then the bridge exits without it.
+    writer.finish(&runtime, end, signalled.then_some(STOP_PATIENCE));
     drop(runtime);
     Ok(())
 }

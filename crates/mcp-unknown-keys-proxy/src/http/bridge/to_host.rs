@@ -16,11 +16,12 @@ use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 use tokio::runtime::Runtime;
 use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TrySendError;
 use tokio::task::JoinHandle;
 
-/// What the writer is told to end with: every line before it is written,
-/// none after. A line always ends with a newline, so it is never empty.
-pub const END: Vec<u8> = Vec::new();
+/// What the writer is told to end with ([`Writer::finish`]): every line
+/// before it is written, none after. A line always ends with a newline, so it is never empty.
+const END: Vec<u8> = Vec::new();
 
 /// The writer of the host's lines.
 pub enum Writer {
@@ -48,28 +49,32 @@ impl Writer {
             .map_err(|e| format!("cannot start a thread: {e}"))
     }
 
-    /// Waits until every line queued before [`END`] is written; with a
-    /// `patience`, no longer than that (a host that stopped reading holds
-    /// a write for ever).
-    pub fn finish(self, runtime: &Runtime, patience: Option<Duration>) {
+    /// Writes every line queued so far, then stops: [`END`] goes on the
+    /// queue behind them, through `end`. With a `patience`, gives up after
+    /// that long: a host that stopped reading holds a write for ever, and a
+    /// queue it left full holds the end marker.
+    pub fn finish(self, runtime: &Runtime, end: mpsc::Sender<Vec<u8>>, patience: Option<Duration>) {
         match self {
-            Writer::Task(task) => {
-                runtime.block_on(async {
-                    match patience {
-                        Some(patience) => drop(tokio::time::timeout(patience, task).await),
-                        None => drop(task.await),
-                    }
-                });
-            }
-            Writer::Thread(writer) => match patience {
-                Some(patience) => {
-                    let until = Instant::now() + patience;
-                    while !writer.is_finished() && Instant::now() < until {
-                        thread::sleep(Duration::from_millis(10));
-                    }
+            Writer::Task(task) => runtime.block_on(async {
+                let ending = async {
+                    let _ = end.send(END).await;
+                    let _ = task.await;
+                };
+                match patience {
+                    Some(patience) => drop(tokio::time::timeout(patience, ending).await),
+                    None => ending.await,
                 }
-                None => drop(writer.join()),
-            },
+            }),
+            Writer::Thread(writer) => {
+                let until = patience.map(|patience| Instant::now() + patience);
+                let in_time = || until.is_none_or(|until| Instant::now() < until);
+                while matches!(end.try_send(END), Err(TrySendError::Full(_))) && in_time() {
+                    thread::sleep(Duration::from_millis(10));
+                }
+                while !writer.is_finished() && in_time() {
+                    thread::sleep(Duration::from_millis(10));
+                }
+            }
         }
     }
 }
