@@ -100,15 +100,20 @@ fn main() {
         );
     }
     println!(
-        "\n| door, one call at a time | CPU per call (median of {RUNS} runs, range) | context switches per call |"
+        "\n| door, one call at a time | CPU per call (median of {RUNS} runs, range) | of which in the kernel | context switches per call |"
     );
-    println!("|---|---|---|");
+    println!("|---|---|---|---|");
     for (doors, [reverse, bridge]) in builds.iter().zip(costs) {
         for (name, runs) in [("reverse proxy", reverse), ("bridge", bridge)] {
-            let (cpu, low, high) = spread(runs.iter().map(|cost| cost.cpu_micros).collect());
+            let (cpu, low, high) = spread(
+                runs.iter()
+                    .map(|cost| cost.user_micros + cost.system_micros)
+                    .collect(),
+            );
+            let (kernel, _, _) = spread(runs.iter().map(|cost| cost.system_micros).collect());
             let (switches, _, _) = spread(runs.iter().map(|cost| cost.switches).collect());
             println!(
-                "| {name}{} | {cpu:.0} µs ({low:.0}–{high:.0}) | {switches:.1} |",
+                "| {name}{} | {cpu:.0} µs ({low:.0}–{high:.0}) | {kernel:.0} µs | {switches:.1} |",
                 doors.label
             );
         }
@@ -159,13 +164,15 @@ impl Doors {
 /// What a process has spent so far, over all its threads.
 #[derive(Clone, Copy)]
 struct Usage {
-    cpu_seconds: f64,
+    user_seconds: f64,
+    system_seconds: f64,
     switches: u64,
 }
 
 /// What a door spent per call over one run of round trips.
 struct Cost {
-    cpu_micros: f64,
+    user_micros: f64,
+    system_micros: f64,
     switches: f64,
 }
 
@@ -177,7 +184,7 @@ impl Usage {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
         // The fields after the command's name, which may hold spaces.
         let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
-        let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        let ticks = |at: usize| fields[at].parse::<u64>().unwrap() as f64 / 100.0;
         let mut switches = 0;
         for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
             let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
@@ -190,14 +197,17 @@ impl Usage {
                 .sum::<u64>();
         }
         Usage {
-            cpu_seconds: ticks as f64 / 100.0,
+            user_seconds: ticks(11),
+            system_seconds: ticks(12),
             switches,
         }
     }
 
     fn since(self, before: Usage) -> Cost {
+        let per_call = |seconds: f64| seconds * 1e6 / ROUND_TRIPS as f64;
         Cost {
-            cpu_micros: (self.cpu_seconds - before.cpu_seconds) * 1e6 / ROUND_TRIPS as f64,
+            user_micros: per_call(self.user_seconds - before.user_seconds),
+            system_micros: per_call(self.system_seconds - before.system_seconds),
             switches: self.switches.saturating_sub(before.switches) as f64 / ROUND_TRIPS as f64,
         }
     }
