@@ -38,9 +38,11 @@ impl Writer {
             let _entered = runtime.enter();
             // SAFETY: `stdout` is an owned duplicate, closed only when the
             // AsyncFd is dropped, and its descriptor never changes.
-            if let Ok(stdout) = unsafe { AsyncFd::register(stdout) } {
-                return Ok(Writer::Task(runtime.spawn(write_async(stdout, lines))));
-            }
+            match unsafe { AsyncFd::register(stdout) } {
+                Ok(stdout) => return Ok(Writer::Task(runtime.spawn(write_async(stdout, lines)))),
+                // The thread's writes must block again, or they would fail.
+                Err(refused) => set_nonblocking(&refused.into_parts().0, false),
+            };
         }
         thread::Builder::new()
             .name("to-host".into())
@@ -83,8 +85,8 @@ impl Writer {
 /// socket: no other process shares its file description's mode.
 fn nonblocking_stdout() -> Option<OwnedFd> {
     let stdout = io::stdout().as_fd().try_clone_to_owned().ok()?;
-    // SAFETY: fstat and fcntl on a descriptor this function owns, with a
-    // zeroed stat buffer the call fills.
+    // SAFETY: fstat on a descriptor this function owns, with a zeroed stat
+    // buffer the call fills.
     unsafe {
         let mut stat: libc::stat = std::mem::zeroed();
         if libc::fstat(stdout.as_raw_fd(), &mut stat) != 0 {
@@ -94,12 +96,22 @@ fn nonblocking_stdout() -> Option<OwnedFd> {
         if kind != libc::S_IFIFO && kind != libc::S_IFSOCK {
             return None;
         }
-        let flags = libc::fcntl(stdout.as_raw_fd(), libc::F_GETFL);
-        if flags < 0 || libc::fcntl(stdout.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
-            return None;
-        }
     }
-    Some(stdout)
+    set_nonblocking(&stdout, true).then_some(stdout)
+}
+
+/// Sets or clears `O_NONBLOCK` on `fd`'s file description; whether it could.
+fn set_nonblocking(fd: &OwnedFd, nonblocking: bool) -> bool {
+    // SAFETY: fcntl on a descriptor `fd` owns.
+    unsafe {
+        let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+        let wanted = if nonblocking {
+            flags | libc::O_NONBLOCK
+        } else {
+            flags & !libc::O_NONBLOCK
+        };
+        flags >= 0 && libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, wanted) >= 0
+    }
 }
 
 async fn write_async(stdout: AsyncFd<OwnedFd>, mut lines: mpsc::Receiver<Vec<u8>>) {
