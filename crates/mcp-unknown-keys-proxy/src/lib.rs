@@ -15,7 +15,7 @@
 //! [`run`] opens the reports a run is asked for ([`ReportOptions`]: stderr,
 //! `--log`, `--otlp`), serves the door, and says why it failed if it did.
 //!
-//! Inside: [`relay`] copies bytes and shows whole lines to a [`tap`], which
+//! Inside: `relay` copies bytes and shows whole lines to a `tap`, which
 //! queues copies for an audit worker driving the core's
 //! `mcp_unknown_keys::session::Session`; `report` sends what it finds to
 //! stderr, the log and OTLP; `summary` says what a session audited.
@@ -34,12 +34,12 @@ mod client;
 mod door;
 #[cfg(feature = "remote")]
 mod http;
-pub mod relay;
+mod relay;
 mod report;
 mod signals;
 mod stdio;
 mod summary;
-pub mod tap;
+mod tap;
 pub mod utc;
 
 pub use self::door::{Door, Failure, run};
