@@ -53,11 +53,21 @@ pub trait LineTap {
     /// (The remote doors' way in: without them, nothing calls it.)
     #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     fn show(&self, message: &[u8]) {
-        if message.len() > self.keep_limit() {
-            self.passed_over();
-        } else if self.before_forward(message) {
+        if self.show_before(message) {
             self.after_forward(message);
         }
+    }
+
+    /// [`LineTap::show`] up to the forwarding: what a door that forwards
+    /// the message later calls, waking the worker itself once the message
+    /// is on its way. Returns whether [`LineTap::after_forward`] wants it.
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
+    fn show_before(&self, message: &[u8]) -> bool {
+        if message.len() > self.keep_limit() {
+            self.passed_over();
+            return false;
+        }
+        self.before_forward(message)
     }
 }
 

@@ -207,6 +207,14 @@ impl Tap {
         self.shared.worker.verdicts()
     }
 
+    /// Wakes the worker for the lines shown since it was last woken: what
+    /// a door that shows lines with [`LineTap::show_before`] calls once they
+    /// are on their way (the bridge: each time its runtime goes idle).
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
+    pub(crate) fn wake(&self) {
+        self.shared.queue.wake();
+    }
+
     /// A message the proxy wrote to the client in the server's place: an
     /// error answering a request the server could not be reached for. A
     /// call it answers is unanswered by the server; a listing it answers is

@@ -13,6 +13,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+/// How many lines may wait before the relay that queues the next one wakes
+/// the worker itself: a door that wakes it only when idle (the bridge) may
+/// never be idle under a steady stream of messages.
+const WAKE_AT: usize = 32;
+
 /// Which relay saw a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum From {
@@ -125,6 +130,11 @@ impl Queue {
         state.entries.push_back(entry);
         if state.waiters > 0 {
             self.wake_due.store(true, Ordering::Release);
+        }
+        let burst = state.entries.len() >= WAKE_AT;
+        drop(state);
+        if burst {
+            self.wake();
         }
         Ok(())
     }

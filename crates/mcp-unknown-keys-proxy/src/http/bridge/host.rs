@@ -1,21 +1,28 @@
-//! The host's stdin, read line by line on a thread of its own. A line that
-//! fits [`MAX_MESSAGE`] is handed over whole; a longer one is handed over
+//! The host's stdin, read line by line. A line that fits [`MAX_MESSAGE`] is handed over whole; a longer one is handed over
 //! as it is read, as the body of its POST, so that it reaches the server
 //! (the alarm never loses a call) while memory stays bounded.
 
-use std::io::{BufRead, BufReader, ErrorKind};
+use std::io::{self, ErrorKind, Read};
+use std::os::fd::AsFd;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::thread;
 
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::runtime::{Handle, Runtime};
 use tokio::sync::mpsc;
 
 use super::exchange::MAX_MESSAGE;
+use super::pipe::Pipe;
 use crate::client::BoxError;
 
 /// How many pieces of a long line may wait for the server to take them.
 const PIECES_AHEAD: usize = 16;
+
+/// How much of stdin is read at once.
+const BUFFER: usize = 64 * 1024;
 
 /// A line from the host.
 pub enum HostLine {
@@ -56,15 +63,54 @@ impl HttpBody for Streamed {
     }
 }
 
+/// Starts reading the host's lines into `lines`, until stdin ends or
+/// nobody takes them: on the runtime's own thread when stdin is a pipe or
+/// a socket ([`Pipe`]); otherwise a thread reads it, blocking, and hands
+/// its bytes to the same reader.
+pub fn start(lines: mpsc::Sender<HostLine>, runtime: &Runtime) -> Result<(), String> {
+    let _entered = runtime.enter();
+    if let Some(stdin) = Pipe::register(io::stdin().as_fd()) {
+        runtime.spawn(read(BufReader::with_capacity(BUFFER, stdin), lines));
+        return Ok(());
+    }
+    let (from_thread, to_runtime) = tokio::io::simplex(BUFFER);
+    let handle = runtime.handle().clone();
+    thread::Builder::new()
+        .name("from-host".into())
+        .spawn(move || read_blocking(to_runtime, &handle))
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    runtime.spawn(read(BufReader::with_capacity(BUFFER, from_thread), lines));
+    Ok(())
+}
+
+/// Hands stdin's bytes to the runtime as they come, until either ends; then
+/// ends the runtime's side too.
+fn read_blocking(mut to_runtime: impl AsyncWrite + Unpin, runtime: &Handle) {
+    let mut stdin = io::stdin().lock();
+    let mut buffer = vec![0; BUFFER];
+    loop {
+        let read = match stdin.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(error) if error.kind() == ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        if runtime.block_on(to_runtime.write_all(&buffer[..read])).is_err() {
+            return;
+        }
+    }
+    // Dropping a half of the stream does not end it: shutting it down does.
+    let _ = runtime.block_on(to_runtime.shutdown());
+}
+
 /// Reads the host's lines until stdin ends, or nobody takes them.
-pub fn read(lines: &mpsc::Sender<HostLine>) {
-    let mut stdin = BufReader::with_capacity(64 * 1024, std::io::stdin().lock());
+async fn read(mut stdin: impl AsyncBufRead + Unpin, lines: mpsc::Sender<HostLine>) {
     let mut line = Vec::new();
     // While a long line is read: where its pieces go (`None` once the
     // request it feeds was given up: the rest is read and dropped).
     let mut long: Option<Option<mpsc::Sender<Bytes>>> = None;
     loop {
-        let buffer = match stdin.fill_buf() {
+        let buffer = match stdin.fill_buf().await {
             Ok([]) => return,
             Ok(buffer) => buffer,
             Err(error) if error.kind() == ErrorKind::Interrupted => continue,
@@ -80,7 +126,7 @@ pub fn read(lines: &mpsc::Sender<HostLine>) {
                 head: Some(Bytes::from(std::mem::take(&mut line))),
                 rest: receiver,
             };
-            if lines.blocking_send(HostLine::Long(streamed)).is_err() {
+            if lines.send(HostLine::Long(streamed)).await.is_err() {
                 return;
             }
             long = Some(Some(rest));
@@ -88,9 +134,12 @@ pub fn read(lines: &mpsc::Sender<HostLine>) {
         match &mut long {
             None => line.extend_from_slice(piece),
             Some(rest) => {
-                let given_up = rest.as_ref().is_some_and(|rest| {
-                    !piece.is_empty() && rest.blocking_send(Bytes::copy_from_slice(piece)).is_err()
-                });
+                let given_up = match rest {
+                    Some(sender) if !piece.is_empty() => {
+                        sender.send(Bytes::copy_from_slice(piece)).await.is_err()
+                    }
+                    _ => false,
+                };
                 if given_up {
                     *rest = None;
                 }
@@ -109,7 +158,7 @@ pub fn read(lines: &mpsc::Sender<HostLine>) {
         if whole.last() == Some(&b'\r') {
             whole.pop();
         }
-        if lines.blocking_send(HostLine::Whole(whole)).is_err() {
+        if lines.send(HostLine::Whole(whole)).await.is_err() {
             return;
         }
     }

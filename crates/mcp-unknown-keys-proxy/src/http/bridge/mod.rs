@@ -16,13 +16,13 @@
 mod exchange;
 mod host;
 mod one_way;
+mod pipe;
 mod session;
 mod to_host;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -85,19 +85,21 @@ struct InFlight {
 /// awaits is written, or SIGHUP, SIGINT, SIGQUIT or SIGTERM comes; then
 /// ends the session (DELETE, where there is one).
 pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), String> {
+    let parked = tap.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
+        // The audit is woken once the runtime has nothing left to do: after
+        // the message it is to read went on its way, and once per burst.
+        .on_thread_park(move || parked.wake())
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let mut signals = super::stop_signals(&runtime);
-    let (lines, from_host) = mpsc::channel(64);
-    thread::Builder::new()
-        .name("from-host".into())
-        .spawn(move || host::read(&lines))
-        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    // Stdout first: it is used to the last (see `pipe`).
     let (out, to_host) = mpsc::channel(256);
     let end = out.clone();
     let writer = Writer::start(to_host, &runtime)?;
+    let (lines, from_host) = mpsc::channel(64);
+    host::start(lines, &runtime)?;
     let bridge = Arc::new(Bridge {
         session: Session::new(headers),
         upstream,
@@ -152,9 +154,9 @@ impl Bridge {
     /// One host line.
     async fn dispatch(self: Arc<Self>, line: Bytes) {
         let message = Outgoing::read(&line);
-        // Read (and a warning said) now, while the message goes on: not
-        // once the server's answer begins, which may be long.
-        self.tap.client().show(&line);
+        // Read (and a warning said) as soon as the message is on its way:
+        // not once the server's answer begins, which may be long.
+        self.tap.client().show_before(&line);
         match message.kind() {
             Kind::Request => self.request(&message, line.clone()).await,
             Kind::Notification | Kind::Response | Kind::Unreadable => {
@@ -329,7 +331,7 @@ impl Out {
     /// Writes one server message as one line, shown to the tap first.
     async fn write(&self, message: &[u8]) {
         let line = super::message::as_line(message);
-        self.tap.server().show(&line);
+        self.tap.server().show_before(&line);
         self.send(&line).await;
     }
 
