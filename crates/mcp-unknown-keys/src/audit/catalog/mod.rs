@@ -231,7 +231,7 @@ impl Declared {
 
     /// Whether `key` is a declared top-level key: a property, or a key
     /// matching a `patternProperties` pattern.
-    #[inline]
+    #[inline(always)]
     pub fn declares(&self, key: &str) -> bool {
         self.root.declares(key)
     }

@@ -192,6 +192,9 @@ struct Key<'f, F>(&'f mut F);
 impl<'de, F: FnMut(&str)> DeserializeSeed<'de> for Key<'_, F> {
     type Value = ();
 
+    // Inlined, with the callback, into the scan's loop: the key check is
+    // a few compares, which a call per key would double.
+    #[inline(always)]
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
         deserializer.deserialize_str(self)
     }
@@ -204,6 +207,7 @@ impl<'de, F: FnMut(&str)> Visitor<'de> for Key<'_, F> {
         f.write_str("an object key")
     }
 
+    #[inline(always)]
     fn visit_str<E>(self, key: &str) -> Result<(), E> {
         (self.0)(key);
         Ok(())
