@@ -381,11 +381,16 @@ impl Auditor {
         let mut found = Found::default();
         let scanned = if self.top_level_only || !declared.has_nested() {
             // The path of every tool without nested shapes, as it always was.
-            arguments.for_each_key(|key| {
-                if !declared.declares(key) && !self.tolerates(key) {
-                    found.keys.push(key.to_owned());
-                }
-            })
+            // Inlined into the scan's loop: a call per key costs as much as
+            // the lookup itself.
+            arguments.for_each_key(
+                #[inline(always)]
+                |key| {
+                    if !declared.declares(key) {
+                        self.undeclared(key, &mut found);
+                    }
+                },
+            )
         } else {
             keys::scan(arguments, declared, &|key| self.tolerates(key), &mut found)
         };
@@ -400,6 +405,16 @@ impl Auditor {
             };
         }
         self.found(catalog, declared, call, arguments, found)
+    }
+
+    /// Keeps a top-level key the tool does not declare, unless tolerated.
+    /// Out of line: a clean call's scan inlines only the lookup.
+    #[cold]
+    #[inline(never)]
+    fn undeclared(&self, key: &str, found: &mut Found) {
+        if !self.tolerates(key) {
+            found.keys.push(key.to_owned());
+        }
     }
 
     /// Claims what a call carried undeclared and builds the warning for what

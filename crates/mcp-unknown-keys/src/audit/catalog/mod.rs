@@ -2,6 +2,8 @@
 //! schema.
 //!
 //! - `table`: the key table, looked up once per key of every audited call;
+//! - `lookup`: the tools by name, in a key table of their names, looked up
+//!   once per audited call;
 //! - `schema`: the reading of a schema, across combinators and local
 //!   references (`reference`), into shapes;
 //! - `shape`: the shapes (an object's declared keys, an array's items)
@@ -10,6 +12,7 @@
 //!   wherever ECMA-262 allows;
 //! - `note`: what could not be read.
 
+mod lookup;
 mod note;
 mod pattern;
 mod reference;
@@ -29,6 +32,7 @@ pub(crate) use shape::{Object, Shape, ShapeId};
 
 use super::diagnosis::{CatalogIndex, Lazy, ToolIndex};
 use crate::wire::ToolDeclaration;
+use lookup::ToolLookup;
 
 /// The tools of one listing, each with the keys its schema declares.
 ///
@@ -108,6 +112,12 @@ pub struct Catalog {
     /// Which tool declares each key, for the diagnosis of warnings: built on
     /// the first warning that needs it, dropped when a tool is inserted.
     diagnosis: Lazy<CatalogIndex>,
+    /// The tools by name for [`Catalog::get`], on the path of every call:
+    /// built once the catalogue is whole (by `from_mcp_tools`,
+    /// `from_declarations`, or when an auditor installs it), dropped when a
+    /// tool is inserted. Until then `get` reads `tools`, so that no call
+    /// builds it (a clean call allocates nothing).
+    lookup: Lazy<ToolLookup>,
 }
 
 /// A small, fast hasher for tool names, read eight bytes at a time.
@@ -231,7 +241,7 @@ impl Declared {
 
     /// Whether `key` is a declared top-level key: a property, or a key
     /// matching a `patternProperties` pattern.
-    #[inline]
+    #[inline(always)]
     pub fn declares(&self, key: &str) -> bool {
         self.root.declares(key)
     }
@@ -343,6 +353,7 @@ impl Catalog {
     pub fn from_declarations<'a>(declarations: impl IntoIterator<Item = &'a ToolDeclaration>) -> Catalog {
         let mut catalog = Catalog::new();
         catalog.extend_tools(declarations.into_iter().map(ToolDeclaration::as_value));
+        catalog.index_tools_by_name();
         catalog
     }
 
@@ -351,6 +362,7 @@ impl Catalog {
     pub fn from_mcp_tools<'a>(tools: impl IntoIterator<Item = &'a Value>) -> Catalog {
         let mut catalog = Catalog::new();
         catalog.extend_mcp_tools(tools);
+        catalog.index_tools_by_name();
         catalog
     }
 
@@ -383,6 +395,7 @@ impl Catalog {
     /// listed all the same).
     pub fn insert(&mut self, name: &str, schema: Option<&Value>) {
         self.diagnosis = Lazy::default();
+        self.lookup = Lazy::default();
         let budget = MAX_SCHEMA_WORK.min(MAX_LISTING_WORK - self.work);
         let declared = match schema.map(|schema| Declared::read(schema, budget)) {
             Some(Some((declared, work))) => {
@@ -396,8 +409,25 @@ impl Catalog {
     }
 
     /// The declaration of a listed tool.
+    #[inline]
     pub fn get(&self, tool: &str) -> Option<&Declared> {
+        match self.lookup.get() {
+            Some(lookup) => lookup.get(tool),
+            None => self.get_unindexed(tool),
+        }
+    }
+
+    /// [`Catalog::get`] before the lookup is built: out of line, off the
+    /// path of calls against an installed catalogue.
+    #[cold]
+    #[inline(never)]
+    fn get_unindexed(&self, tool: &str) -> Option<&Declared> {
         self.tools.get(tool).map(|declared| &**declared)
+    }
+
+    /// Builds the lookup of tools by name, once the catalogue is whole.
+    fn index_tools_by_name(&self) {
+        self.lookup.get_or_init(|| ToolLookup::new(&self.tools));
     }
 
     /// How many tools are kept.
@@ -438,6 +468,8 @@ impl Catalog {
     /// not built before (a declaration shared with an earlier page keeps
     /// its own): off the path of calls.
     pub(crate) fn index_tools_for_diagnosis(&self) {
+        // And the lookup of tools by name.
+        self.index_tools_by_name();
         for declared in self.tools.values() {
             declared.diagnosis_index();
         }

@@ -32,11 +32,11 @@ struct Fingerprint {
 const WHOLE_BYTES: usize = 16;
 
 impl Fingerprint {
-    #[inline]
+    #[inline(always)]
     fn of(bytes: &[u8]) -> Fingerprint {
         let len = bytes.len();
         let (head, tail) = if len > WHOLE_BYTES {
-            (hash(bytes), u64::from_le_bytes(last(bytes)))
+            return Fingerprint::of_long(bytes);
         } else if len >= 8 {
             (u64::from_le_bytes(first(bytes)), u64::from_le_bytes(last(bytes)))
         } else if len >= 4 {
@@ -51,6 +51,19 @@ impl Fingerprint {
             (0, 0)
         };
         Fingerprint { len, head, tail }
+    }
+
+    /// The fingerprint of a key longer than [`WHOLE_BYTES`]: out of line,
+    /// so that the lookup of a short key, every key of most calls, stays
+    /// small enough to be inlined into the scan.
+    #[cold]
+    #[inline(never)]
+    fn of_long(bytes: &[u8]) -> Fingerprint {
+        Fingerprint {
+            len: bytes.len(),
+            head: hash(bytes),
+            tail: u64::from_le_bytes(last(bytes)),
+        }
     }
 
     /// Where the fingerprint starts probing in a table of `mask + 1` slots.
@@ -128,7 +141,7 @@ impl KeyTable {
     }
 
     /// The index of `key` among the sorted keys, if it is one of them.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn find(&self, key: &str) -> Option<usize> {
         self.probe(key, |_| ())
     }
@@ -145,11 +158,20 @@ impl KeyTable {
         loop {
             on_probe(at);
             let index = self.slots.get(at).and_then(|&slot| slot.checked_sub(1))? as usize;
-            if self.prints[index] == print && (print.is_whole() || *self.keys[index] == *key) {
+            if self.prints[index] == print && (print.is_whole() || self.is_key(index, key)) {
                 return Some(index);
             }
             at = (at + 1) & mask;
         }
+    }
+
+    /// Whether the key at `index` is `key`: for long keys only, whose
+    /// fingerprint does not hold them whole. Out of line, as
+    /// [`Fingerprint::of_long`] is.
+    #[cold]
+    #[inline(never)]
+    fn is_key(&self, index: usize, key: &str) -> bool {
+        *self.keys[index] == *key
     }
 
     /// The keys, sorted by code point.

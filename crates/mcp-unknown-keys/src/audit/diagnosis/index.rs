@@ -35,8 +35,15 @@ pub(crate) struct Lazy<T>(OnceLock<Box<T>>);
 
 impl<T> Lazy<T> {
     /// The value, built by `build` the first time.
+    #[inline]
     pub(crate) fn get_or_init(&self, build: impl FnOnce() -> T) -> &T {
         self.0.get_or_init(|| Box::new(build()))
+    }
+
+    /// The value, if it was built.
+    #[inline]
+    pub(crate) fn get(&self) -> Option<&T> {
+        self.0.get().map(|value| &**value)
     }
 
     /// Whether the value was built.

@@ -1,0 +1,155 @@
+//! Instructions per call of the core's benchmark calls, counted by
+//! callgrind: deterministic, so unaffected by whatever else the machine
+//! runs, and comparable between two versions of the code where criterion's
+//! times at 100 B move by tens of percent from run to run.
+//!
+//! ```text
+//! cargo build --release -p mcp-unknown-keys --example instructions
+//! target/release/examples/instructions
+//! ```
+//!
+//! With no argument, it runs itself under `valgrind --tool=callgrind` for
+//! each case, twice (with `n` and `2n` calls), counting only inside
+//! [`measured_calls`] (`--toggle-collect`), and prints the difference per
+//! call: setup and the loop's constant cost drop out. With `<case> <calls>`
+//! it runs the calls once, for callgrind to profile by hand:
+//!
+//! ```text
+//! valgrind --tool=callgrind --toggle-collect='*measured_calls*' \
+//!     --callgrind-out-file=audit-100B.out target/release/examples/instructions audit/100B 20000
+//! callgrind_annotate --inclusive=yes audit-100B.out | head -40
+//! ```
+
+use std::env;
+use std::hint::black_box;
+use std::process::{Command, ExitCode};
+
+#[path = "../benches/support/calls.rs"]
+mod calls;
+
+use mcp_unknown_keys::audit::{Auditor, Catalog};
+
+/// The cases: `floor/<input>` and `audit/<input>` for each input of the
+/// `per_call` benchmark, and the 100 B call against 10,000 tools.
+fn cases() -> Vec<String> {
+    let mut cases = Vec::new();
+    for (input, _) in calls::inputs() {
+        cases.push(format!("floor/{input}"));
+        cases.push(format!("audit/{input}"));
+    }
+    cases.push("audit/100B@10000tools".to_owned());
+    cases
+}
+
+/// The arguments of `case` and the catalogue it is audited against.
+fn prepare(case: &str) -> Option<(bool, String, Catalog)> {
+    let (what, rest) = case.split_once('/')?;
+    let (input, tools) = match rest.split_once('@') {
+        Some((input, tools)) => (input, tools.strip_suffix("tools")?.parse().ok()?),
+        None => (rest, 10),
+    };
+    let text = calls::inputs().into_iter().find(|(name, _)| *name == input)?.1;
+    let audit = match what {
+        "audit" => true,
+        "floor" => false,
+        _ => return None,
+    };
+    Some((audit, text, calls::catalogue_of(tools)))
+}
+
+/// The calls counted: everything callgrind sees is in here.
+#[inline(never)]
+fn measured_calls(audit: bool, auditor: &Auditor, catalog: &Catalog, text: &str, calls: usize) -> usize {
+    let mut clean = 0;
+    for _ in 0..calls {
+        let ok = if audit {
+            calls::audit(auditor, catalog, black_box(text))
+        } else {
+            calls::floor(black_box(text))
+        };
+        clean += usize::from(black_box(ok));
+    }
+    clean
+}
+
+/// Enough calls that the difference between `n` and `2n` dwarfs any noise,
+/// few enough that callgrind is quick at 1 MiB.
+fn calls_for(text_len: usize) -> usize {
+    (2_000_000 / text_len.max(1)).clamp(2, 2_000)
+}
+
+/// Instructions callgrind counted running `case` `calls` times.
+fn count(exe: &str, case: &str, calls: usize) -> Result<u64, String> {
+    let output = Command::new("valgrind")
+        .args([
+            "--tool=callgrind",
+            "--toggle-collect=*measured_calls*",
+            "--callgrind-out-file=/dev/null",
+            exe,
+            case,
+            &calls.to_string(),
+        ])
+        .output()
+        .map_err(|error| format!("cannot run valgrind ({error}): install it (apt-get install valgrind)"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        return Err(format!("valgrind failed on {case}: {stderr}"));
+    }
+    stderr
+        .lines()
+        .find_map(|line| line.split_once("Collected :").map(|(_, n)| n.trim().parse().ok()))
+        .flatten()
+        .ok_or_else(|| format!("no instruction count in valgrind's output for {case}: {stderr}"))
+}
+
+fn run_all() -> Result<(), String> {
+    let exe = env::current_exe().map_err(|error| error.to_string())?;
+    let exe = exe.to_str().ok_or("the executable's path is not UTF-8")?;
+    println!("| case | instructions per call |");
+    println!("|---|---:|");
+    for case in cases() {
+        let (_, text, _) = prepare(&case).ok_or("unknown case")?;
+        let n = calls_for(text.len());
+        let (once, twice) = (count(exe, &case, n)?, count(exe, &case, 2 * n)?);
+        let per_call = twice.saturating_sub(once) as f64 / n as f64;
+        println!("| {case} | {per_call:.0} |");
+    }
+    Ok(())
+}
+
+fn usage() -> String {
+    format!(
+        "usage: instructions [<case> <calls>]; cases: {}",
+        cases().join(", ")
+    )
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.as_slice() {
+        [] => run_all(),
+        [case, calls] => match (prepare(case), calls.parse::<usize>()) {
+            (Some((audit, text, catalog)), Ok(calls)) => {
+                let auditor = Auditor::new().with_sink(());
+                let clean = measured_calls(audit, &auditor, &catalog, &text, calls);
+                if clean == calls {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{case}: {} of {calls} calls were not clean",
+                        calls - clean
+                    ))
+                }
+            }
+            _ => Err(usage()),
+        },
+        _ => Err(usage()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("{message}");
+            ExitCode::FAILURE
+        }
+    }
+}
