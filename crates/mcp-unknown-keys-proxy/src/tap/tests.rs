@@ -539,3 +539,37 @@ fn a_call_naming_no_tool_is_said_so() {
         notices[1]
     );
 }
+
+#[test]
+fn the_ids_awaited_by_the_server_side_stay_bounded_and_are_forgotten_once_answered() {
+    let (tap, _) = tap();
+    listed(&tap);
+    let gate_size = |tap: &Tap| {
+        let mut size = 0;
+        tap.shared.gates.awaited.update(|ids| size = ids.len());
+        size
+    };
+    // Far more calls carrying an undeclared key than are awaited at once,
+    // none answered: the oldest are judged unanswered as new ones come.
+    let calls = 3 * mcp_unknown_keys::audit::MAX_AWAITED;
+    for id in 2..2 + calls {
+        from_client(&tap, &misspelt_call(id as u32));
+        if id % 256 == 0 {
+            tap.settle(None);
+        }
+    }
+    tap.settle(None);
+    assert_eq!(tap.server().keep_limit(), MAX_TAPPED_LINE, "answers are awaited");
+    let size = gate_size(&tap);
+    assert!(
+        (mcp_unknown_keys::audit::MAX_AWAITED..=2 * mcp_unknown_keys::audit::MAX_AWAITED).contains(&size),
+        "{size} ids"
+    );
+    // Every awaited call answered: the server side narrows again.
+    for id in 2 + calls - mcp_unknown_keys::audit::MAX_AWAITED..2 + calls {
+        from_server(&tap, &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#));
+    }
+    tap.settle(None);
+    assert_eq!(gate_size(&tap), 0);
+    assert_eq!(tap.server().keep_limit(), MAX_NOTIFICATION_LINE);
+}
