@@ -21,6 +21,12 @@
 //! build's doors run in the same rounds, taking turns with this one's, so
 //! that a change is compared under the same load (the latency of loopback
 //! wake-ups on these shared machines moves threefold between idle and busy).
+//! With `PROXY_BENCH_MCP_REMOTE=PATH` (the `mcp-remote` command of the npm
+//! package, the stdio→HTTP bridge hosts use), it takes its turn too, and the
+//! bench says what the bridge adds as a ratio of what `mcp-remote` adds
+//! (`scripts/bench-remote` installs the pinned `mcp-remote` and sets it).
+//! Each run also sends lines through `cat` and back: the two pipe hops a
+//! stdio bridge adds to an HTTP round trip, which no bridge can avoid.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
@@ -63,6 +69,16 @@ fn main() {
     if let Ok(baseline) = std::env::var("PROXY_BENCH_BASELINE") {
         builds.push(Doors::start(" (baseline)", &baseline, &url, &runtime));
     }
+    let mut peer = std::env::var("PROXY_BENCH_MCP_REMOTE").ok().map(|program| {
+        let mut peer = Door::stdio(&program, &[&url, "--allow-http"], Stdio::null());
+        peer.line(&r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#.to_owned());
+        peer
+    });
+    let (mut peer_latencies, mut peer_costs, mut peer_rate) = (Vec::new(), Vec::new(), 0f64);
+    // The bridge's floor: its host's line crosses two pipes, in and out,
+    // which a direct HTTP client does not. `cat` crosses them doing nothing.
+    let mut echo = Door::stdio("cat", &[], Stdio::inherit());
+    let mut echo_latencies = Vec::new();
 
     let mut direct = Vec::new();
     let mut direct_rate = 0f64;
@@ -82,46 +98,72 @@ fn main() {
             rates[n][0] = rates[n][0].max(runtime.block_on(throughput(&doors.reverse_url)));
             rates[n][1] = rates[n][1].max(doors.bridge.throughput());
         }
+        echo_latencies.push(echo.round_trips());
+        if let Some(peer) = &mut peer {
+            let before = Usage::of(peer.child.id());
+            peer_latencies.push(peer.round_trips());
+            peer_costs.push(Usage::of(peer.child.id()).since(before));
+            peer_rate = peer_rate.max(peer.throughput());
+        }
     }
     println!("### Remote doors ({RUNS} interleaved runs; {ROUND_TRIPS} round trips each)\n");
     println!("| route | median, best run | p99, best run | added at the median, per run: median (range) |");
     println!("|---|---|---|---|");
     let direct_medians: Vec<f64> = direct.iter().map(|run| percentiles(run).0).collect();
+    // What a route adds is taken within each run, against the direct
+    // route's median of that run: the load moves both alike.
+    let added = |runs: &[Vec<f64>]| -> Vec<f64> {
+        runs.iter()
+            .zip(&direct_medians)
+            .map(|(run, direct)| percentiles(run).0 - direct)
+            .collect()
+    };
+    let bridge_added = added(&latencies[0][1]);
+    let peer_added = added(&peer_latencies);
     let mut rows = vec![("direct HTTP".to_owned(), direct)];
     for (doors, [reverse, bridge]) in builds.iter().zip(latencies) {
         rows.push((format!("reverse proxy (--listen){}", doors.label), reverse));
         rows.push((format!("bridge (--url, stdio){}", doors.label), bridge));
     }
+    if peer.is_some() {
+        rows.push((PEER.to_owned(), peer_latencies));
+    }
     for (name, runs) in rows {
-        // What a door adds is taken within each run, against the direct
-        // route's median of that run: the load moves both alike.
-        let added = runs
-            .iter()
-            .zip(&direct_medians)
-            .map(|(run, direct)| percentiles(run).0 - direct)
-            .collect();
-        let (added, low, high) = spread(added);
+        let (added, low, high) = spread(added(&runs));
         let (median, p99) = best(runs);
         println!("| {name} | {median:.1} µs | {p99:.1} µs | {added:+.1} µs ({low:+.1} to {high:+.1}) |");
+    }
+    let (echo, low, high) = spread(echo_latencies.iter().map(|run| percentiles(run).0).collect());
+    println!(
+        "\nA line through `cat` and back, the two pipe hops the bridge adds without the bridge: {echo:.1} µs at the median (per run: range {low:.1}–{high:.1} µs)."
+    );
+    if peer.is_some() {
+        let (ratio, low, high) = spread(bridge_added.iter().zip(&peer_added).map(|(b, p)| b / p).collect());
+        println!(
+            "\nThe bridge adds {ratio:.3}× what {PEER} adds (per run: median, range {low:.3}×–{high:.3}×)."
+        );
     }
     println!(
         "\n| door, one call at a time | CPU per call (median of {RUNS} runs, range) | of which in the kernel | context switches per call |"
     );
     println!("|---|---|---|---|");
+    let mut rows: Vec<(String, Vec<Cost>)> = Vec::new();
     for (doors, [reverse, bridge]) in builds.iter().zip(costs) {
-        for (name, runs) in [("reverse proxy", reverse), ("bridge", bridge)] {
-            let (cpu, low, high) = spread(
-                runs.iter()
-                    .map(|cost| cost.user_micros + cost.system_micros)
-                    .collect(),
-            );
-            let (kernel, _, _) = spread(runs.iter().map(|cost| cost.system_micros).collect());
-            let (switches, _, _) = spread(runs.iter().map(|cost| cost.switches).collect());
-            println!(
-                "| {name}{} | {cpu:.0} µs ({low:.0}–{high:.0}) | {kernel:.0} µs | {switches:.1} |",
-                doors.label
-            );
-        }
+        rows.push((format!("reverse proxy{}", doors.label), reverse));
+        rows.push((format!("bridge{}", doors.label), bridge));
+    }
+    if peer.is_some() {
+        rows.push((PEER.to_owned(), peer_costs));
+    }
+    for (name, runs) in rows {
+        let (cpu, low, high) = spread(
+            runs.iter()
+                .map(|cost| cost.user_micros + cost.system_micros)
+                .collect(),
+        );
+        let (kernel, _, _) = spread(runs.iter().map(|cost| cost.system_micros).collect());
+        let (switches, _, _) = spread(runs.iter().map(|cost| cost.switches).collect());
+        println!("| {name} | {cpu:.0} µs ({low:.0}–{high:.0}) | {kernel:.0} µs | {switches:.1} |");
     }
     println!("\n| {IN_FLIGHT} calls in flight | calls/s, best of {RUNS} runs | / direct |");
     println!("|---|---|---|");
@@ -135,7 +177,13 @@ fn main() {
             );
         }
     }
+    if peer.is_some() {
+        println!("| {PEER} | {peer_rate:.0} | {:.2}× |", peer_rate / direct_rate);
+    }
 }
+
+/// The peer's name in the tables.
+const PEER: &str = "mcp-remote (stdio → HTTP)";
 
 /// One build's two doors in front of the bench's server, each having read
 /// the listing, so that every call is audited.
@@ -327,12 +375,18 @@ impl Door {
     }
 
     fn bridge(binary: &str, url: &str) -> Door {
-        let mut child = Command::new(binary)
-            .args(["proxy", "--quiet", "--url", url])
+        Door::stdio(binary, &["proxy", "--quiet", "--url", url], Stdio::inherit())
+    }
+
+    /// A command spoken to line by line on its stdio.
+    fn stdio(program: &str, args: &[&str], stderr: Stdio) -> Door {
+        let mut child = Command::new(program)
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
+            .stderr(stderr)
             .spawn()
-            .unwrap();
+            .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
         let lines = Some(BufReader::new(child.stdout.take().unwrap()));
         Door {
             child,
@@ -437,15 +491,37 @@ fn serve() -> String {
 async fn answer(
     request: hyper::Request<Incoming>,
 ) -> Result<hyper::Response<Full<Bytes>>, std::convert::Infallible> {
+    // What a streamable-HTTP client such as mcp-remote asks besides calls:
+    // OAuth metadata (none: 404), the GET stream and DELETE (not offered:
+    // 405), and notifications (accepted: 202).
+    let status = |code: u16| {
+        let mut response = hyper::Response::new(Full::new(Bytes::new()));
+        *response.status_mut() = hyper::StatusCode::from_u16(code).unwrap();
+        Ok(response)
+    };
+    if request.method() != hyper::Method::POST {
+        return status(if request.uri().path() == "/mcp" { 405 } else { 404 });
+    }
     let body = request.into_body().collect().await.unwrap().to_bytes();
     let text = std::str::from_utf8(&body).unwrap();
-    let id = text
+    let Some(id) = text
         .split("\"id\":")
         .nth(1)
         .and_then(|rest| rest.split([',', '}']).next())
-        .unwrap_or("null");
+    else {
+        return status(202);
+    };
     let result = if text.contains("tools/list") {
         LISTING.to_owned()
+    } else if text.contains("\"initialize\"") {
+        let version = text
+            .split("\"protocolVersion\":\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or("2025-06-18");
+        format!(
+            r#"{{"protocolVersion":"{version}","capabilities":{{"tools":{{}}}},"serverInfo":{{"name":"bench","version":"1"}}}}"#
+        )
     } else {
         r#"{"content":[{"type":"text","text":"ok"}]}"#.to_owned()
     };
