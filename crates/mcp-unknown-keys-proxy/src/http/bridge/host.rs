@@ -1,6 +1,7 @@
-//! The host's stdin, read line by line. A line that fits [`MAX_MESSAGE`] is handed over whole; a longer one is handed over
-//! as it is read, as the body of its POST, so that it reaches the server
-//! (the alarm never loses a call) while memory stays bounded.
+//! The host's stdin, read line by line. A line that fits [`MAX_MESSAGE`] is
+//! handed over whole; a longer one is handed over as it is read, as the
+//! body of its POST, so that it reaches the server (the alarm never loses a
+//! call) while memory stays bounded.
 
 use std::io::{self, ErrorKind, Read};
 use std::os::fd::AsFd;
