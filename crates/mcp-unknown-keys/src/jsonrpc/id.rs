@@ -107,6 +107,10 @@ impl Id {
         match self {
             Id::Text(text) => Value::String(text.clone()),
             Id::Number(number) => {
+                // Most ids are integers a JSON number holds as written.
+                if let Ok(integer) = number.written.parse::<i64>() {
+                    return Value::from(integer);
+                }
                 let text = number.to_string();
                 match serde_json::from_str::<Value>(&text) {
                     Ok(value) if Id::of(&value).as_ref() == Some(self) => value,
@@ -149,7 +153,11 @@ impl Decimal {
         if whole.is_empty() || !whole.bytes().chain(fraction.bytes()).all(|b| b.is_ascii_digit()) {
             return None;
         }
-        let all: String = whole.chars().chain(fraction.chars()).collect();
+        // Most ids are whole numbers: their digits are borrowed, not copied.
+        let all: std::borrow::Cow<'_, str> = match fraction {
+            "" => whole.into(),
+            fraction => format!("{whole}{fraction}").into(),
+        };
         let significant = all.trim_start_matches('0');
         let digits = significant.trim_end_matches('0');
         let dropped = (significant.len() - digits.len()) as i64;
