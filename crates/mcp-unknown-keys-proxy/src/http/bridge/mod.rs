@@ -115,10 +115,21 @@ pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), 
         aside: Mutex::default(),
         aside_open: AtomicUsize::new(0),
     });
+    // The session is a task, not `block_on`'s own future: a task the
+    // host's reader wakes runs at once, where waking `block_on`'s future
+    // first costs the runtime a look at its driver, a system call per line.
+    // (`block_on` waits for the session or a signal: woken twice at most.)
+    let mut session = runtime.spawn(bridge.clone().serve(from_host));
     let signalled = runtime.block_on(async {
         let signalled = tokio::select! {
-            () = bridge.clone().serve(from_host) => false,
-            _ = super::signalled(&mut signals) => true,
+            ended = &mut session => match ended {
+                Err(failed) if failed.is_panic() => std::panic::resume_unwind(failed.into_panic()),
+                _ => false,
+            },
+            _ = super::signalled(&mut signals) => {
+                session.abort();
+                true
+            }
         };
         bridge.close().await;
         signalled

@@ -84,6 +84,12 @@ impl AsyncRead for Pipe {
             let unfilled = buf.initialize_unfilled();
             match ready.try_io(|fd| syscall_result(fd_read(fd.get_ref(), unfilled))) {
                 Ok(Ok(read)) => {
+                    // A short read emptied the pipe: the next read waits for
+                    // the runtime to say it has more, as tokio's own streams
+                    // do, rather than asking the kernel to hear "none yet".
+                    if read > 0 && read < unfilled.len() {
+                        ready.clear_ready();
+                    }
                     buf.advance(read);
                     return Poll::Ready(Ok(()));
                 }
