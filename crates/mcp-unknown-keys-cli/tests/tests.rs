@@ -28,6 +28,7 @@ mod proxy_flood;
 mod proxy_http_bridge;
 mod proxy_http_bridge_answers;
 mod proxy_http_bridge_ends;
+mod proxy_http_connections;
 mod proxy_http_reverse;
 mod proxy_http_reverse_limits;
 mod proxy_http_reverse_scripted;

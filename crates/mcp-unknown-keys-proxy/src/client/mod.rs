@@ -1,6 +1,7 @@
 //! The HTTP client the remote doors reach the server with, and OTLP its
-//! collector: hyper's pooling client over plain TCP or rustls, HTTP/1.1.
+//! collector: hyper's HTTP/1.1 connections over plain TCP or rustls.
 //!
+//! - [`pool`] keeps the connections open between requests;
 //! - [`tls`] builds the rustls configuration (system and Mozilla roots,
 //!   `--ca-cert`);
 //! - [`url`] expands `${VAR}` in a URL and keeps its secret parts out of
@@ -8,6 +9,7 @@
 //! - [`headers`] reads the user's `--header`s, values never said.
 
 pub(crate) mod headers;
+mod pool;
 pub(crate) mod tls;
 pub(crate) mod url;
 
@@ -24,14 +26,14 @@ use http_body_util::combinators::BoxBody;
 use hyper::Uri;
 use hyper::body::Incoming;
 use hyper::rt::{Read, ReadBufCursor, Write};
-use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
-use hyper_util::client::legacy::{Client, ResponseFuture};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
+use self::pool::Pool;
 use self::url::shown;
 
 /// Any error, boxed.
@@ -46,7 +48,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// The server, and the client that reaches it.
 #[derive(Clone)]
 pub struct Upstream {
-    client: Client<Connector, Body>,
+    pool: Pool,
     url: Uri,
     shown: Arc<str>,
 }
@@ -74,11 +76,9 @@ impl Upstream {
         tcp.enforce_http(false);
         tcp.set_nodelay(true);
         tcp.set_connect_timeout(Some(CONNECT_TIMEOUT));
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build(Connector { tcp, tls });
+        let pool = Pool::new(Connector { tcp, tls }, &uri).map_err(|e| format!("{}: {e}", shown(url)))?;
         Ok(Upstream {
-            client,
+            pool,
             shown: shown(url).into(),
             url: uri,
         })
@@ -100,14 +100,15 @@ impl Upstream {
         self.shown.clone()
     }
 
-    /// Sends a request.
-    pub fn request(&self, request: hyper::Request<Body>) -> ResponseFuture {
-        self.client.request(request)
+    /// Sends a request (its URL on the endpoint's origin), on a connection
+    /// kept from an earlier one when one is free.
+    pub async fn request(&self, request: hyper::Request<Body>) -> Result<Response, BoxError> {
+        self.pool.send(request).await
     }
 }
 
 /// A failed request in words: the error and each cause not already said
-/// ("client error (Connect): tcp connect error: Connection refused").
+/// ("tcp connect error: Connection refused (os error 111)").
 pub fn describe(error: &(dyn StdError + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
@@ -159,15 +160,6 @@ impl tower_service::Service<Uri> for Connector {
 enum Stream {
     Plain(TokioIo<TcpStream>),
     Tls(Box<TokioIo<TlsStream<TcpStream>>>),
-}
-
-impl Connection for Stream {
-    fn connected(&self) -> Connected {
-        match self {
-            Stream::Plain(tcp) => tcp.connected(),
-            Stream::Tls(tls) => tls.inner().get_ref().0.connected(),
-        }
-    }
 }
 
 impl Read for Stream {

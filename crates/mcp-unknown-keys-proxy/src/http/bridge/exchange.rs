@@ -122,7 +122,7 @@ impl Exchange {
                     .post(&bridge.upstream, body, &self.routing, self.declared.as_deref());
             let response = bridge.upstream.request(request).await;
             match response {
-                Err(error) => Some(Failure::Unreachable(describe(&error))),
+                Err(error) => Some(Failure::Unreachable(describe(&*error))),
                 Ok(response) => self.answer(&bridge, response, sent.as_ref()).await.err(),
             }
         };
@@ -250,7 +250,7 @@ impl Exchange {
             .upstream
             .request(request)
             .await
-            .map_err(|e| Failure::Unreachable(describe(&e)))?;
+            .map_err(|e| Failure::Unreachable(describe(&*e)))?;
         let status = response.status();
         if status == StatusCode::NOT_FOUND && bridge.session.expire(sent.as_ref()) {
             return Err(Failure::Expired);

@@ -43,7 +43,7 @@ impl Bridge {
             message.declared.as_deref(),
         );
         let failure = match self.upstream.request(request).await {
-            Err(error) => Some(Failure::Unreachable(describe(&error))),
+            Err(error) => Some(Failure::Unreachable(describe(&*error))),
             Ok(response)
                 if response.status() == StatusCode::NOT_FOUND && self.session.expire(sent.as_ref()) =>
             {
@@ -134,7 +134,7 @@ impl Bridge {
             let response = match self.upstream.request(request).await {
                 Ok(response) => response,
                 Err(error) => {
-                    cause = describe(&error);
+                    cause = describe(&*error);
                     failures += 1;
                     continue;
                 }

@@ -233,7 +233,7 @@ impl Proxy {
         let response = match answer {
             Ok(response) => response,
             Err(error) => {
-                let failure = Failure::Unreachable(describe(&error));
+                let failure = Failure::Unreachable(describe(&*error));
                 return Ok(self.unreachable(&failure, id.as_deref(), &tap));
             }
         };

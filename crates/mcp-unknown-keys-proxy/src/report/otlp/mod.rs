@@ -370,7 +370,7 @@ mod transport {
                 let response = tokio::time::timeout(SEND_TIMEOUT, self.client.request(request))
                     .await
                     .map_err(|_| format!("no answer within {} s", SEND_TIMEOUT.as_secs()))?
-                    .map_err(|e| describe(&e))?;
+                    .map_err(|e| describe(&*e))?;
                 let status = response.status();
                 // Read to the end, so the connection can carry the next batch.
                 let _ = tokio::time::timeout(SEND_TIMEOUT, response.into_body().collect()).await;

@@ -1,0 +1,153 @@
+//! The connections to the one server a door reaches, kept open between
+//! requests: HTTP/1.1, one request at a time on each, as many side by side
+//! as there are requests.
+//!
+//! A door only ever speaks to one origin, so the pool is a list, not a map
+//! by origin as hyper-util's pooling client keeps, and it needs no task of
+//! its own: a connection is put back as soon as its response's head has
+//! come, and taken again once hyper says it is ready for the next request,
+//! which it is when that response's body has been read to its end and the
+//! server has not closed it. (Measured in BENCHMARKS.md: fewer
+//! instructions per call than hyper-util's client, and no connection more.)
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper::header::{HOST, HeaderValue};
+use hyper::{Request, Uri};
+use tower_service::Service;
+
+use super::{Body, BoxError, Connector, Response};
+
+/// How long a connection may sit unused before it is closed rather than
+/// taken: servers close idle connections, and a request sent on one just
+/// closed would fail.
+const IDLE_FOR: Duration = Duration::from_secs(60);
+
+/// How many connections are kept, used or not: past it the oldest is
+/// closed once its answer is in (a door with more requests side by side
+/// opens more, and closes them after).
+const KEPT: usize = 256;
+
+/// The server's connections, and how to open more.
+#[derive(Clone)]
+pub(super) struct Pool {
+    connector: Connector,
+    /// Where connections go.
+    origin: Uri,
+    /// What `Host` says, when a request does not say it itself.
+    host: HeaderValue,
+    /// Connections put back, the most recent last.
+    kept: Arc<Mutex<Vec<Kept>>>,
+}
+
+struct Kept {
+    sender: SendRequest<Body>,
+    since: Instant,
+}
+
+impl Pool {
+    /// A pool of connections to `url`'s origin (scheme, host and port).
+    pub(super) fn new(connector: Connector, url: &Uri) -> Result<Pool, String> {
+        let host = url.host().unwrap_or_default();
+        let host = match url.port_u16() {
+            Some(port) if Some(port) != default_port(url) => format!("{host}:{port}"),
+            _ => host.to_owned(),
+        };
+        let host =
+            HeaderValue::from_str(&host).map_err(|_| "the URL's host is not a valid Host".to_owned())?;
+        let mut origin = url.clone().into_parts();
+        origin.path_and_query = Some("/".parse().expect("a path"));
+        let origin = Uri::from_parts(origin).map_err(|e| e.to_string())?;
+        Ok(Pool {
+            connector,
+            origin,
+            host,
+            kept: Arc::default(),
+        })
+    }
+
+    /// Sends `request` (its URI on the pool's origin) on a ready connection,
+    /// or on a new one. A request that a kept connection turned out to be
+    /// closed for, before it went out, goes on a new connection.
+    pub(super) async fn send(&self, mut request: Request<Body>) -> Result<Response, BoxError> {
+        self.to_origin_form(&mut request);
+        let Some(mut sender) = self.take() else {
+            return self.send_on_new(request).await;
+        };
+        match sender.try_send_request(request).await {
+            Ok(response) => Ok(self.put_back(sender, response)),
+            Err(mut failed) => match failed.take_message() {
+                Some(request) => self.send_on_new(request).await,
+                None => Err(failed.into_error().into()),
+            },
+        }
+    }
+
+    async fn send_on_new(&self, request: Request<Body>) -> Result<Response, BoxError> {
+        let mut sender = self.connect().await?;
+        let response = sender.send_request(request).await?;
+        Ok(self.put_back(sender, response))
+    }
+
+    /// An HTTP/1.1 request names its path only, and its server in `Host`.
+    fn to_origin_form(&self, request: &mut Request<Body>) {
+        debug_assert_eq!(request.uri().authority(), self.origin.authority());
+        let path = match request.uri().path_and_query() {
+            Some(path) => Uri::from(path.clone()),
+            None => Uri::from_static("/"),
+        };
+        *request.uri_mut() = path;
+        if !request.headers().contains_key(HOST) {
+            request.headers_mut().insert(HOST, self.host.clone());
+        }
+    }
+
+    /// The most recently used connection ready for a request; closed and
+    /// long-idle ones are let go on the way.
+    fn take(&self) -> Option<SendRequest<Body>> {
+        let mut kept = self.kept();
+        let now = Instant::now();
+        kept.retain(|kept| !kept.sender.is_closed() && now.duration_since(kept.since) < IDLE_FOR);
+        let ready = kept.iter().rposition(|kept| kept.sender.is_ready())?;
+        Some(kept.remove(ready).sender)
+    }
+
+    /// Keeps the connection for the next request, which it can carry once
+    /// this response's body has been read.
+    fn put_back(&self, sender: SendRequest<Body>, response: Response) -> Response {
+        let mut kept = self.kept();
+        if kept.len() >= KEPT {
+            kept.remove(0);
+        }
+        kept.push(Kept {
+            sender,
+            since: Instant::now(),
+        });
+        response
+    }
+
+    /// A new connection, driven by a task of its own until it closes.
+    async fn connect(&self) -> Result<SendRequest<Body>, BoxError> {
+        let stream = self.connector.clone().call(self.origin.clone()).await?;
+        let (sender, connection) = http1::handshake(stream).await?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(sender)
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, Vec<Kept>> {
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The port a URL's scheme implies.
+fn default_port(url: &Uri) -> Option<u16> {
+    match url.scheme_str() {
+        Some("https") => Some(443),
+        Some("http") => Some(80),
+        _ => None,
+    }
+}
