@@ -7,13 +7,15 @@
 //!
 //! - the round trip of a small `tools/call`: direct (HTTP, keep-alive),
 //!   through the reverse proxy (`--listen`), and through the bridge
-//!   (`--url`: a line on stdin, a line on stdout) — median and p99 of the
-//!   best of several interleaved runs, and what each door adds to the
-//!   direct median within each run (the median over runs, and its range),
-//!   and the CPU time and context
-//!   switches each door's process spends per call (all its threads, from
-//!   `/proc`: the direct route has no process of its own, so this is what
-//!   the door adds);
+//!   (`--url`: a line on stdin, a line on stdout), in two regimes: warm
+//!   (each route's calls in a row) and cold (the routes taking turns call
+//!   by call, so each call finds the caches as another process left them,
+//!   as a host's calls, seconds apart, do) — the median of the best of
+//!   several runs, and what each door adds to the direct median within
+//!   each run (the median over runs, and its range); and the CPU time and
+//!   context switches each door's process spends per call (all its
+//!   threads, from `/proc`: the direct route has no process of its own, so
+//!   this is what the door adds);
 //! - throughput with 32 calls in flight: 32 HTTP clients direct and through
 //!   the reverse proxy; 32 calls pipelined through the bridge's stdio.
 //!
@@ -59,6 +61,9 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return; // `cargo test --benches` asks; nothing to list
     }
+    if let Ok(server) = std::env::var(BARE_BRIDGE) {
+        return bare_bridge(&server);
+    }
     let server = serve();
     let url = format!("http://{server}/mcp");
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -74,96 +79,136 @@ fn main() {
         peer.line(&r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#.to_owned());
         peer
     });
-    let (mut peer_latencies, mut peer_costs, mut peer_rate) = (Vec::new(), Vec::new(), 0f64);
+    let mut peer_rate = 0f64;
     // The bridge's floor: its host's line crosses two pipes, in and out,
     // which a direct HTTP client does not. `cat` crosses them doing nothing.
     let mut echo = Door::stdio("cat", &[], Stdio::inherit());
-    let mut echo_latencies = Vec::new();
+    // The least a stdio bridge can add: the two pipe hops, and the HTTP
+    // exchange moved from the host into the bridge.
+    let mut bare = Door::command(Command::new(std::env::current_exe().unwrap()).env(BARE_BRIDGE, &server));
 
-    let mut direct = Vec::new();
+    // The routes, in the order `routes` below gives them.
+    let mut names = vec!["direct HTTP".to_owned()];
+    for doors in &builds {
+        names.push(format!("reverse proxy (--listen){}", doors.label));
+        names.push(format!("bridge (--url, stdio){}", doors.label));
+    }
+    names.push(ECHO.to_owned());
+    names.push(BARE.to_owned());
+    names.extend(peer.as_ref().map(|_| PEER.to_owned()));
+    let bridge = 2;
+    // The routes with a process of their own, whose costs are told.
+    let doors: Vec<usize> = (1..names.len()).filter(|&at| names[at] != ECHO).collect();
+    // By regime, route and run: each call's round trip.
+    let mut times = [vec![Vec::new(); names.len()], vec![Vec::new(); names.len()]];
+    let mut costs: Vec<Vec<Cost>> = names.iter().map(|_| Vec::new()).collect();
     let mut direct_rate = 0f64;
-    let mut latencies: Vec<[Vec<Vec<f64>>; 2]> = builds.iter().map(|_| [Vec::new(), Vec::new()]).collect();
-    let mut costs: Vec<[Vec<Cost>; 2]> = builds.iter().map(|_| [Vec::new(), Vec::new()]).collect();
     let mut rates: Vec<[f64; 2]> = builds.iter().map(|_| [0.0; 2]).collect();
-    for _ in 0..RUNS {
-        direct.push(runtime.block_on(round_trips(&url)));
+    for run in 0..RUNS {
+        let mut pids: Vec<u32> = builds
+            .iter()
+            .flat_map(|doors| [doors.reverse.child.id(), doors.bridge.child.id()])
+            .collect();
+        pids.push(bare.child.id());
+        pids.extend(peer.as_ref().map(|peer| peer.child.id()));
+        let before: Vec<Usage> = pids.iter().map(|pid| Usage::of(*pid)).collect();
+        let clients: Vec<_> = (0..=builds.len()).map(|_| client()).collect();
+        let mut routes = vec![Route::Http(&clients[0], &url)];
+        for (doors, client) in builds.iter_mut().zip(&clients[1..]) {
+            routes.push(Route::Http(client, &doors.reverse_url));
+            routes.push(Route::Stdio(&mut doors.bridge));
+        }
+        routes.push(Route::Stdio(&mut echo));
+        routes.push(Route::Stdio(&mut bare));
+        if let Some(peer) = &mut peer {
+            routes.push(Route::Stdio(peer));
+        }
+        for (regime, in_a_row) in [ROUND_TRIPS, 1].into_iter().enumerate() {
+            let timed = take_turns(&mut routes, in_a_row, run, &runtime);
+            for (route, calls) in timed.into_iter().enumerate() {
+                times[regime][route].push(calls);
+            }
+        }
+        drop(routes);
+        for ((&at, pid), before) in doors.iter().zip(&pids).zip(&before) {
+            costs[at].push(Usage::of(*pid).since(*before, 2 * ROUND_TRIPS));
+        }
         direct_rate = direct_rate.max(runtime.block_on(throughput(&url)));
         for (n, doors) in builds.iter_mut().enumerate() {
-            let before = Usage::of(doors.reverse.child.id());
-            latencies[n][0].push(runtime.block_on(round_trips(&doors.reverse_url)));
-            costs[n][0].push(Usage::of(doors.reverse.child.id()).since(before));
-            let before = Usage::of(doors.bridge.child.id());
-            latencies[n][1].push(doors.bridge.round_trips());
-            costs[n][1].push(Usage::of(doors.bridge.child.id()).since(before));
             rates[n][0] = rates[n][0].max(runtime.block_on(throughput(&doors.reverse_url)));
             rates[n][1] = rates[n][1].max(doors.bridge.throughput());
         }
-        echo_latencies.push(echo.round_trips());
         if let Some(peer) = &mut peer {
-            let before = Usage::of(peer.child.id());
-            peer_latencies.push(peer.round_trips());
-            peer_costs.push(Usage::of(peer.child.id()).since(before));
             peer_rate = peer_rate.max(peer.throughput());
         }
     }
-    println!("### Remote doors ({RUNS} interleaved runs; {ROUND_TRIPS} round trips each)\n");
-    println!("| route | median, best run | p99, best run | added at the median, per run: median (range) |");
-    println!("|---|---|---|---|");
-    let direct_medians: Vec<f64> = direct.iter().map(|run| percentiles(run).0).collect();
+    println!("### Remote doors ({RUNS} runs; {ROUND_TRIPS} round trips on each route per run and regime)\n");
+    println!(
+        "Warm: each route's calls in a row, the routes one after another. Cold: the routes taking turns call by call, as a host's calls, seconds apart, find the caches cold.\n"
+    );
+    println!(
+        "| route | warm: median, best run | warm: added at the median, per run: median (range) | cold: median, best run | cold: added (range) |"
+    );
+    println!("|---|---|---|---|---|");
     // What a route adds is taken within each run, against the direct
     // route's median of that run: the load moves both alike.
-    let added = |runs: &[Vec<f64>]| -> Vec<f64> {
-        runs.iter()
-            .zip(&direct_medians)
-            .map(|(run, direct)| percentiles(run).0 - direct)
-            .collect()
-    };
-    let bridge_added = added(&latencies[0][1]);
-    let peer_added = added(&peer_latencies);
-    let mut rows = vec![("direct HTTP".to_owned(), direct)];
-    for (doors, [reverse, bridge]) in builds.iter().zip(latencies) {
-        rows.push((format!("reverse proxy (--listen){}", doors.label), reverse));
-        rows.push((format!("bridge (--url, stdio){}", doors.label), bridge));
+    let added: Vec<Vec<Vec<f64>>> = times
+        .iter()
+        .map(|regime| {
+            let direct: Vec<f64> = regime[0].iter().map(|run| percentiles(run).0).collect();
+            regime
+                .iter()
+                .map(|runs| {
+                    runs.iter()
+                        .zip(&direct)
+                        .map(|(run, d)| percentiles(run).0 - d)
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    for (at, name) in names.iter().enumerate() {
+        let mut row = format!("| {name} ");
+        for regime in 0..2 {
+            let (median, _) = best(&times[regime][at]);
+            let (add, low, high) = spread(added[regime][at].clone());
+            row += &format!("| {median:.1} µs | {add:+.1} µs ({low:+.1} to {high:+.1}) ");
+        }
+        println!("{row}|");
     }
     if peer.is_some() {
-        rows.push((PEER.to_owned(), peer_latencies));
-    }
-    for (name, runs) in rows {
-        let (added, low, high) = spread(added(&runs));
-        let (median, p99) = best(runs);
-        println!("| {name} | {median:.1} µs | {p99:.1} µs | {added:+.1} µs ({low:+.1} to {high:+.1}) |");
-    }
-    let (echo, low, high) = spread(echo_latencies.iter().map(|run| percentiles(run).0).collect());
-    println!(
-        "\nA line through `cat` and back, the two pipe hops the bridge adds without the bridge: {echo:.1} µs at the median (per run: range {low:.1}–{high:.1} µs)."
-    );
-    if peer.is_some() {
-        let (ratio, low, high) = spread(bridge_added.iter().zip(&peer_added).map(|(b, p)| b / p).collect());
-        println!(
-            "\nThe bridge adds {ratio:.3}× what {PEER} adds (per run: median, range {low:.3}×–{high:.3}×)."
-        );
+        let peer = names.len() - 1;
+        let bare = names.len() - 2;
+        for (regime, said) in ["warm", "cold"].iter().enumerate() {
+            for (route, what) in [(bridge, "the bridge"), (bare, "the bare bridge")] {
+                let ratios = added[regime][route]
+                    .iter()
+                    .zip(&added[regime][peer])
+                    .map(|(b, p)| b / p);
+                let (ratio, low, high) = spread(ratios.collect());
+                println!(
+                    "\n{said}: {what} adds {ratio:.3}× what {PEER} adds (per run: median, range {low:.3}×–{high:.3}×)."
+                );
+            }
+        }
     }
     println!(
         "\n| door, one call at a time | CPU per call (median of {RUNS} runs, range) | of which in the kernel | context switches per call |"
     );
     println!("|---|---|---|---|");
-    let mut rows: Vec<(String, Vec<Cost>)> = Vec::new();
-    for (doors, [reverse, bridge]) in builds.iter().zip(costs) {
-        rows.push((format!("reverse proxy{}", doors.label), reverse));
-        rows.push((format!("bridge{}", doors.label), bridge));
-    }
-    if peer.is_some() {
-        rows.push((PEER.to_owned(), peer_costs));
-    }
-    for (name, runs) in rows {
+    for &at in &doors {
+        let runs = &costs[at];
         let (cpu, low, high) = spread(
             runs.iter()
-                .map(|cost| cost.user_micros + cost.system_micros)
+                .map(|cost: &Cost| cost.user_micros + cost.system_micros)
                 .collect(),
         );
         let (kernel, _, _) = spread(runs.iter().map(|cost| cost.system_micros).collect());
         let (switches, _, _) = spread(runs.iter().map(|cost| cost.switches).collect());
-        println!("| {name} | {cpu:.0} µs ({low:.0}–{high:.0}) | {kernel:.0} µs | {switches:.1} |");
+        println!(
+            "| {} | {cpu:.0} µs ({low:.0}–{high:.0}) | {kernel:.0} µs | {switches:.1} |",
+            names[at]
+        );
     }
     println!("\n| {IN_FLIGHT} calls in flight | calls/s, best of {RUNS} runs | / direct |");
     println!("|---|---|---|");
@@ -179,6 +224,51 @@ fn main() {
     }
     if peer.is_some() {
         println!("| {PEER} | {peer_rate:.0} | {:.2}× |", peer_rate / direct_rate);
+    }
+}
+
+/// The name of the line through `cat` and back in the tables.
+const ECHO: &str = "`cat` (the two pipe hops alone)";
+
+/// The name of [`bare_bridge`] in the tables.
+const BARE: &str = "bare bridge (line → POST → body, blocking)";
+
+/// Set to the server's address, the bench runs as [`bare_bridge`].
+const BARE_BRIDGE: &str = "PROXY_BENCH_BARE_BRIDGE";
+
+/// The least a stdio→HTTP bridge can do, as a floor for the bridge: POSTs
+/// each stdin line as it is, on one kept-alive connection, and writes the
+/// response's body back as a line. It reads nothing of the messages, one
+/// thread and blocking calls, so the only wake-ups are a line's arrival and
+/// the answer's.
+fn bare_bridge(server: &str) {
+    let mut upstream = std::net::TcpStream::connect(server).unwrap();
+    upstream.set_nodelay(true).unwrap();
+    let mut answers = BufReader::new(upstream.try_clone().unwrap());
+    let mut stdout = std::io::stdout().lock();
+    let mut line = String::new();
+    let mut stdin = std::io::stdin().lock();
+    while stdin.read_line(&mut line).unwrap() > 0 {
+        let body = line.trim_end();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nhost: {server}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        upstream.write_all(request.as_bytes()).unwrap();
+        let mut length = 0;
+        let mut header = String::new();
+        while answers.read_line(&mut header).unwrap() > 2 {
+            if let Some(value) = header.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+            header.clear();
+        }
+        let mut answer = vec![0; length + 1];
+        std::io::Read::read_exact(&mut answers, &mut answer[..length]).unwrap();
+        answer[length] = b'\n';
+        stdout.write_all(&answer).unwrap();
+        stdout.flush().unwrap();
+        line.clear();
     }
 }
 
@@ -256,12 +346,13 @@ impl Usage {
         }
     }
 
-    fn since(self, before: Usage) -> Cost {
-        let per_call = |seconds: f64| seconds * 1e6 / ROUND_TRIPS as f64;
+    /// What was spent since `before`, per call over `calls`.
+    fn since(self, before: Usage, calls: usize) -> Cost {
+        let per_call = |seconds: f64| seconds * 1e6 / calls as f64;
         Cost {
             user_micros: per_call(self.user_seconds - before.user_seconds),
             system_micros: per_call(self.system_seconds - before.system_seconds),
-            switches: self.switches.saturating_sub(before.switches) as f64 / ROUND_TRIPS as f64,
+            switches: self.switches.saturating_sub(before.switches) as f64 / calls as f64,
         }
     }
 }
@@ -280,7 +371,7 @@ fn percentiles(run: &[f64]) -> (f64, f64) {
 }
 
 /// The (median, p99) of the run with the lowest median.
-fn best(runs: Vec<Vec<f64>>) -> (f64, f64) {
+fn best(runs: &[Vec<f64>]) -> (f64, f64) {
     runs.iter()
         .map(|run| percentiles(run))
         .min_by(|a, b| a.0.total_cmp(&b.0))
@@ -303,14 +394,38 @@ async fn post_once(client: &Client<HttpConnector, Full<Bytes>>, url: &str, body:
     response.into_body().collect().await.unwrap().to_bytes()
 }
 
-/// Round-trip times in µs, one call at a time.
-async fn round_trips(url: &str) -> Vec<f64> {
-    let client = client();
-    let mut times = Vec::with_capacity(ROUND_TRIPS);
-    for id in 1..=ROUND_TRIPS {
-        let start = Instant::now();
-        post_once(&client, url, &call(id)).await;
-        times.push(start.elapsed().as_secs_f64() * 1e6);
+/// A way to the server that a call takes.
+enum Route<'a> {
+    /// POSTed by the bench's HTTP client to a URL.
+    Http(&'a Client<HttpConnector, Full<Bytes>>, &'a str),
+    /// Written as a line to a command's stdin, answered on its stdout.
+    Stdio(&'a mut Door),
+}
+
+/// Round-trip times in µs of each route, one call at a time: `in_a_row`
+/// calls on each route in turn until each has made [`ROUND_TRIPS`], each
+/// turn (and each `run`) starting with the next route, so that load coming
+/// and going on the machine falls on every route alike.
+fn take_turns(
+    routes: &mut [Route<'_>],
+    in_a_row: usize,
+    run: usize,
+    runtime: &tokio::runtime::Runtime,
+) -> Vec<Vec<f64>> {
+    let mut times = vec![Vec::with_capacity(ROUND_TRIPS); routes.len()];
+    for (turn, first) in (1..=ROUND_TRIPS).step_by(in_a_row).enumerate() {
+        for next in 0..routes.len() {
+            let at = (run + turn + next) % routes.len();
+            for id in first..(first + in_a_row).min(ROUND_TRIPS + 1) {
+                let line = call(id);
+                let start = Instant::now();
+                match &mut routes[at] {
+                    Route::Http(client, url) => drop(runtime.block_on(post_once(client, url, &line))),
+                    Route::Stdio(door) => door.line(&line),
+                }
+                times[at].push(start.elapsed().as_secs_f64() * 1e6);
+            }
+        }
     }
     times
 }
@@ -380,13 +495,16 @@ impl Door {
 
     /// A command spoken to line by line on its stdio.
     fn stdio(program: &str, args: &[&str], stderr: Stdio) -> Door {
-        let mut child = Command::new(program)
-            .args(args)
+        Door::command(Command::new(program).args(args).stderr(stderr))
+    }
+
+    /// A command spoken to line by line on its stdio.
+    fn command(command: &mut Command) -> Door {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(stderr)
             .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {program}: {e}"));
+            .unwrap_or_else(|e| panic!("cannot start {:?}: {e}", command.get_program()));
         let lines = Some(BufReader::new(child.stdout.take().unwrap()));
         Door {
             child,
@@ -403,17 +521,6 @@ impl Door {
         stdin.flush().unwrap();
         let mut answer = String::new();
         self.lines.as_mut().unwrap().read_line(&mut answer).unwrap();
-    }
-
-    fn round_trips(&mut self) -> Vec<f64> {
-        (1..=ROUND_TRIPS)
-            .map(|id| {
-                let line = call(id);
-                let start = Instant::now();
-                self.line(&line);
-                start.elapsed().as_secs_f64() * 1e6
-            })
-            .collect()
     }
 
     /// Calls per second with `IN_FLIGHT` calls kept in flight on stdio.
