@@ -250,9 +250,9 @@ impl Bridge {
     fn send_request(self: &Arc<Self>, exchange: exchange::Exchange, endless: bool) {
         let id = exchange.id().cloned();
         let bridge = self.clone();
-        let task = tokio::spawn(async move {
-            exchange.run(bridge).await;
-        });
+        // Boxed: the exchange's future is large, and tokio moves a task's
+        // future several times on its way into the task.
+        let task = tokio::spawn(Box::pin(exchange.run(bridge)));
         // An id that is neither a string nor a number cannot be matched to
         // an answer: such a request is sent, but not awaited.
         if let Some(id) = id {
