@@ -15,14 +15,15 @@ use std::time::{Duration, Instant};
 
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper::header::{HOST, HeaderValue};
+use hyper::http::uri::PathAndQuery;
 use hyper::{Request, Uri};
 use tower_service::Service;
 
 use super::{Body, BoxError, Connector, Response};
 
-/// How long a connection may sit unused before it is closed rather than
-/// taken: servers close idle connections, and a request sent on one just
-/// closed would fail.
+/// How long a connection may sit unused and still be taken; one unused
+/// for longer is let go instead: servers close idle connections, and a
+/// request sent on one as it closes is lost.
 const IDLE_FOR: Duration = Duration::from_secs(60);
 
 /// How many connections are kept, used or not: past it the oldest is
@@ -58,7 +59,7 @@ impl Pool {
         let host =
             HeaderValue::from_str(&host).map_err(|_| "the URL's host is not a valid Host".to_owned())?;
         let mut origin = url.clone().into_parts();
-        origin.path_and_query = Some("/".parse().expect("a path"));
+        origin.path_and_query = Some(PathAndQuery::from_static("/"));
         let origin = Uri::from_parts(origin).map_err(|e| e.to_string())?;
         Ok(Pool {
             connector,
