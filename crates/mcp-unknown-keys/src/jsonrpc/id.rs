@@ -107,8 +107,11 @@ impl Id {
         match self {
             Id::Text(text) => Value::String(text.clone()),
             Id::Number(number) => {
-                // Most ids are integers a JSON number holds as written.
-                if let Ok(integer) = number.written.parse::<i64>() {
+                // Most ids are integers a JSON number holds as written;
+                // `-0` is not one: serde_json reads it as the float -0.0.
+                if &*number.written != "-0"
+                    && let Ok(integer) = number.written.parse::<i64>()
+                {
                     return Value::from(integer);
                 }
                 let text = number.to_string();
@@ -200,6 +203,40 @@ fn parse_exponent(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_s_value_is_what_serde_json_reads_from_its_text_when_that_is_the_same_id() {
+        let read_back = |id: &Id| {
+            let text = id.to_string();
+            match serde_json::from_str::<Value>(&text) {
+                Ok(value) if Id::of(&value).as_ref() == Some(id) => value,
+                _ => Value::String(text),
+            }
+        };
+        for text in [
+            "7",
+            "0",
+            "-0",
+            "-3",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "18446744073709551615",
+            "12345678901234567890123",
+            "1.50",
+            "-0.0",
+            "1e2",
+            r#""7""#,
+        ] {
+            let id = id(text);
+            let value = id.to_value();
+            assert_eq!(value, read_back(&id), "{text}");
+            assert_eq!(
+                crate::id_text(Some(&value)),
+                crate::id_text(Some(&read_back(&id))),
+                "{text}"
+            );
+        }
+    }
 
     fn id(text: &str) -> Id {
         Id::read(&RawValue::from_string(text.to_owned()).unwrap()).unwrap()
