@@ -66,8 +66,8 @@ impl HttpBody for Streamed {
 
 /// Starts reading the host's lines into `lines`, until stdin ends or
 /// nobody takes them: on the runtime's own thread when stdin is a pipe or
-/// a socket ([`Pipe`]); otherwise a thread reads it, blocking, and hands
-/// its bytes to the same reader.
+/// a stream socket ([`Pipe`]); otherwise a thread reads it, blocking, and
+/// hands its bytes to the same reader.
 pub fn start(lines: mpsc::Sender<HostLine>, runtime: &Runtime) -> Result<(), String> {
     let _entered = runtime.enter();
     if let Some(stdin) = Pipe::register(io::stdin().as_fd()) {

@@ -1,5 +1,5 @@
 //! The host's stdin and stdout on the runtime's own thread, when they are
-//! pipes or sockets, as a host that runs the bridge gives them: made
+//! pipes or stream sockets, as a host that runs the bridge gives them: made
 //! non-blocking and woken by the runtime when the host writes or reads, so
 //! a message crosses the bridge with no hand-off between threads (each
 //! hand-off is a context switch per message).
@@ -18,7 +18,8 @@ use std::task::{Context, Poll, ready};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, ReadBuf};
 
-/// A pipe or socket end, non-blocking and registered with the runtime.
+/// A pipe or stream socket end, non-blocking and registered with the
+/// runtime.
 pub struct Pipe(AsyncFd<Blocking>);
 
 /// An owned duplicate that puts its file description back to blocking when
@@ -44,9 +45,9 @@ impl Drop for Blocking {
 
 impl Pipe {
     /// `fd` on the runtime (whose context must be entered), if it is a pipe
-    /// or a socket and the runtime takes it.
+    /// or a stream socket and the runtime takes it.
     pub fn register(fd: BorrowedFd<'_>) -> Option<Pipe> {
-        if !is_pipe_or_socket(fd) {
+        if !is_byte_stream(fd) {
             return None;
         }
         let fd = fd.try_clone_to_owned().ok()?;
@@ -101,16 +102,33 @@ impl AsyncRead for Pipe {
     }
 }
 
-fn is_pipe_or_socket(fd: BorrowedFd<'_>) -> bool {
-    // SAFETY: fstat on a live descriptor, with a zeroed stat buffer the
-    // call fills.
+/// A pipe, or a socket of type `SOCK_STREAM`: a stream of bytes, which a
+/// short read leaves empty (a datagram socket's next message may wait
+/// behind a short read, so it is left to the thread).
+fn is_byte_stream(fd: BorrowedFd<'_>) -> bool {
+    // SAFETY: fstat and getsockopt on a live descriptor, into zeroed
+    // buffers of the sizes the calls are given.
     unsafe {
         let mut stat: libc::stat = std::mem::zeroed();
         if libc::fstat(fd.as_raw_fd(), &mut stat) != 0 {
             return false;
         }
-        let kind = stat.st_mode & libc::S_IFMT;
-        kind == libc::S_IFIFO || kind == libc::S_IFSOCK
+        match stat.st_mode & libc::S_IFMT {
+            libc::S_IFIFO => true,
+            libc::S_IFSOCK => {
+                let mut kind: libc::c_int = 0;
+                let mut length = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+                let asked = libc::getsockopt(
+                    fd.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_TYPE,
+                    (&raw mut kind).cast(),
+                    &mut length,
+                );
+                asked == 0 && kind == libc::SOCK_STREAM
+            }
+            _ => false,
+        }
     }
 }
 

@@ -1,10 +1,10 @@
 //! The bridge's stdout: each line written whole, in the order it was
 //! queued; once the host stops reading, lines are dropped.
 //!
-//! When stdout is a pipe or a socket it is written from the runtime's own
-//! thread ([`Pipe`]); otherwise — a file, or a terminal, whose non-blocking
-//! mode the shell would share — from a thread of its own, as blocking
-//! writes must be.
+//! When stdout is a pipe or a stream socket it is written from the
+//! runtime's own thread ([`Pipe`]); otherwise — a file, a terminal, whose
+//! non-blocking mode the shell would share, or a datagram socket — from a
+//! thread of its own, as blocking writes must be.
 
 use std::io::{self, Write};
 use std::os::fd::AsFd;
@@ -24,7 +24,7 @@ const END: Vec<u8> = Vec::new();
 
 /// The writer of the host's lines.
 pub enum Writer {
-    /// On the runtime's thread (stdout a pipe or a socket).
+    /// On the runtime's thread (stdout a pipe or a stream socket).
     Task(JoinHandle<()>),
     /// On a thread of its own.
     Thread(thread::JoinHandle<()>),
