@@ -127,6 +127,9 @@ pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), 
                 _ => false,
             },
             _ = super::signalled(&mut signals) => {
+                // On this one thread the session is not running now, and
+                // once aborted it is never polled again: `close` below
+                // has `in_flight` to itself.
                 session.abort();
                 true
             }
