@@ -96,7 +96,8 @@ fn main() {
     names.push(ECHO.to_owned());
     names.push(BARE.to_owned());
     names.extend(peer.as_ref().map(|_| PEER.to_owned()));
-    let bridge = 2;
+    // This build's bridge, whose ratio to the peer is told.
+    let bridge = names.iter().position(|name| name.starts_with("bridge")).unwrap();
     // The routes with a process of their own, whose costs are told.
     let doors: Vec<usize> = (1..names.len()).filter(|&at| names[at] != ECHO).collect();
     // By regime, route and run: each call's round trip.
