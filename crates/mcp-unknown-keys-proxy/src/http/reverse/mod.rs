@@ -25,7 +25,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{
     ACCEPT_ENCODING, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue,
-    ORIGIN,
+    ORIGIN, PROXY_AUTHENTICATE, PROXY_AUTHORIZATION, TE, TRAILER, TRANSFER_ENCODING, UPGRADE,
 };
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -47,16 +47,16 @@ const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 
 /// Headers that belong to one connection, never forwarded (RFC 9110,
 /// 7.6.1), besides those `Connection` names.
-const HOP_BY_HOP: [&str; 9] = [
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
+const HOP_BY_HOP: [HeaderName; 9] = [
+    CONNECTION,
+    HeaderName::from_static("keep-alive"),
+    HeaderName::from_static("proxy-connection"),
+    PROXY_AUTHENTICATE,
+    PROXY_AUTHORIZATION,
+    TE,
+    TRAILER,
+    TRANSFER_ENCODING,
+    UPGRADE,
 ];
 
 /// The proxy's shared state.
@@ -370,17 +370,23 @@ fn carries(headers: &HeaderMap) -> Carries {
 
 /// The headers without the hop-by-hop ones.
 fn end_to_end(mut headers: HeaderMap) -> HeaderMap {
-    let named: Vec<HeaderName> = headers
-        .get_all(CONNECTION)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+    // Most messages carry none: one pass over the names finds those to
+    // drop, rather than a look-up per name that could be there.
+    let mut dropped: Vec<HeaderName> = headers
+        .keys()
+        .filter(|name| HOP_BY_HOP.contains(name))
+        .cloned()
         .collect();
-    for name in named {
-        headers.remove(name);
+    if dropped.contains(&CONNECTION) {
+        let named = headers
+            .get_all(CONNECTION)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok());
+        dropped.extend(named);
     }
-    for name in HOP_BY_HOP {
+    for name in dropped {
         headers.remove(name);
     }
     headers
