@@ -9,7 +9,7 @@
 
 use crate::support;
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -296,6 +296,53 @@ fn the_stream_of_the_servers_own_messages_is_resumed_and_its_end_said() {
         "{}",
         finished.stderr
     );
+}
+
+#[test]
+fn answers_larger_than_the_pipe_reach_a_slow_host_whole_and_once_each() {
+    // Each answer is more than a pipe holds: written at once, it leaves a
+    // rest for the writer, and the answers that come meanwhile queue behind
+    // it. A host that reads slowly must still get every line whole, once.
+    const CALLS: usize = 12;
+    let text = |id: usize| "z".repeat(100_000 + id);
+    let server = legacy(move |seen| {
+        let request: Value = serde_json::from_slice(&seen.body).unwrap();
+        let id = request["id"].as_u64().unwrap() as usize;
+        Reply::json(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"text":"{}"}}}}"#,
+            text(id)
+        ))
+    });
+    let mut child = support::proxy_command(&["--url", &server.url()], &[])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    writeln!(stdin, "{INITIALIZE}\n{INITIALIZED}").unwrap();
+    for id in 1..=CALLS {
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t","arguments":{{}}}}}}"#
+        )
+        .unwrap();
+    }
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("protocolVersion"), "{line}");
+    let mut answered = std::collections::BTreeSet::new();
+    for _ in 0..CALLS {
+        std::thread::sleep(Duration::from_millis(20));
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+        let answer: Value = serde_json::from_str(&line).expect("each answer a whole line of JSON");
+        let id = answer["id"].as_u64().unwrap() as usize;
+        assert_eq!(answer["result"]["text"].as_str(), Some(text(id).as_str()));
+        assert!(answered.insert(id), "answer {id} came twice");
+    }
+    assert_eq!(answered.len(), CALLS);
+    drop(stdin);
+    wait_with_patience(&mut child);
 }
 
 #[test]

@@ -110,6 +110,13 @@ impl Exchange {
         self.method.as_deref().unwrap_or("")
     }
 
+    /// Whether the session learns from the answer ([`Exchange::learn`]),
+    /// which is then read before the host gets it: the host's next request
+    /// goes with what it taught.
+    fn learns(&self) -> bool {
+        matches!(self.method(), "initialize" | "tools/list")
+    }
+
     /// Sends a request and writes what answers it.
     pub async fn run(mut self, bridge: Arc<Bridge>) {
         let body = self.body.take().unwrap_or_else(|| full(Bytes::new()));
@@ -152,12 +159,24 @@ impl Exchange {
             return self.follow(bridge, response.into_body()).await;
         }
         let body = read_body(response.into_body()).await?;
+        let message = status.is_success() && !body.trim_ascii().is_empty();
+        if message && !self.learns() {
+            // The host gets the message before it is read: it waits for the
+            // message, not for the reading, which only tells its answer
+            // from another message (after which it is told that its
+            // request went unanswered).
+            bridge.out.write(&body).await;
+            return match self.id.as_ref().and_then(|id| answer_to(&body, id)) {
+                Some(_) => Ok(()),
+                None => Err(Failure::Unanswered(None)),
+            };
+        }
         if let Some(result) = self.id.as_ref().and_then(|id| answer_to(&body, id)) {
             self.learn(bridge, result);
             bridge.out.write(&body).await;
             return Ok(());
         }
-        if status.is_success() && !body.trim_ascii().is_empty() {
+        if message {
             // Some other message: the host gets it, and the error too, as
             // nothing else will answer its request.
             bridge.out.write(&body).await;

@@ -35,7 +35,7 @@ use tokio::task::AbortHandle;
 use self::host::HostLine;
 use self::one_way::OneWay;
 use self::session::Session;
-use self::to_host::Writer;
+use self::to_host::{ToHost, Writer};
 use super::message::{Kind, Leading, Outgoing};
 use super::note;
 use crate::client::{self, Upstream};
@@ -95,16 +95,15 @@ pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), 
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let mut signals = super::stop_signals(&runtime);
     // Stdout first: it is used to the last (see `pipe`).
-    let (out, to_host) = mpsc::channel(256);
-    let end = out.clone();
-    let writer = Writer::start(to_host, &runtime)?;
+    let (writer, to_host) = Writer::start(&runtime)?;
+    let end = to_host.clone();
     let (lines, from_host) = mpsc::channel(64);
     host::start(lines, &runtime)?;
     let bridge = Arc::new(Bridge {
         session: Session::new(headers),
         upstream,
         out: Out {
-            lines: out,
+            lines: to_host,
             tap: tap.clone(),
         },
         tap,
@@ -334,10 +333,10 @@ impl Bridge {
     }
 }
 
-/// The host's stdout, written by a thread of its own: a host that reads
-/// slowly holds up the streams that write to it, never the runtime.
+/// The host's stdout ([`to_host`]): a host that reads slowly holds up the
+/// streams that write to it, never the runtime.
 struct Out {
-    lines: mpsc::Sender<Vec<u8>>,
+    lines: ToHost,
     tap: Arc<Tap>,
 }
 
@@ -346,20 +345,13 @@ impl Out {
     async fn write(&self, message: &[u8]) {
         let line = super::message::as_line(message);
         self.tap.server().show_before(&line);
-        self.send(&line).await;
+        self.lines.send(&line).await;
     }
 
     /// Writes a message the bridge wrote itself, in the server's place: the
     /// tap is told that the server did not answer.
     async fn write_own(&self, message: &[u8]) {
         self.tap.own_reply(message);
-        self.send(message).await;
-    }
-
-    async fn send(&self, line: &[u8]) {
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(line);
-        bytes.push(b'\n');
-        let _ = self.lines.send(bytes).await;
+        self.lines.send(message).await;
     }
 }

@@ -10,7 +10,7 @@
 //! already non-blocking is left so. (Register stdout before stdin: when
 //! both are one socket, stdout's end, used to the last, then restores it.)
 
-use std::io::{self, ErrorKind};
+use std::io::{self, ErrorKind, IoSlice};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -75,6 +75,26 @@ impl Pipe {
             }
         }
         Ok(())
+    }
+}
+
+impl Pipe {
+    /// Writes what it can of `line` and a newline, in one system call,
+    /// without waiting: the count of bytes written (the line's length plus
+    /// one, when all were), or the error (`WouldBlock` when the pipe is
+    /// full).
+    pub fn try_write_line(&self, line: &[u8]) -> io::Result<usize> {
+        let pieces = [IoSlice::new(line), IoSlice::new(b"\n")];
+        // SAFETY: writes from live slices, whose `IoSlice`s have the
+        // layout of `iovec`, to a descriptor the pipe owns.
+        let written = unsafe {
+            libc::writev(
+                self.0.get_ref().as_raw_fd(),
+                pieces.as_ptr().cast(),
+                pieces.len() as libc::c_int,
+            )
+        };
+        syscall_result(written)
     }
 }
 
