@@ -10,6 +10,8 @@
 //! server has not closed it. (BENCHMARKS.md, sixth round, counts the
 //! bridge's instructions and connections with it.)
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -88,7 +90,17 @@ impl Pool {
         }
     }
 
-    async fn send_on_new(&self, request: Request<Body>) -> Result<Response, BoxError> {
+    /// Boxed: opening a connection is a large future, and a rare one; a
+    /// request on a kept connection need not carry its room (every future
+    /// that awaits this one is moved whole, with that room, into its task).
+    fn send_on_new(
+        &self,
+        request: Request<Body>,
+    ) -> Pin<Box<dyn Future<Output = Result<Response, BoxError>> + Send + '_>> {
+        Box::pin(self.open_and_send(request))
+    }
+
+    async fn open_and_send(&self, request: Request<Body>) -> Result<Response, BoxError> {
         let mut sender = self.connect().await?;
         let response = sender.send_request(request).await?;
         Ok(self.put_back(sender, response))
