@@ -28,7 +28,10 @@
 //! bench says what the bridge adds as a ratio of what `mcp-remote` adds
 //! (`scripts/bench-remote` installs the pinned `mcp-remote` and sets it).
 //! Each run also sends lines through `cat` and back: the two pipe hops a
-//! stdio bridge adds to an HTTP round trip, which no bridge can avoid.
+//! stdio bridge adds to an HTTP round trip, which no bridge can avoid; and
+//! calls through a TCP relay, a process that copies each connection's bytes
+//! to the server and back on one thread, as the doors run, reading none of
+//! them: the least any HTTP proxy of its own process adds.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
@@ -64,6 +67,9 @@ fn main() {
     if let Ok(server) = std::env::var(BARE_BRIDGE) {
         return bare_bridge(&server);
     }
+    if let Ok(server) = std::env::var(TCP_RELAY) {
+        return tcp_relay(&server);
+    }
     let server = serve();
     let url = format!("http://{server}/mcp");
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -86,6 +92,9 @@ fn main() {
     // The least a stdio bridge can add: the two pipe hops, and the HTTP
     // exchange moved from the host into the bridge.
     let mut bare = Door::command(Command::new(std::env::current_exe().unwrap()).env(BARE_BRIDGE, &server));
+    // The least a reverse proxy can add: a process between the two.
+    let relay = Door::relay(&server);
+    let relay_url = format!("http://{}/mcp", relay.address);
 
     // The routes, in the order `routes` below gives them.
     let mut names = vec!["direct HTTP".to_owned()];
@@ -95,7 +104,9 @@ fn main() {
     }
     names.push(ECHO.to_owned());
     names.push(BARE.to_owned());
+    names.push(RELAY.to_owned());
     names.extend(peer.as_ref().map(|_| PEER.to_owned()));
+    let named = |wanted: &str| names.iter().position(|name| name == wanted);
     // This build's bridge, whose ratio to the peer is told.
     let bridge = names.iter().position(|name| name.starts_with("bridge")).unwrap();
     // The routes with a process of their own, whose costs are told.
@@ -105,22 +116,25 @@ fn main() {
     let mut costs: Vec<Vec<Cost>> = names.iter().map(|_| Vec::new()).collect();
     let mut direct_rate = 0f64;
     let mut rates: Vec<[f64; 2]> = builds.iter().map(|_| [0.0; 2]).collect();
+    let mut relay_rate = 0f64;
     for run in 0..RUNS {
         let mut pids: Vec<u32> = builds
             .iter()
             .flat_map(|doors| [doors.reverse.child.id(), doors.bridge.child.id()])
             .collect();
         pids.push(bare.child.id());
+        pids.push(relay.child.id());
         pids.extend(peer.as_ref().map(|peer| peer.child.id()));
         let before: Vec<Usage> = pids.iter().map(|pid| Usage::of(*pid)).collect();
-        let clients: Vec<_> = (0..=builds.len()).map(|_| client()).collect();
+        let clients: Vec<_> = (0..=builds.len() + 1).map(|_| client()).collect();
         let mut routes = vec![Route::Http(&clients[0], &url)];
-        for (doors, client) in builds.iter_mut().zip(&clients[1..]) {
+        for (doors, client) in builds.iter_mut().zip(&clients[2..]) {
             routes.push(Route::Http(client, &doors.reverse_url));
             routes.push(Route::Stdio(&mut doors.bridge));
         }
         routes.push(Route::Stdio(&mut echo));
         routes.push(Route::Stdio(&mut bare));
+        routes.push(Route::Http(&clients[1], &relay_url));
         if let Some(peer) = &mut peer {
             routes.push(Route::Stdio(peer));
         }
@@ -139,6 +153,7 @@ fn main() {
             rates[n][0] = rates[n][0].max(runtime.block_on(throughput(&doors.reverse_url)));
             rates[n][1] = rates[n][1].max(doors.bridge.throughput());
         }
+        relay_rate = relay_rate.max(runtime.block_on(throughput(&relay_url)));
         if let Some(peer) = &mut peer {
             peer_rate = peer_rate.max(peer.throughput());
         }
@@ -177,9 +192,8 @@ fn main() {
         }
         println!("{row}|");
     }
-    if peer.is_some() {
-        let peer = names.len() - 1;
-        let bare = names.len() - 2;
+    if let Some(peer) = named(PEER) {
+        let bare = named(BARE).unwrap();
         for (regime, said) in ["warm", "cold"].iter().enumerate() {
             for (route, what) in [(bridge, "the bridge"), (bare, "the bare bridge")] {
                 let ratios = added[regime][route]
@@ -223,6 +237,7 @@ fn main() {
             );
         }
     }
+    println!("| {RELAY} | {relay_rate:.0} | {:.2}× |", relay_rate / direct_rate);
     if peer.is_some() {
         println!("| {PEER} | {peer_rate:.0} | {:.2}× |", peer_rate / direct_rate);
     }
@@ -236,6 +251,38 @@ const BARE: &str = "bare bridge (line → POST → body, blocking)";
 
 /// Set to the server's address, the bench runs as [`bare_bridge`].
 const BARE_BRIDGE: &str = "PROXY_BENCH_BARE_BRIDGE";
+
+/// The name of [`tcp_relay`] in the tables.
+const RELAY: &str = "TCP relay (bytes copied, none read)";
+
+/// Set to the server's address, the bench runs as [`tcp_relay`].
+const TCP_RELAY: &str = "PROXY_BENCH_TCP_RELAY";
+
+/// The least a reverse proxy can do, as a floor for the reverse proxy:
+/// copies each connection's bytes to the server and back, on one thread as
+/// the doors run, reading none of them (no HTTP, no audit). Says its
+/// address on stdout.
+fn tcp_relay(server: &str) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        println!("{}", listener.local_addr().unwrap());
+        std::io::stdout().flush().unwrap();
+        loop {
+            let (mut inbound, _) = listener.accept().await.unwrap();
+            inbound.set_nodelay(true).unwrap();
+            let server = server.to_owned();
+            tokio::spawn(async move {
+                let mut outbound = tokio::net::TcpStream::connect(server).await.unwrap();
+                outbound.set_nodelay(true).unwrap();
+                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+            });
+        }
+    });
+}
 
 /// The least a stdio→HTTP bridge can do, as a floor for the bridge: POSTs
 /// each stdin line as it is, on one kept-alive connection, and writes the
@@ -488,6 +535,15 @@ impl Door {
             address,
             lines: None,
         }
+    }
+
+    /// The bench itself as [`tcp_relay`] in front of `server`.
+    fn relay(server: &str) -> Door {
+        let mut relay = Door::command(Command::new(std::env::current_exe().unwrap()).env(TCP_RELAY, server));
+        let mut address = String::new();
+        relay.lines.as_mut().unwrap().read_line(&mut address).unwrap();
+        relay.address = address.trim().to_owned();
+        relay
     }
 
     fn bridge(binary: &str, url: &str) -> Door {
