@@ -68,7 +68,14 @@ impl ToHost {
         {
             match stdout.write_now(line) {
                 Now::Written => return,
-                Now::Rest(rest) => return drop(self.queue.send(rest).await),
+                Now::Rest(rest) => {
+                    // No await between the look at the queue and this: the
+                    // rest goes first, and cannot find the queue full (an
+                    // await could yield, and another line go before it).
+                    let queued = self.queue.try_send(rest);
+                    debug_assert!(!matches!(queued, Err(TrySendError::Full(_))));
+                    return;
+                }
                 Now::Later => {}
             }
         }
@@ -184,6 +191,8 @@ impl Writer {
 async fn write_async(stdout: Arc<Stdout>, mut lines: mpsc::Receiver<Vec<u8>>) {
     while let Some(line) = lines.recv().await {
         if line.is_empty() {
+            // None after the end, not even one written at once.
+            stdout.closed.store(true, Ordering::Relaxed);
             return;
         }
         if !stdout.closed.load(Ordering::Relaxed) {
@@ -226,7 +235,7 @@ mod tests {
     }
 
     #[test]
-    fn a_line_written_at_once_never_cuts_into_one_the_writer_has_begun() {
+    fn a_line_written_at_once_never_cuts_into_one_begun_nor_follows_the_end() {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -243,15 +252,20 @@ mod tests {
         let long = vec![b'a'; 200_000];
         runtime.block_on(to_host.send(&long));
         runtime.block_on(async { tokio::time::sleep(Duration::from_millis(20)).await });
-        // Room for a short line, before the writer's task runs again.
-        let mut read = vec![0; 16 * 1024];
+        // Room for a short line (a page), before the writer's task runs
+        // again.
+        let mut read = vec![0; 4096];
         host.read_exact(&mut read).unwrap();
         runtime.block_on(to_host.send(b"short"));
         let reader = thread::spawn(move || {
             host.read_to_end(&mut read).unwrap();
             read
         });
+        let late = to_host.clone();
         writer.finish(&runtime, to_host, None);
+        // After the end, nothing is written.
+        runtime.block_on(late.send(&[b'c'; 100_000]));
+        drop(late);
         drop(runtime);
         let mut expected = long;
         expected.extend_from_slice(b"\nshort\n");
