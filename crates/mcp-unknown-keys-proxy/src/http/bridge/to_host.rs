@@ -55,7 +55,8 @@ struct Stdout {
     pipe: Pipe,
     /// The writer's task holds a line it has not written in full.
     busy: AtomicBool,
-    /// A write failed: the host stopped reading, and lines are dropped.
+    /// A write failed (the host stopped reading), or the writer took
+    /// [`END`]: lines are dropped.
     closed: AtomicBool,
 }
 
