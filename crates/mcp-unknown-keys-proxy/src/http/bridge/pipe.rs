@@ -76,9 +76,7 @@ impl Pipe {
         }
         Ok(())
     }
-}
 
-impl Pipe {
     /// Writes what it can of `line` and a newline, in one system call,
     /// without waiting: the count of bytes written (the line's length plus
     /// one, when all were), or the error (`WouldBlock` when the pipe is
