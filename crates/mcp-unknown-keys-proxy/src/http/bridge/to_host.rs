@@ -80,11 +80,16 @@ impl ToHost {
                 Now::Later => {}
             }
         }
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(line);
-        bytes.push(b'\n');
-        let _ = self.queue.send(bytes).await;
+        let _ = self.queue.send(with_newline(line)).await;
     }
+}
+
+/// `bytes` and a newline, as the queue holds a line (or its rest).
+fn with_newline(bytes: &[u8]) -> Vec<u8> {
+    let mut line = Vec::with_capacity(bytes.len() + 1);
+    line.extend_from_slice(bytes);
+    line.push(b'\n');
+    line
 }
 
 /// What writing a line at once came to.
@@ -111,12 +116,7 @@ impl Stdout {
         };
         match written {
             Ok(count) if count > line.len() => Now::Written,
-            Ok(count) => {
-                let mut rest = Vec::with_capacity(line.len() + 1 - count);
-                rest.extend_from_slice(&line[count..]);
-                rest.push(b'\n');
-                Now::Rest(rest)
-            }
+            Ok(count) => Now::Rest(with_newline(&line[count..])),
             Err(error) if error.kind() == ErrorKind::WouldBlock => Now::Later,
             Err(_) => {
                 self.closed.store(true, Ordering::Relaxed);
