@@ -34,6 +34,7 @@ use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
 use self::pool::Pool;
+pub use self::pool::ResetBeforeAnswer;
 use self::url::shown;
 
 /// Any error, boxed.
@@ -160,6 +161,17 @@ impl tower_service::Service<Uri> for Connector {
 enum Stream {
     Plain(TokioIo<TcpStream>),
     Tls(Box<TokioIo<TlsStream<TcpStream>>>),
+}
+
+impl Stream {
+    /// The TCP socket under it, TLS or not.
+    fn socket(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Stream::Plain(tcp) => tcp.inner().as_raw_fd(),
+            Stream::Tls(tls) => tls.inner().get_ref().0.as_raw_fd(),
+        }
+    }
 }
 
 impl Read for Stream {

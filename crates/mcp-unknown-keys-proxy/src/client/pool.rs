@@ -8,9 +8,13 @@
 //! come, and taken again once hyper says it is ready for the next request,
 //! which it is when that response's body has been read to its end and the
 //! server has not closed it. (BENCHMARKS.md, sixth round, counts the
-//! bridge's instructions and connections with it.)
+//! bridge's instructions and connections with it.) Before a kept connection
+//! is taken, its socket is asked whether the server closed it: hyper learns
+//! of a close only once the runtime has polled its events, and a request
+//! sent on a connection the server closed is lost.
 
 use std::future::Future;
+use std::os::fd::RawFd;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -46,9 +50,10 @@ pub(super) struct Pool {
     kept: Arc<Mutex<Vec<Kept>>>,
 }
 
-/// A connection put back, and when its last response began.
+/// A connection put back, its socket, and when its last response began.
 struct Kept {
     sender: SendRequest<Body>,
+    socket: RawFd,
     since: Instant,
 }
 
@@ -78,13 +83,14 @@ impl Pool {
     /// closed for, before it went out, goes on a new connection.
     pub(super) async fn send(&self, mut request: Request<Body>) -> Result<Response, BoxError> {
         self.to_origin_form(&mut request)?;
-        let Some(mut sender) = self.take() else {
+        let Some((mut sender, socket)) = self.take() else {
             return self.send_on_new(request).await;
         };
         match sender.try_send_request(request).await {
-            Ok(response) => Ok(self.put_back(sender, response)),
+            Ok(response) => Ok(self.put_back(sender, socket, response)),
             Err(mut failed) => match failed.take_message() {
                 Some(request) => self.send_on_new(request).await,
+                None if was_reset(failed.error()) => Err(Box::new(ResetBeforeAnswer(failed.into_error()))),
                 None => Err(failed.into_error().into()),
             },
         }
@@ -101,9 +107,9 @@ impl Pool {
     }
 
     async fn open_and_send(&self, request: Request<Body>) -> Result<Response, BoxError> {
-        let mut sender = self.connect().await?;
+        let (mut sender, socket) = self.connect().await?;
         let response = sender.send_request(request).await?;
-        Ok(self.put_back(sender, response))
+        Ok(self.put_back(sender, socket, response))
     }
 
     /// An HTTP/1.1 request names its path only, and its server in `Host`.
@@ -123,47 +129,114 @@ impl Pool {
         Ok(())
     }
 
-    /// The most recently used connection ready for a request; closed and
-    /// long-idle ones are let go on the way.
-    fn take(&self) -> Option<SendRequest<Body>> {
+    /// The most recently used connection ready for a request, and its
+    /// socket; closed and long-idle ones are let go on the way.
+    fn take(&self) -> Option<(SendRequest<Body>, RawFd)> {
         let mut kept = self.kept();
         let now = Instant::now();
         kept.retain(|kept| !kept.sender.is_closed() && now.duration_since(kept.since) < IDLE_FOR);
-        // hyper 1.12 (pinned) says ready only once the connection's last
-        // response has been read to its end, and takes it back if the
-        // connection is then closed: a busy one is never handed out.
-        let ready = kept.iter().rposition(|kept| kept.sender.is_ready())?;
-        Some(kept.remove(ready).sender)
+        loop {
+            // hyper 1.12 (pinned) says ready only once the connection's
+            // last response has been read to its end, and takes it back if
+            // the connection is then closed: a busy one is never handed
+            // out. A ready one still owns its socket.
+            let ready = kept.iter().rposition(|kept| kept.sender.is_ready())?;
+            let Kept { sender, socket, .. } = kept.remove(ready);
+            if !closed_by_peer(socket) {
+                return Some((sender, socket));
+            }
+        }
     }
 
     /// Keeps the connection for the next request, which it can carry once
     /// this response's body has been read.
-    fn put_back(&self, sender: SendRequest<Body>, response: Response) -> Response {
+    fn put_back(&self, sender: SendRequest<Body>, socket: RawFd, response: Response) -> Response {
         let mut kept = self.kept();
         if kept.len() >= KEPT {
             kept.remove(0);
         }
         kept.push(Kept {
             sender,
+            socket,
             since: Instant::now(),
         });
         response
     }
 
-    /// A new connection, driven by a task of its own until it closes.
-    async fn connect(&self) -> Result<SendRequest<Body>, BoxError> {
+    /// A new connection, driven by a task of its own until it closes, and
+    /// its socket.
+    async fn connect(&self) -> Result<(SendRequest<Body>, RawFd), BoxError> {
         let stream = self.connector.clone().call(self.origin.clone()).await?;
+        let socket = stream.socket();
         let (sender, connection) = http1::handshake(stream).await?;
         tokio::spawn(async move {
             let _ = connection.await;
         });
-        Ok(sender)
+        Ok((sender, socket))
     }
 
     /// The kept connections, locked (a panic while they were held left
     /// the list whole: every change to it is one call).
     fn kept(&self) -> std::sync::MutexGuard<'_, Vec<Kept>> {
         self.kept.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A request a kept connection lost: the server reset the connection before
+/// it answered. A socket resets when it is closed with what came unread, or
+/// when bytes come after it closed: the server did not read the request
+/// whole, so it can be sent again on another connection without running
+/// twice (a server that closes a connection just as a request comes on it,
+/// unannounced, is the one case the look at the socket cannot foresee).
+#[derive(Debug)]
+pub struct ResetBeforeAnswer(hyper::Error);
+
+impl std::fmt::Display for ResetBeforeAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl std::error::Error for ResetBeforeAnswer {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
+}
+
+/// Whether hyper's error is the server resetting the connection.
+fn was_reset(error: &hyper::Error) -> bool {
+    let mut cause = std::error::Error::source(error);
+    while let Some(error) = cause {
+        if let Some(io) = error.downcast_ref::<std::io::Error>() {
+            return io.kind() == std::io::ErrorKind::ConnectionReset;
+        }
+        cause = error.source();
+    }
+    false
+}
+
+/// Whether the server closed (or reset) an idle connection: asked of the
+/// socket itself, without taking anything from it. Bytes waiting (a TLS
+/// session ticket, say) are hyper's to read: the connection stays.
+fn closed_by_peer(socket: RawFd) -> bool {
+    let mut byte = 0u8;
+    // SAFETY: peeks at most one byte into a live local, from a socket its
+    // ready connection still owns (a harmless failure, were it not).
+    let peeked = unsafe {
+        libc::recv(
+            socket,
+            (&raw mut byte).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    match peeked {
+        0 => true,
+        n if n > 0 => false,
+        _ => !matches!(
+            std::io::Error::last_os_error().kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+        ),
     }
 }
 

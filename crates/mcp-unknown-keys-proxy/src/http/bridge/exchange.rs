@@ -15,7 +15,7 @@ use mcp_unknown_keys::jsonrpc::Id;
 use serde_json::value::RawValue;
 
 use super::Bridge;
-use super::session::{Era, Routing, SESSION_ID, full};
+use super::session::{Era, Outbound, Routing, SESSION_ID};
 use crate::client::{Body, Response, describe};
 use crate::http::message::{Leading, Outgoing, answer_to};
 use crate::http::note;
@@ -52,7 +52,7 @@ const SETTLE: Duration = Duration::from_millis(10);
 /// A request, read and ready to send.
 pub struct Exchange {
     /// The message, taken when it is sent.
-    body: Option<Body>,
+    message: Option<Outbound>,
     id: Option<Id>,
     raw_id: Option<Box<RawValue>>,
     method: Option<String>,
@@ -78,7 +78,7 @@ impl Exchange {
     pub fn plan(bridge: &Bridge, message: &Outgoing<'_>, line: Bytes) -> Exchange {
         let routing = bridge.session.route(message);
         Exchange {
-            body: Some(full(line)),
+            message: Some(Outbound::Whole(line)),
             id: message.id().and_then(Id::read),
             raw_id: message.id().map(ToOwned::to_owned),
             method: message.method().map(str::to_owned),
@@ -92,7 +92,7 @@ impl Exchange {
     /// leading `id` and `method` are known, and no header is read from it.
     pub fn streamed(body: Body, leading: Leading) -> Exchange {
         Exchange {
-            body: Some(body),
+            message: Some(Outbound::Streamed(body)),
             id: leading.id.as_deref().and_then(Id::read),
             raw_id: leading.id,
             method: leading.method,
@@ -119,15 +119,13 @@ impl Exchange {
 
     /// Sends a request and writes what answers it.
     pub async fn run(mut self, bridge: Arc<Bridge>) {
-        let body = self.body.take().unwrap_or_else(|| full(Bytes::new()));
+        let message = self.message.take().unwrap_or(Outbound::Whole(Bytes::new()));
         let failure = if bridge.session.expired() && self.method() != "initialize" {
             Some(Failure::Expired)
         } else {
-            let (request, sent) =
-                bridge
-                    .session
-                    .post(&bridge.upstream, body, &self.routing, self.declared.as_deref());
-            let response = bridge.upstream.request(request).await;
+            let (response, sent) = bridge
+                .post(message, &self.routing, self.declared.as_deref())
+                .await;
             match response {
                 Err(error) => Some(Failure::Unreachable(describe(&*error))),
                 Ok(response) => self.answer(&bridge, response, sent.as_ref()).await.err(),
@@ -336,7 +334,7 @@ impl Exchange {
     /// notification, are forwarded through: it answers no request.
     pub(super) fn listener() -> Exchange {
         Exchange {
-            body: None,
+            message: None,
             id: None,
             raw_id: None,
             method: None,

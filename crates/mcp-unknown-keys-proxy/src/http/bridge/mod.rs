@@ -27,18 +27,18 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use hyper::header::HeaderMap;
+use hyper::header::{HeaderMap, HeaderValue};
 use mcp_unknown_keys::jsonrpc::Id;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::AbortHandle;
 
 use self::host::HostLine;
 use self::one_way::OneWay;
-use self::session::Session;
+use self::session::{Outbound, Routing, Session};
 use self::to_host::{ToHost, Writer};
 use super::message::{Kind, Leading, Outgoing};
 use super::note;
-use crate::client::{self, Upstream};
+use crate::client::{self, BoxError, ResetBeforeAnswer, Response, Upstream};
 use crate::relay::LineTap;
 use crate::tap::Tap;
 
@@ -190,7 +190,7 @@ impl Bridge {
             routing: self.session.route(message),
             declared: message.protocol_version().map(str::to_owned),
             what: message.method().unwrap_or("response").to_owned(),
-            body: session::full(line),
+            message: Outbound::Whole(line),
         };
         self.deliver_aside(one_way).await;
     }
@@ -241,7 +241,7 @@ impl Bridge {
                 routing: session::Routing::none(),
                 declared: None,
                 what: leading.method.unwrap_or_else(|| "message".to_owned()),
-                body,
+                message: Outbound::Streamed(body),
             };
             self.deliver_aside(one_way).await;
         }
@@ -263,6 +263,34 @@ impl Bridge {
                 endless,
             };
             self.in_flight().insert(id, entry);
+        }
+    }
+
+    /// POSTs a message with the headers its routing and the session want;
+    /// returns the answer and the session id sent, to tell an expiry. A
+    /// whole line a kept connection lost, reset before any answer, goes
+    /// again once ([`ResetBeforeAnswer`]).
+    async fn post(
+        &self,
+        message: Outbound,
+        routing: &Routing,
+        declared: Option<&str>,
+    ) -> (Result<Response, BoxError>, Option<HeaderValue>) {
+        let again = message.again();
+        let (request, sent) = self
+            .session
+            .post(&self.upstream, message.into_body(), routing, declared);
+        match self.upstream.request(request).await {
+            Err(error)
+                if error.is::<ResetBeforeAnswer>()
+                    && let Some(line) = again =>
+            {
+                let (request, sent) =
+                    self.session
+                        .post(&self.upstream, session::full(line), routing, declared);
+                (self.upstream.request(request).await, sent)
+            }
+            answered => (answered, sent),
         }
     }
 

@@ -15,15 +15,15 @@ use super::Bridge;
 use super::exchange::{
     DEFAULT_RETRY, Ended, Exchange, MAX_MESSAGE, MAX_RESUMPTIONS, MAX_RETRY, is_event_stream, read_body,
 };
-use super::session::Routing;
-use crate::client::{Body, describe};
+use super::session::{Outbound, Routing};
+use crate::client::describe;
 use crate::http::note;
 use crate::http::reply::{self, Failure};
 use crate::http::sse::Parser;
 
 /// A message that awaits no answer, read and routed, ready to send.
 pub struct OneWay {
-    pub body: Body,
+    pub message: Outbound,
     pub routing: Routing,
     pub declared: Option<String>,
     /// The method, or "response".
@@ -36,13 +36,10 @@ impl Bridge {
     /// the host as it came. Nothing is authored for the host: there is no
     /// request to answer.
     pub async fn deliver_one_way(self: Arc<Self>, message: OneWay) {
-        let (request, sent) = self.session.post(
-            &self.upstream,
-            message.body,
-            &message.routing,
-            message.declared.as_deref(),
-        );
-        let failure = match self.upstream.request(request).await {
+        let (answer, sent) = self
+            .post(message.message, &message.routing, message.declared.as_deref())
+            .await;
+        let failure = match answer {
             Err(error) => Some(Failure::Unreachable(describe(&*error))),
             Ok(response)
                 if response.status() == StatusCode::NOT_FOUND && self.session.expire(sent.as_ref()) =>

@@ -238,6 +238,33 @@ impl Session {
     }
 }
 
+/// What a POST carries: a whole host line, which can be sent again, or a
+/// line too long to hold, as it streams in.
+pub enum Outbound {
+    /// A line read whole.
+    Whole(Bytes),
+    /// A line longer than the bridge holds, sent as stdin brings it.
+    Streamed(Body),
+}
+
+impl Outbound {
+    /// The line again, if it can be sent again.
+    pub fn again(&self) -> Option<Bytes> {
+        match self {
+            Outbound::Whole(line) => Some(line.clone()),
+            Outbound::Streamed(_) => None,
+        }
+    }
+
+    /// The request body.
+    pub fn into_body(self) -> Body {
+        match self {
+            Outbound::Whole(line) => full(line),
+            Outbound::Streamed(body) => body,
+        }
+    }
+}
+
 /// A body in one piece.
 pub fn full(body: Bytes) -> Body {
     Full::new(body).map_err(|never| match never {}).boxed()
