@@ -19,8 +19,8 @@
 //! - throughput with 32 calls in flight: 32 HTTP clients direct and through
 //!   the reverse proxy; 32 calls pipelined through the bridge's stdio.
 //!
-//! With `PROXY_BENCH_BASELINE=PATH` (another build of the binary), that
-//! build's doors run in the same rounds, taking turns with this one's, so
+//! With `PROXY_BENCH_BASELINE=PATH` (another build of the binary; several,
+//! separated by `:`, each named by its file name), that build's doors run in the same rounds, taking turns with this one's, so
 //! that a change is compared under the same load (the latency of loopback
 //! wake-ups on these shared machines moves threefold between idle and busy).
 //! With `PROXY_BENCH_MCP_REMOTE=PATH` (the `mcp-remote` command of the npm
@@ -65,7 +65,11 @@ fn main() {
         return; // `cargo test --benches` asks; nothing to list
     }
     if let Ok(server) = std::env::var(BARE_BRIDGE) {
-        return bare_bridge(&server);
+        return match std::env::var(BARE_KIND).as_deref() {
+            Ok("tokio") => tokio_bare_bridge(&server),
+            Ok("hyper") => hyper_bare_bridge(&server),
+            _ => bare_bridge(&server),
+        };
     }
     if let Ok(server) = std::env::var(TCP_RELAY) {
         return tcp_relay(&server);
@@ -77,8 +81,17 @@ fn main() {
         .build()
         .unwrap();
     let mut builds = vec![Doors::start("", PROXY, &url, &runtime)];
-    if let Ok(baseline) = std::env::var("PROXY_BENCH_BASELINE") {
-        builds.push(Doors::start(" (baseline)", &baseline, &url, &runtime));
+    for baseline in std::env::var("PROXY_BENCH_BASELINE")
+        .iter()
+        .flat_map(|paths| paths.split(':'))
+    {
+        let label = match std::path::Path::new(baseline).file_name() {
+            Some(name) if std::env::var("PROXY_BENCH_BASELINE").is_ok_and(|paths| paths.contains(':')) => {
+                format!(" (baseline {})", name.to_string_lossy())
+            }
+            _ => " (baseline)".to_owned(),
+        };
+        builds.push(Doors::start(label, baseline, &url, &runtime));
     }
     let mut peer = std::env::var("PROXY_BENCH_MCP_REMOTE").ok().map(|program| {
         let mut peer = Door::stdio(&program, &[&url, "--allow-http"], Stdio::null());
@@ -91,7 +104,11 @@ fn main() {
     let mut echo = Door::stdio("cat", &[], Stdio::inherit());
     // The least a stdio bridge can add: the two pipe hops, and the HTTP
     // exchange moved from the host into the bridge.
-    let mut bare = Door::command(Command::new(std::env::current_exe().unwrap()).env(BARE_BRIDGE, &server));
+    let mut bare = Door::bare("blocking", &server);
+    // The same on tokio's runtime, then with hyper's client: what each of
+    // the two adds to the floor, before anything of the bridge's own.
+    let mut tokio_bare = Door::bare("tokio", &server);
+    let mut hyper_bare = Door::bare("hyper", &server);
     // The least a reverse proxy can add: a process between the two.
     let relay = Door::relay(&server);
     let relay_url = format!("http://{}/mcp", relay.address);
@@ -104,6 +121,8 @@ fn main() {
     }
     names.push(ECHO.to_owned());
     names.push(BARE.to_owned());
+    names.push(TOKIO_BARE.to_owned());
+    names.push(HYPER_BARE.to_owned());
     names.push(RELAY.to_owned());
     names.extend(peer.as_ref().map(|_| PEER.to_owned()));
     let named = |wanted: &str| names.iter().position(|name| name == wanted);
@@ -122,7 +141,7 @@ fn main() {
             .iter()
             .flat_map(|doors| [doors.reverse.child.id(), doors.bridge.child.id()])
             .collect();
-        pids.push(bare.child.id());
+        pids.extend([bare.child.id(), tokio_bare.child.id(), hyper_bare.child.id()]);
         pids.push(relay.child.id());
         pids.extend(peer.as_ref().map(|peer| peer.child.id()));
         let before: Vec<Usage> = pids.iter().map(|pid| Usage::of(*pid)).collect();
@@ -134,6 +153,8 @@ fn main() {
         }
         routes.push(Route::Stdio(&mut echo));
         routes.push(Route::Stdio(&mut bare));
+        routes.push(Route::Stdio(&mut tokio_bare));
+        routes.push(Route::Stdio(&mut hyper_bare));
         routes.push(Route::Http(&clients[1], &relay_url));
         if let Some(peer) = &mut peer {
             routes.push(Route::Stdio(peer));
@@ -193,10 +214,15 @@ fn main() {
         println!("{row}|");
     }
     if let Some(peer) = named(PEER) {
-        let bare = named(BARE).unwrap();
+        let floors = [BARE, TOKIO_BARE, HYPER_BARE].map(|name| named(name).unwrap());
         for (regime, said) in ["warm", "cold"].iter().enumerate() {
-            for (route, what) in [(bridge, "the bridge"), (bare, "the bare bridge")] {
-                let ratios = added[regime][route]
+            let floors = floors.iter().zip([
+                "the bare bridge",
+                "the bare bridge on tokio",
+                "the bare bridge on hyper",
+            ]);
+            for (route, what) in [(&bridge, "the bridge")].into_iter().chain(floors) {
+                let ratios = added[regime][*route]
                     .iter()
                     .zip(&added[regime][peer])
                     .map(|(b, p)| b / p);
@@ -249,8 +275,19 @@ const ECHO: &str = "`cat` (the two pipe hops alone)";
 /// The name of [`bare_bridge`] in the tables.
 const BARE: &str = "bare bridge (line → POST → body, blocking)";
 
-/// Set to the server's address, the bench runs as [`bare_bridge`].
+/// The name of [`tokio_bare_bridge`] in the tables.
+const TOKIO_BARE: &str = "bare bridge on tokio (one task)";
+
+/// The name of [`hyper_bare_bridge`] in the tables.
+const HYPER_BARE: &str = "bare bridge on tokio and hyper's client";
+
+/// Set to the server's address, the bench runs as a bare bridge: the one
+/// [`BARE_KIND`] names.
 const BARE_BRIDGE: &str = "PROXY_BENCH_BARE_BRIDGE";
+
+/// `blocking` ([`bare_bridge`]), `tokio` ([`tokio_bare_bridge`]) or
+/// `hyper` ([`hyper_bare_bridge`]).
+const BARE_KIND: &str = "PROXY_BENCH_BARE_KIND";
 
 /// The name of [`tcp_relay`] in the tables.
 const RELAY: &str = "TCP relay (bytes copied, none read)";
@@ -320,20 +357,111 @@ fn bare_bridge(server: &str) {
     }
 }
 
+/// [`bare_bridge`] on a current-thread tokio runtime, as the doors run: one
+/// task reads stdin and the answer as their readiness comes, so a call
+/// costs the runtime's wake-ups and no more.
+fn tokio_bare_bridge(server: &str) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+    on_tokio(async {
+        let (mut stdin, mut stdout) = stdio_pipes();
+        let upstream = tokio::net::TcpStream::connect(server).await.unwrap();
+        upstream.set_nodelay(true).unwrap();
+        let mut answers = tokio::io::BufReader::new(upstream);
+        let mut line = Vec::new();
+        while stdin.read_until(b'\n', &mut line).await.unwrap() > 0 {
+            let body = line.trim_ascii_end();
+            let head = format!(
+                "POST /mcp HTTP/1.1\r\nhost: {server}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n",
+                body.len()
+            );
+            let request = [head.as_bytes(), body].concat();
+            answers.get_mut().write_all(&request).await.unwrap();
+            let mut length = 0;
+            let mut header = String::new();
+            while answers.read_line(&mut header).await.unwrap() > 2 {
+                if let Some(value) = header.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap();
+                }
+                header.clear();
+            }
+            let mut answer = vec![0; length + 1];
+            answers.read_exact(&mut answer[..length]).await.unwrap();
+            answer[length] = b'\n';
+            stdout.write_all(&answer).await.unwrap();
+            line.clear();
+        }
+    });
+}
+
+/// [`tokio_bare_bridge`] with hyper's HTTP/1.1 client in place of the
+/// hand-written exchange: one kept connection, driven by a task of its own
+/// as the doors' are.
+fn hyper_bare_bridge(server: &str) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    on_tokio(async {
+        let (mut stdin, mut stdout) = stdio_pipes();
+        let upstream = tokio::net::TcpStream::connect(server).await.unwrap();
+        upstream.set_nodelay(true).unwrap();
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(upstream))
+            .await
+            .unwrap();
+        tokio::spawn(connection);
+        let mut line = Vec::new();
+        while stdin.read_until(b'\n', &mut line).await.unwrap() > 0 {
+            let body = Bytes::copy_from_slice(line.trim_ascii_end());
+            let request = hyper::Request::post("/mcp")
+                .header("host", server)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .body(Full::new(body))
+                .unwrap();
+            sender.ready().await.unwrap();
+            let response = sender.send_request(request).await.unwrap();
+            let mut answer = response.into_body().collect().await.unwrap().to_bytes().to_vec();
+            answer.push(b'\n');
+            stdout.write_all(&answer).await.unwrap();
+            line.clear();
+        }
+    });
+}
+
+/// Runs `work` on a current-thread runtime, as the doors run.
+fn on_tokio(work: impl std::future::Future<Output = ()>) {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(work);
+}
+
+/// Stdin and stdout (pipes, as the bench starts each door) read and
+/// written as their readiness comes.
+fn stdio_pipes() -> (
+    tokio::io::BufReader<tokio::net::unix::pipe::Receiver>,
+    tokio::net::unix::pipe::Sender,
+) {
+    use std::os::fd::AsFd;
+    use tokio::net::unix::pipe;
+    let file = |fd: std::os::fd::BorrowedFd<'_>| std::fs::File::from(fd.try_clone_to_owned().unwrap());
+    let stdin = pipe::Receiver::from_file(file(std::io::stdin().as_fd())).unwrap();
+    let stdout = pipe::Sender::from_file(file(std::io::stdout().as_fd())).unwrap();
+    (tokio::io::BufReader::new(stdin), stdout)
+}
+
 /// The peer's name in the tables.
 const PEER: &str = "mcp-remote (stdio → HTTP)";
 
 /// One build's two doors in front of the bench's server, each having read
 /// the listing, so that every call is audited.
 struct Doors {
-    label: &'static str,
+    label: String,
     reverse_url: String,
     reverse: Door,
     bridge: Door,
 }
 
 impl Doors {
-    fn start(label: &'static str, binary: &str, url: &str, runtime: &tokio::runtime::Runtime) -> Doors {
+    fn start(label: impl Into<String>, binary: &str, url: &str, runtime: &tokio::runtime::Runtime) -> Doors {
         let reverse = Door::reverse(binary, url);
         let reverse_url = format!("http://{}/mcp", reverse.address);
         let mut bridge = Door::bridge(binary, url);
@@ -344,7 +472,7 @@ impl Doors {
             r#"{"jsonrpc":"2.0","id":0,"method":"tools/list"}"#,
         ));
         Doors {
-            label,
+            label: label.into(),
             reverse_url,
             reverse,
             bridge,
@@ -535,6 +663,16 @@ impl Door {
             address,
             lines: None,
         }
+    }
+
+    /// The bench itself as a bare bridge of `kind` ([`BARE_KIND`]) in front
+    /// of `server`.
+    fn bare(kind: &str, server: &str) -> Door {
+        Door::command(
+            Command::new(std::env::current_exe().unwrap())
+                .env(BARE_BRIDGE, server)
+                .env(BARE_KIND, kind),
+        )
     }
 
     /// The bench itself as [`tcp_relay`] in front of `server`.
