@@ -28,10 +28,14 @@
 //! bench says what the bridge adds as a ratio of what `mcp-remote` adds
 //! (`scripts/bench-remote` installs the pinned `mcp-remote` and sets it).
 //! Each run also sends lines through `cat` and back: the two pipe hops a
-//! stdio bridge adds to an HTTP round trip, which no bridge can avoid; and
-//! calls through a TCP relay, a process that copies each connection's bytes
-//! to the server and back on one thread, as the doors run, reading none of
-//! them: the least any HTTP proxy of its own process adds.
+//! stdio bridge adds to an HTTP round trip, which no bridge can avoid;
+//! through three bare bridges that read nothing of the messages (blocking
+//! and hand-written, then as one tokio task, then with hyper's client): the
+//! least a bridge adds, and what the runtime and the HTTP client each add
+//! to that; and calls through a TCP relay, a process that copies each
+//! connection's bytes to the server and back on one thread, as the doors
+//! run, reading none of them: the least any HTTP proxy of its own process
+//! adds.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
