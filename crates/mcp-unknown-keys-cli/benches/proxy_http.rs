@@ -367,13 +367,8 @@ fn bare_bridge(server: &str) {
 fn tokio_bare_bridge(server: &str) {
     use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
     on_tokio(async {
-        let (mut stdin, mut stdout) = stdio_pipes();
-        let upstream = tokio::net::TcpStream::connect(server).await.unwrap();
-        upstream.set_nodelay(true).unwrap();
-        let mut answers = tokio::io::BufReader::new(upstream);
-        let mut line = Vec::new();
-        while stdin.read_until(b'\n', &mut line).await.unwrap() > 0 {
-            let body = line.trim_ascii_end();
+        let mut answers = tokio::io::BufReader::new(connect(server).await);
+        each_line(async |body: &[u8]| {
             let head = format!(
                 "POST /mcp HTTP/1.1\r\nhost: {server}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n",
                 body.len()
@@ -388,12 +383,11 @@ fn tokio_bare_bridge(server: &str) {
                 }
                 header.clear();
             }
-            let mut answer = vec![0; length + 1];
-            answers.read_exact(&mut answer[..length]).await.unwrap();
-            answer[length] = b'\n';
-            stdout.write_all(&answer).await.unwrap();
-            line.clear();
-        }
+            let mut answer = vec![0; length];
+            answers.read_exact(&mut answer).await.unwrap();
+            answer
+        })
+        .await;
     });
 }
 
@@ -401,32 +395,44 @@ fn tokio_bare_bridge(server: &str) {
 /// hand-written exchange: one kept connection, driven by a task of its own
 /// as the doors' are.
 fn hyper_bare_bridge(server: &str) {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
     on_tokio(async {
-        let (mut stdin, mut stdout) = stdio_pipes();
-        let upstream = tokio::net::TcpStream::connect(server).await.unwrap();
-        upstream.set_nodelay(true).unwrap();
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(upstream))
-            .await
-            .unwrap();
+        let upstream = TokioIo::new(connect(server).await);
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(upstream).await.unwrap();
         tokio::spawn(connection);
-        let mut line = Vec::new();
-        while stdin.read_until(b'\n', &mut line).await.unwrap() > 0 {
-            let body = Bytes::copy_from_slice(line.trim_ascii_end());
+        each_line(async |body: &[u8]| {
             let request = hyper::Request::post("/mcp")
                 .header("host", server)
                 .header("content-type", "application/json")
                 .header("accept", "application/json, text/event-stream")
-                .body(Full::new(body))
+                .body(Full::new(Bytes::copy_from_slice(body)))
                 .unwrap();
             sender.ready().await.unwrap();
             let response = sender.send_request(request).await.unwrap();
-            let mut answer = response.into_body().collect().await.unwrap().to_bytes().to_vec();
-            answer.push(b'\n');
-            stdout.write_all(&answer).await.unwrap();
-            line.clear();
-        }
+            response.into_body().collect().await.unwrap().to_bytes().to_vec()
+        })
+        .await;
     });
+}
+
+/// Each stdin line, without its newline, through `exchange`, and the
+/// answer it gives written back as a line, until stdin ends.
+async fn each_line(mut exchange: impl AsyncFnMut(&[u8]) -> Vec<u8>) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (mut stdin, mut stdout) = stdio_pipes();
+    let mut line = Vec::new();
+    while stdin.read_until(b'\n', &mut line).await.unwrap() > 0 {
+        let mut answer = exchange(line.trim_ascii_end()).await;
+        answer.push(b'\n');
+        stdout.write_all(&answer).await.unwrap();
+        line.clear();
+    }
+}
+
+/// A connection to the server, as the doors open theirs.
+async fn connect(server: &str) -> tokio::net::TcpStream {
+    let upstream = tokio::net::TcpStream::connect(server).await.unwrap();
+    upstream.set_nodelay(true).unwrap();
+    upstream
 }
 
 /// Runs `work` on a current-thread runtime, as the doors run.
