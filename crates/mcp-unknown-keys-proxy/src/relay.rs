@@ -52,7 +52,7 @@ pub trait LineTap {
     /// an SSE event, when it fits, else passes it over: what the remote
     /// doors call before they forward the message, waking the worker
     /// themselves once it is on its way (when their runtime goes idle).
-    /// Returns whether [`LineTap::after_forward`] wants it.
+    /// Returns whether the tap queued it, and so is due that wake.
     #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     fn show_before(&self, message: &[u8]) -> bool {
         if message.len() > self.keep_limit() {

@@ -19,7 +19,8 @@
 //! - [`answers`] holds the ids of the calls awaiting their verdict, and the
 //!   relay's cheap check of whether a server line answers one;
 //! - [`trace`] reads the trace context a flagged call carries;
-//! - [`park`] wakes the audits of a door's sessions once its runtime idles.
+//! - `park` (feature `remote`) wakes the audits of a door's sessions once
+//!   its runtime idles.
 
 mod answers;
 #[cfg(feature = "remote")]
@@ -213,7 +214,7 @@ impl Tap {
     /// Wakes the worker for the lines shown since it was last woken: what
     /// a door that shows lines with [`LineTap::show_before`] calls once they
     /// are on their way (the remote doors: each time their runtime goes
-    /// idle, [`park`]).
+    /// idle, `park`).
     #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub(crate) fn wake(&self) {
         self.shared.queue.wake();
