@@ -235,6 +235,20 @@ fn main() {
                     "\n{said}: {what} adds {ratio:.3}× what {PEER} adds (per run: median, range {low:.3}×–{high:.3}×)."
                 );
             }
+            // What the aim leaves a bridge on tokio and hyper for its own
+            // work, and what this bridge's takes, run by run.
+            let hyper_floor = &added[regime][named(HYPER_BARE).unwrap()];
+            let runs = hyper_floor
+                .iter()
+                .zip(&added[regime][peer])
+                .zip(&added[regime][bridge]);
+            let (left, own): (Vec<f64>, Vec<f64>) = runs
+                .map(|((floor, peer), bridge)| (AIM * peer - floor, bridge - floor))
+                .unzip();
+            let ((left, left_low, left_high), (own, own_low, own_high)) = (spread(left), spread(own));
+            println!(
+                "\n{said}: over the bare bridge on hyper, the aim ({AIM}× what {PEER} adds) leaves {left:+.1} µs for the bridge's own work (per run: median, range {left_low:+.1} to {left_high:+.1}); it takes {own:+.1} µs ({own_low:+.1} to {own_high:+.1})."
+            );
         }
     }
     println!(
@@ -272,6 +286,9 @@ fn main() {
         println!("| {PEER} | {peer_rate:.0} | {:.2}× |", peer_rate / direct_rate);
     }
 }
+
+/// The bridge's aim: what it adds, as a share of what the peer adds.
+const AIM: f64 = 0.05;
 
 /// The name of the line through `cat` and back in the tables.
 const ECHO: &str = "`cat` (the two pipe hops alone)";
