@@ -2,15 +2,13 @@
 //!
 //! A door stands in front of one MCP server: it carries the bytes between
 //! host and server unchanged and in order, shows each whole message to a
-//! tap ([`Reports::tap`]: `client().show_before(..)` for what the host
-//! sent, `server().show_before(..)` for what the server sent, then wakes
-//! the audit once the message is on its way, `Tap::wake`; a byte stream
-//! goes through `relay::LineTap`, which does both), and writes each
-//! session's summary ([`Reports::summarise`]). The tap audits off the byte
-//! path: a door never waits for it. Everything a door needs that can fail
-//! before the session starts (parsing its addresses, blocking signals) is
-//! done when it is built, so [`run`] opens the reports only for a door
-//! that can serve.
+//! tap ([`Reports::tap`]: `client().show(..)` for what the host sent,
+//! `server().show(..)` for what the server sent; a byte stream goes through
+//! `relay::LineTap`), and writes each session's summary
+//! ([`Reports::summarise`]). The tap audits off the byte path: a door never
+//! waits for it. Everything a door needs that can fail before the session
+//! starts (parsing its addresses, blocking signals) is done when it is
+//! built, so [`run`] opens the reports only for a door that can serve.
 
 use std::process::ExitCode;
 use std::sync::Arc;

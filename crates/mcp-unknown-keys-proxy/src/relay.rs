@@ -49,10 +49,18 @@ pub trait LineTap {
     }
 
     /// Shows a whole message forwarded in one piece, such as an HTTP body or
-    /// an SSE event, when it fits, else passes it over: what the remote
-    /// doors call before they forward the message, waking the worker
-    /// themselves once it is on its way (when their runtime goes idle).
-    /// Returns whether the tap queued it, and so is due that wake.
+    /// an SSE event: before and after at once when it fits, else passed over.
+    /// (The remote doors' way in: without them, nothing calls it.)
+    #[cfg_attr(not(feature = "remote"), allow(dead_code))]
+    fn show(&self, message: &[u8]) {
+        if self.show_before(message) {
+            self.after_forward(message);
+        }
+    }
+
+    /// [`LineTap::show`] up to the forwarding: what a door that forwards
+    /// the message later calls, waking the worker itself once the message
+    /// is on its way. Returns whether [`LineTap::after_forward`] wants it.
     #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     fn show_before(&self, message: &[u8]) -> bool {
         if message.len() > self.keep_limit() {

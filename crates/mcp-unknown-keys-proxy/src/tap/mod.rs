@@ -18,13 +18,9 @@
 //!   and verdicts;
 //! - [`answers`] holds the ids of the calls awaiting their verdict, and the
 //!   relay's cheap check of whether a server line answers one;
-//! - [`trace`] reads the trace context a flagged call carries;
-//! - `park` (feature `remote`) wakes the audits of a door's sessions once
-//!   its runtime idles.
+//! - [`trace`] reads the trace context a flagged call carries.
 
 mod answers;
-#[cfg(feature = "remote")]
-pub mod park;
 mod queue;
 pub mod trace;
 mod worker;
@@ -213,8 +209,7 @@ impl Tap {
 
     /// Wakes the worker for the lines shown since it was last woken: what
     /// a door that shows lines with [`LineTap::show_before`] calls once they
-    /// are on their way (the remote doors: each time their runtime goes
-    /// idle, `park`).
+    /// are on their way (the bridge: each time its runtime goes idle).
     #[cfg_attr(not(feature = "remote"), allow(dead_code))]
     pub(crate) fn wake(&self) {
         self.shared.queue.wake();

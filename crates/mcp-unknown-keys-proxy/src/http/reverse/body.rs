@@ -14,7 +14,6 @@ use super::super::sse::{LineTooLong, Parser};
 use crate::client::BoxError;
 use crate::relay::LineTap;
 use crate::tap::Tap;
-use crate::tap::park::WakeAtPark;
 
 /// How a response body carries messages.
 pub enum Carries {
@@ -35,8 +34,6 @@ pub enum Carries {
 pub struct Tapped {
     inner: Incoming,
     tap: Arc<Tap>,
-    /// Where the tap goes to be woken, once it has a message.
-    due: Arc<WakeAtPark>,
     carries: Carries,
     /// A JSON body read so far, while the tap may want it.
     json: Option<BytesMut>,
@@ -47,20 +44,12 @@ pub struct Tapped {
 }
 
 impl Tapped {
-    /// `inner`, shown to `tap` as `carries` says, from `upstream`; the
-    /// tap's audit is woken through `due`.
-    pub fn new(
-        inner: Incoming,
-        tap: Arc<Tap>,
-        due: Arc<WakeAtPark>,
-        carries: Carries,
-        upstream: Arc<str>,
-    ) -> Tapped {
+    /// `inner`, shown to `tap` as `carries` says, from `upstream`.
+    pub fn new(inner: Incoming, tap: Arc<Tap>, carries: Carries, upstream: Arc<str>) -> Tapped {
         let json = matches!(carries, Carries::Json { .. }).then(BytesMut::new);
         Tapped {
             inner,
             tap,
-            due,
             carries,
             json,
             upstream,
@@ -74,13 +63,13 @@ impl Tapped {
         match &mut self.carries {
             Carries::Events(parser) => {
                 parser.set_limit(server.keep_limit());
-                let (tap, due) = (&self.tap, &self.due);
+                let tap = &self.tap;
                 parser.feed(chunk, |event| {
                     if let Some(data) = event
                         .data
                         .filter(|_| event.kind.as_deref().is_none_or(|k| k == "message"))
                     {
-                        show(tap, due, &data);
+                        tap.server().show(&data);
                     }
                 })?;
             }
@@ -106,16 +95,8 @@ impl Tapped {
         if let Some(json) = self.json.take()
             && !json.is_empty()
         {
-            show(&self.tap, &self.due, &json);
+            self.tap.server().show(&json);
         }
-    }
-}
-
-/// Shows the tap one message of the server's, its audit woken once the
-/// runtime goes idle (the message's frame is not yet on its way).
-fn show(tap: &Arc<Tap>, due: &WakeAtPark, message: &[u8]) {
-    if tap.server().show_before(message) {
-        due.add(tap);
     }
 }
 
