@@ -20,9 +20,10 @@
 //!   the reverse proxy; 32 calls pipelined through the bridge's stdio.
 //!
 //! With `PROXY_BENCH_BASELINE=PATH` (another build of the binary; several,
-//! separated by `:`, each named by its file name), that build's doors run in the same rounds, taking turns with this one's, so
-//! that a change is compared under the same load (the latency of loopback
-//! wake-ups on these shared machines moves threefold between idle and busy).
+//! separated by `:`, each named by its file name), that build's doors run
+//! in the same rounds, taking turns with this one's, so that a change is
+//! compared under the same load (the latency of loopback wake-ups on these
+//! shared machines moves threefold between idle and busy).
 //! With `PROXY_BENCH_MCP_REMOTE=PATH` (the `mcp-remote` command of the npm
 //! package, the stdio→HTTP bridge hosts use), it takes its turn too, and the
 //! bench says what the bridge adds as a ratio of what `mcp-remote` adds
@@ -51,6 +52,14 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
+#[path = "proxy_http/floors.rs"]
+mod floors;
+#[path = "proxy_http/usage.rs"]
+mod usage;
+
+use floors::{BARE, BARE_BRIDGE, BARE_KIND, HYPER_BARE, RELAY, TCP_RELAY, TOKIO_BARE};
+use usage::{Cost, Usage};
+
 const PROXY: &str = env!("CARGO_BIN_EXE_mcp-unknown-keys");
 const LISTING: &str = r#"{"tools":[{"name":"fs_read","inputSchema":{"type":"object","properties":{"path":{"type":"string"}}}}]}"#;
 const ROUND_TRIPS: usize = 1000;
@@ -70,13 +79,13 @@ fn main() {
     }
     if let Ok(server) = std::env::var(BARE_BRIDGE) {
         return match std::env::var(BARE_KIND).as_deref() {
-            Ok("tokio") => tokio_bare_bridge(&server),
-            Ok("hyper") => hyper_bare_bridge(&server),
-            _ => bare_bridge(&server),
+            Ok("tokio") => floors::tokio_bare_bridge(&server),
+            Ok("hyper") => floors::hyper_bare_bridge(&server),
+            _ => floors::bare_bridge(&server),
         };
     }
     if let Ok(server) = std::env::var(TCP_RELAY) {
-        return tcp_relay(&server);
+        return floors::tcp_relay(&server);
     }
     let server = serve();
     let url = format!("http://{server}/mcp");
@@ -85,14 +94,10 @@ fn main() {
         .build()
         .unwrap();
     let mut builds = vec![Doors::start("", PROXY, &url, &runtime)];
-    for baseline in std::env::var("PROXY_BENCH_BASELINE")
-        .iter()
-        .flat_map(|paths| paths.split(':'))
-    {
+    let baselines = std::env::var("PROXY_BENCH_BASELINE").unwrap_or_default();
+    for baseline in baselines.split(':').filter(|path| !path.is_empty()) {
         let label = match std::path::Path::new(baseline).file_name() {
-            Some(name) if std::env::var("PROXY_BENCH_BASELINE").is_ok_and(|paths| paths.contains(':')) => {
-                format!(" (baseline {})", name.to_string_lossy())
-            }
+            Some(name) if baselines.contains(':') => format!(" (baseline {})", name.to_string_lossy()),
             _ => " (baseline)".to_owned(),
         };
         builds.push(Doors::start(label, baseline, &url, &runtime));
@@ -293,188 +298,6 @@ const AIM: f64 = 0.05;
 /// The name of the line through `cat` and back in the tables.
 const ECHO: &str = "`cat` (the two pipe hops alone)";
 
-/// The name of [`bare_bridge`] in the tables.
-const BARE: &str = "bare bridge (line → POST → body, blocking)";
-
-/// The name of [`tokio_bare_bridge`] in the tables.
-const TOKIO_BARE: &str = "bare bridge on tokio (one task)";
-
-/// The name of [`hyper_bare_bridge`] in the tables.
-const HYPER_BARE: &str = "bare bridge on tokio and hyper's client";
-
-/// Set to the server's address, the bench runs as a bare bridge: the one
-/// [`BARE_KIND`] names.
-const BARE_BRIDGE: &str = "PROXY_BENCH_BARE_BRIDGE";
-
-/// `blocking` ([`bare_bridge`]), `tokio` ([`tokio_bare_bridge`]) or
-/// `hyper` ([`hyper_bare_bridge`]).
-const BARE_KIND: &str = "PROXY_BENCH_BARE_KIND";
-
-/// The name of [`tcp_relay`] in the tables.
-const RELAY: &str = "TCP relay (bytes copied, none read)";
-
-/// Set to the server's address, the bench runs as [`tcp_relay`].
-const TCP_RELAY: &str = "PROXY_BENCH_TCP_RELAY";
-
-/// The least a reverse proxy can do, as a floor for the reverse proxy:
-/// copies each connection's bytes to the server and back, on one thread as
-/// the doors run, reading none of them (no HTTP, no audit). Says its
-/// address on stdout.
-fn tcp_relay(server: &str) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        println!("{}", listener.local_addr().unwrap());
-        std::io::stdout().flush().unwrap();
-        loop {
-            let (mut inbound, _) = listener.accept().await.unwrap();
-            inbound.set_nodelay(true).unwrap();
-            let server = server.to_owned();
-            tokio::spawn(async move {
-                let mut outbound = tokio::net::TcpStream::connect(server).await.unwrap();
-                outbound.set_nodelay(true).unwrap();
-                let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
-            });
-        }
-    });
-}
-
-/// The least a stdio→HTTP bridge can do, as a floor for the bridge: POSTs
-/// each stdin line as it is, on one kept-alive connection, and writes the
-/// response's body back as a line. It reads nothing of the messages, one
-/// thread and blocking calls, so the only wake-ups are a line's arrival and
-/// the answer's.
-fn bare_bridge(server: &str) {
-    let mut upstream = std::net::TcpStream::connect(server).unwrap();
-    upstream.set_nodelay(true).unwrap();
-    let mut answers = BufReader::new(upstream.try_clone().unwrap());
-    let mut stdout = std::io::stdout().lock();
-    let mut line = String::new();
-    let mut stdin = std::io::stdin().lock();
-    while stdin.read_line(&mut line).unwrap() > 0 {
-        let body = line.trim_end();
-        let request = format!(
-            "POST /mcp HTTP/1.1\r\nhost: {server}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        upstream.write_all(request.as_bytes()).unwrap();
-        let mut length = 0;
-        let mut header = String::new();
-        while answers.read_line(&mut header).unwrap() > 2 {
-            if let Some(value) = header.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap();
-            }
-            header.clear();
-        }
-        let mut answer = vec![0; length + 1];
-        std::io::Read::read_exact(&mut answers, &mut answer[..length]).unwrap();
-        answer[length] = b'\n';
-        stdout.write_all(&answer).unwrap();
-        stdout.flush().unwrap();
-        line.clear();
-    }
-}
-
-/// [`bare_bridge`] on a current-thread tokio runtime, as the doors run: one
-/// task reads stdin and the answer as their readiness comes, so a call
-/// costs the runtime's wake-ups and no more.
-fn tokio_bare_bridge(server: &str) {
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
-    on_tokio(async {
-        let mut answers = tokio::io::BufReader::new(connect(server).await);
-        each_line(async |body: &[u8]| {
-            let head = format!(
-                "POST /mcp HTTP/1.1\r\nhost: {server}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n",
-                body.len()
-            );
-            let request = [head.as_bytes(), body].concat();
-            answers.get_mut().write_all(&request).await.unwrap();
-            let mut length = 0;
-            let mut header = String::new();
-            while answers.read_line(&mut header).await.unwrap() > 2 {
-                if let Some(value) = header.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap();
-                }
-                header.clear();
-            }
-            let mut answer = vec![0; length];
-            answers.read_exact(&mut answer).await.unwrap();
-            answer
-        })
-        .await;
-    });
-}
-
-/// [`tokio_bare_bridge`] with hyper's HTTP/1.1 client in place of the
-/// hand-written exchange: one kept connection, driven by a task of its own
-/// as the doors' are.
-fn hyper_bare_bridge(server: &str) {
-    on_tokio(async {
-        let upstream = TokioIo::new(connect(server).await);
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(upstream).await.unwrap();
-        tokio::spawn(connection);
-        each_line(async |body: &[u8]| {
-            let request = hyper::Request::post("/mcp")
-                .header("host", server)
-                .header("content-type", "application/json")
-                .header("accept", "application/json, text/event-stream")
-                .body(Full::new(Bytes::copy_from_slice(body)))
-                .unwrap();
-            sender.ready().await.unwrap();
-            let response = sender.send_request(request).await.unwrap();
-            response.into_body().collect().await.unwrap().to_bytes().to_vec()
-        })
-        .await;
-    });
-}
-
-/// Each stdin line, without its newline, through `exchange`, and the
-/// answer it gives written back as a line, until stdin ends.
-async fn each_line(mut exchange: impl AsyncFnMut(&[u8]) -> Vec<u8>) {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-    let (mut stdin, mut stdout) = stdio_pipes();
-    let mut line = Vec::new();
-    while stdin.read_until(b'\n', &mut line).await.unwrap() > 0 {
-        let mut answer = exchange(line.trim_ascii_end()).await;
-        answer.push(b'\n');
-        stdout.write_all(&answer).await.unwrap();
-        line.clear();
-    }
-}
-
-/// A connection to the server, as the doors open theirs.
-async fn connect(server: &str) -> tokio::net::TcpStream {
-    let upstream = tokio::net::TcpStream::connect(server).await.unwrap();
-    upstream.set_nodelay(true).unwrap();
-    upstream
-}
-
-/// Runs `work` on a current-thread runtime, as the doors run.
-fn on_tokio(work: impl std::future::Future<Output = ()>) {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(work);
-}
-
-/// Stdin and stdout (pipes, as the bench starts each door) read and
-/// written as their readiness comes.
-fn stdio_pipes() -> (
-    tokio::io::BufReader<tokio::net::unix::pipe::Receiver>,
-    tokio::net::unix::pipe::Sender,
-) {
-    use std::os::fd::AsFd;
-    use tokio::net::unix::pipe;
-    let file = |fd: std::os::fd::BorrowedFd<'_>| std::fs::File::from(fd.try_clone_to_owned().unwrap());
-    let stdin = pipe::Receiver::from_file(file(std::io::stdin().as_fd())).unwrap();
-    let stdout = pipe::Sender::from_file(file(std::io::stdout().as_fd())).unwrap();
-    (tokio::io::BufReader::new(stdin), stdout)
-}
-
 /// The peer's name in the tables.
 const PEER: &str = "mcp-remote (stdio → HTTP)";
 
@@ -503,59 +326,6 @@ impl Doors {
             reverse_url,
             reverse,
             bridge,
-        }
-    }
-}
-
-/// What a process has spent so far, over all its threads.
-#[derive(Clone, Copy)]
-struct Usage {
-    user_seconds: f64,
-    system_seconds: f64,
-    switches: u64,
-}
-
-/// What a door spent per call over one run of round trips.
-struct Cost {
-    user_micros: f64,
-    system_micros: f64,
-    switches: f64,
-}
-
-impl Usage {
-    /// From `/proc/PID/stat` (user and system time, in clock ticks of
-    /// 1/100 s) and each thread's `/proc/PID/task/TID/status`
-    /// (voluntary and involuntary context switches).
-    fn of(pid: u32) -> Usage {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-        // The fields after the command's name, which may hold spaces.
-        let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
-        let ticks = |at: usize| fields[at].parse::<u64>().unwrap() as f64 / 100.0;
-        let mut switches = 0;
-        for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().flatten() {
-            let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
-                continue; // a thread that just ended
-            };
-            switches += status
-                .lines()
-                .filter(|line| line.contains("ctxt_switches:"))
-                .filter_map(|line| line.split_whitespace().nth(1)?.parse::<u64>().ok())
-                .sum::<u64>();
-        }
-        Usage {
-            user_seconds: ticks(11),
-            system_seconds: ticks(12),
-            switches,
-        }
-    }
-
-    /// What was spent since `before`, per call over `calls`.
-    fn since(self, before: Usage, calls: usize) -> Cost {
-        let per_call = |seconds: f64| seconds * 1e6 / calls as f64;
-        Cost {
-            user_micros: per_call(self.user_seconds - before.user_seconds),
-            system_micros: per_call(self.system_seconds - before.system_seconds),
-            switches: self.switches.saturating_sub(before.switches) as f64 / calls as f64,
         }
     }
 }
@@ -702,7 +472,7 @@ impl Door {
         )
     }
 
-    /// The bench itself as [`tcp_relay`] in front of `server`.
+    /// The bench itself as [`floors::tcp_relay`] in front of `server`.
     fn relay(server: &str) -> Door {
         let mut relay = Door::command(Command::new(std::env::current_exe().unwrap()).env(TCP_RELAY, server));
         let mut address = String::new();
