@@ -9,9 +9,9 @@
 //! Both read copies of the messages with the stdio proxy's [`Tap`], an
 //! HTTP body or an SSE event's data shown to it as a line would be, and
 //! both pass the bytes of every message through as they came. The HTTP
-//! client ([`client`](crate::client), [`tls`](crate::client::tls)), the SSE reader ([`sse`]), what is read of a
-//! message ([`message`], [`mcp_param`]) and the user's headers
-//! ([`headers`]) are shared.
+//! client ([`client`](crate::client), [`tls`](crate::client::tls)), the
+//! SSE reader ([`sse`]), what is read of a message ([`message`],
+//! [`mcp_param`]) and the user's headers ([`headers`]) are shared.
 
 mod bridge;
 mod mcp_param;
