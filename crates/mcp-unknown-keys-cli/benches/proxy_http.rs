@@ -79,9 +79,13 @@ fn main() {
     }
     if let Ok(server) = std::env::var(BARE_BRIDGE) {
         return match std::env::var(BARE_KIND).as_deref() {
+            Ok("blocking") => floors::bare_bridge(&server),
             Ok("tokio") => floors::tokio_bare_bridge(&server),
             Ok("hyper") => floors::hyper_bare_bridge(&server),
-            _ => floors::bare_bridge(&server),
+            kind => panic!(
+                "{BARE_KIND} must be blocking, tokio or hyper (is {})",
+                kind.unwrap_or("unset")
+            ),
         };
     }
     if let Ok(server) = std::env::var(TCP_RELAY) {

@@ -35,11 +35,7 @@ pub const TCP_RELAY: &str = "PROXY_BENCH_TCP_RELAY";
 /// the doors run, reading none of them (no HTTP, no audit). Says its
 /// address on stdout.
 pub fn tcp_relay(server: &str) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
+    on_tokio(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         println!("{}", listener.local_addr().unwrap());
         std::io::stdout().flush().unwrap();
