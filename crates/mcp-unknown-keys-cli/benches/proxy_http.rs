@@ -37,6 +37,10 @@
 //! connection's bytes to the server and back on one thread, as the doors
 //! run, reading none of them: the least any HTTP proxy of its own process
 //! adds.
+//!
+//! With `PROXY_BENCH_PROFILE=1` it times nothing: it counts, with
+//! valgrind's callgrind, the instructions a call costs the bridge and each
+//! bare bridge, on the call's path and after it ([`profile`]).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Stdio};
@@ -54,6 +58,8 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 
 #[path = "proxy_http/floors.rs"]
 mod floors;
+#[path = "proxy_http/profile.rs"]
+mod profile;
 #[path = "proxy_http/usage.rs"]
 mod usage;
 
@@ -93,6 +99,9 @@ fn main() {
     }
     let server = serve();
     let url = format!("http://{server}/mcp");
+    if std::env::var_os(profile::PROFILE).is_some() {
+        return profile::profile(PROXY, &url, &server);
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -552,6 +561,9 @@ impl Door {
 impl Drop for Door {
     fn drop(&mut self) {
         drop(self.child.stdin.take());
+        if !matches!(self.child.try_wait(), Ok(None)) {
+            return;
+        }
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();
