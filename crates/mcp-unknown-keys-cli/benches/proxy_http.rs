@@ -42,12 +42,9 @@
 //! valgrind's callgrind, the instructions a call costs the bridge and each
 //! bare bridge, on the call's path and after it ([`profile`]).
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::Stdio;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -56,6 +53,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
+#[path = "proxy_http/door.rs"]
+mod door;
 #[path = "proxy_http/floors.rs"]
 mod floors;
 #[path = "proxy_http/profile.rs"]
@@ -63,6 +62,7 @@ mod profile;
 #[path = "proxy_http/usage.rs"]
 mod usage;
 
+use door::Door;
 use floors::{BARE, BARE_BRIDGE, BARE_KIND, HYPER_BARE, RELAY, TCP_RELAY, TOKIO_BARE};
 use usage::{Cost, Usage};
 
@@ -433,147 +433,6 @@ async fn throughput(url: &str) -> f64 {
         c.await.unwrap();
     }
     (IN_FLIGHT * CALLS_EACH) as f64 / start.elapsed().as_secs_f64()
-}
-
-/// A running door, stopped on drop.
-struct Door {
-    child: Child,
-    address: String,
-    lines: Option<BufReader<std::process::ChildStdout>>,
-}
-
-impl Door {
-    fn reverse(binary: &str, upstream: &str) -> Door {
-        let mut child = Command::new(binary)
-            .args([
-                "proxy",
-                "--quiet",
-                "--listen",
-                "127.0.0.1:0",
-                "--upstream",
-                upstream,
-            ])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let address = line
-            .split("http://")
-            .nth(1)
-            .unwrap()
-            .split('/')
-            .next()
-            .unwrap()
-            .to_owned();
-        Door {
-            child,
-            address,
-            lines: None,
-        }
-    }
-
-    /// The bench itself as a bare bridge of `kind` ([`BARE_KIND`]) in front
-    /// of `server`.
-    fn bare(kind: &str, server: &str) -> Door {
-        Door::command(
-            Command::new(std::env::current_exe().unwrap())
-                .env(BARE_BRIDGE, server)
-                .env(BARE_KIND, kind),
-        )
-    }
-
-    /// The bench itself as [`floors::tcp_relay`] in front of `server`.
-    fn relay(server: &str) -> Door {
-        let mut relay = Door::command(Command::new(std::env::current_exe().unwrap()).env(TCP_RELAY, server));
-        let mut address = String::new();
-        relay.lines.as_mut().unwrap().read_line(&mut address).unwrap();
-        relay.address = address.trim().to_owned();
-        relay
-    }
-
-    fn bridge(binary: &str, url: &str) -> Door {
-        Door::stdio(binary, &["proxy", "--quiet", "--url", url], Stdio::inherit())
-    }
-
-    /// A command spoken to line by line on its stdio.
-    fn stdio(program: &str, args: &[&str], stderr: Stdio) -> Door {
-        Door::command(Command::new(program).args(args).stderr(stderr))
-    }
-
-    /// A command spoken to line by line on its stdio.
-    fn command(command: &mut Command) -> Door {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {:?}: {e}", command.get_program()));
-        let lines = Some(BufReader::new(child.stdout.take().unwrap()));
-        Door {
-            child,
-            address: String::new(),
-            lines,
-        }
-    }
-
-    /// Sends a line and reads the answer.
-    fn line(&mut self, line: &String) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-        let mut answer = String::new();
-        self.lines.as_mut().unwrap().read_line(&mut answer).unwrap();
-    }
-
-    /// Calls per second with `IN_FLIGHT` calls kept in flight on stdio.
-    fn throughput(&mut self) -> f64 {
-        let total = IN_FLIGHT * CALLS_EACH;
-        let answered = Arc::new(AtomicUsize::new(0));
-        let mut lines = self.lines.take().unwrap();
-        let counter = answered.clone();
-        let start = Instant::now();
-        let reader = thread::spawn(move || {
-            let mut answer = String::new();
-            for _ in 0..total {
-                answer.clear();
-                lines.read_line(&mut answer).unwrap();
-                counter.fetch_add(1, Ordering::Release);
-            }
-            lines
-        });
-        let stdin = self.child.stdin.as_mut().unwrap();
-        for id in 0..total {
-            while id >= answered.load(Ordering::Acquire) + IN_FLIGHT {
-                thread::yield_now();
-            }
-            stdin.write_all(call(id).as_bytes()).unwrap();
-            stdin.write_all(b"\n").unwrap();
-            stdin.flush().unwrap();
-        }
-        self.lines = Some(reader.join().unwrap());
-        total as f64 / start.elapsed().as_secs_f64()
-    }
-}
-
-impl Drop for Door {
-    fn drop(&mut self) {
-        drop(self.child.stdin.take());
-        if !matches!(self.child.try_wait(), Ok(None)) {
-            return;
-        }
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
-            thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// The server: answers `tools/list` with [`LISTING`] and anything else with
