@@ -3,8 +3,8 @@
 //! waits on nothing of the bridge's: from the host's line read to the
 //! answer written (the call's own path, the server's work aside), and from
 //! there to the next line (what the host does not wait for). Counts, unlike
-//! times, are the same from run to run: this says where a bridge's own
-//! work goes, the timed runs what it costs.
+//! times, move by a few hundred from run to run (the runtime's timers):
+//! this says where a bridge's own work goes, the timed runs what it costs.
 
 use std::path::Path;
 use std::process::Command;
@@ -14,8 +14,11 @@ use std::time::Duration;
 use super::floors::{BARE_BRIDGE, BARE_KIND};
 use super::{Door, call};
 
-/// The calls counted, after [`WARM_UP`] calls not counted.
+/// The calls counted.
 const CALLS: usize = 100;
+
+/// The calls made first and not counted: connections opened, caches and
+/// the allocator's pools filled.
 const WARM_UP: usize = 20;
 
 /// Set, the bench profiles instead of timing.
