@@ -11,7 +11,7 @@ use std::process::Command;
 use std::thread;
 use std::time::Duration;
 
-use super::floors::{BARE_BRIDGE, BARE_KIND};
+use super::floors::{BARE, BARE_BRIDGE, BARE_KIND, HYPER_BARE, TOKIO_BARE};
 use super::{Door, call};
 
 /// The calls counted.
@@ -42,9 +42,9 @@ pub fn profile(proxy: &str, url: &str, server: &str) {
             &[proxy, "proxy", "--quiet", "--url", url],
             None,
         ),
-        (super::floors::HYPER_BARE, &[bench], Some("hyper")),
-        (super::floors::TOKIO_BARE, &[bench], Some("tokio")),
-        (super::floors::BARE, &[bench], Some("blocking")),
+        (HYPER_BARE, &[bench], Some("hyper")),
+        (TOKIO_BARE, &[bench], Some("tokio")),
+        (BARE, &[bench], Some("blocking")),
     ];
     println!("### Instructions per call ({CALLS} calls, callgrind)\n");
     println!("| route | line read → answer written | answer written → next line | other threads |");
