@@ -70,6 +70,47 @@ test('coverage counts every call and why it was not audited', () => {
   assert.deepEqual(auditor.auditedTools, ['fs_read'])
 })
 
+// The specification's standard catalogue (its reference tests UK-3, UK-7).
+const standard = [
+  { type: 'function', function: { name: 'fs_read', parameters: { type: 'object', properties: { path: { type: 'string' }, offset: { type: 'integer' } } } } },
+  { type: 'function', function: { name: 'fs_ping', parameters: { type: 'object' } } },
+  { type: 'function', function: { name: 'fs_noop', parameters: { type: 'object', properties: {} } } },
+]
+
+test('auditedTools is the set the listing left behind, declaring nothing included', () => {
+  const { auditor, warnings } = collecting()
+  auditor.replaceCatalog(standard)
+  assert.deepEqual(auditor.auditedTools, ['fs_noop', 'fs_ping', 'fs_read'])
+  assert.equal(auditor.audit('fs_ping', { anything: 1 }), null)
+  assert.equal(auditor.audit('fs_noop', { anything: 1 }), null)
+  assert.deepEqual(auditor.coverage().unaudited, { declares_nothing: 2 })
+  assert.equal(warnings.length, 0)
+  auditor.replaceCatalog([{ name: 'lone', inputSchema: { type: 'object' } }, { name: 'null', inputSchema: { properties: null } }])
+  assert.deepEqual(auditor.auditedTools, ['lone', 'null'])
+})
+
+test('auditedTools leaves out declarations it cannot read; the last of a name wins; a failed listing keeps the set', () => {
+  const { auditor } = collecting()
+  auditor.replaceCatalog([
+    standard[0],
+    'not an object',
+    { weird: 1 },
+    { type: 'function', function: 'fs_string' },
+    { type: 'function', function: { name: 7, parameters: {} } },
+    { type: 'function', function: { name: 'no_parameters' } },
+    { type: 'function', function: { name: 'string_parameters', parameters: 'object' } },
+    { name: 'nope', inputSchema: { properties: 'nope' } },
+    { name: 'readable_then_not', inputSchema: { properties: { a: {} } } },
+    { name: 'readable_then_not', inputSchema: 'unreadable' },
+    { name: 'not_then_readable', inputSchema: { properties: 'nope' } },
+    { name: 'not_then_readable', inputSchema: { type: 'object' } },
+  ])
+  assert.deepEqual(auditor.auditedTools, ['fs_read', 'not_then_readable'])
+  assert.deepEqual(auditor.tools, ['fs_read', 'no_parameters', 'nope', 'not_then_readable', 'readable_then_not', 'string_parameters'])
+  assert.throws(() => auditor.replaceCatalog(42))
+  assert.deepEqual(auditor.auditedTools, ['fs_read', 'not_then_readable'])
+})
+
 test('pages assemble a listing; clearCatalog forgets it', () => {
   const { auditor } = collecting()
   auditor.listPage({ tools: [listing.tools[0]], nextCursor: 'p2' }, { first: true, more: true })

@@ -334,22 +334,77 @@ def test_a_tool_nested_too_deep_stays_listed_declaring_nothing_and_the_rest_are_
     assert len(notes) == 1, "said once"
 
 
-def test_audited_tools_leaves_out_tools_that_declare_nothing():
+# The specification's standard catalogue (its reference tests UK-3, UK-7).
+STANDARD = [
+    {
+        "type": "function",
+        "function": {
+            "name": "fs_read",
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "offset": {"type": "integer"}}},
+        },
+    },
+    {"type": "function", "function": {"name": "fs_ping", "parameters": {"type": "object"}}},
+    {"type": "function", "function": {"name": "fs_noop", "parameters": {"type": "object", "properties": {}}}},
+]
+
+
+def test_audited_tools_is_the_set_the_listing_left_behind():
+    audit = Auditor(on_warn=Recorded())
+    audit.replace_catalog(STANDARD)
+    assert audit.audited_tools == ["fs_noop", "fs_ping", "fs_read"]
+    # Listed, never audited: declaring nothing is not a reason to warn.
+    assert audit.audit("fs_ping", {"anything": 1}) is None
+    assert audit.audit("fs_noop", {"anything": 1}) is None
+    assert audit.coverage.unaudited == {"declares_nothing": 2}
+
+
+def test_audited_tools_holds_an_object_schema_whose_properties_are_absent_or_null():
+    audit = Auditor(on_warn=Recorded())
+    audit.replace_catalog(
+        [
+            {"name": "lone", "inputSchema": {"type": "object"}},
+            {"name": "null", "inputSchema": {"properties": None}},
+            {"name": "closed", "inputSchema": {"properties": {}, "additionalProperties": False}},
+            FS_READ,
+        ]
+    )
+    assert audit.audited_tools == ["closed", "fs_read", "lone", "null"]
+
+
+def test_audited_tools_leaves_out_declarations_it_cannot_read():
     audit = Auditor(on_warn=Recorded())
     audit.replace_catalog(
         [
             FS_READ,
+            "not an object",
+            {"weird": 1},
+            {"type": "function", "function": "fs_string"},
+            {"type": "function", "function": {"name": 7, "parameters": {}}},
+            {"type": "function", "function": {"name": "no_parameters"}},
+            {"type": "function", "function": {"name": "string_parameters", "parameters": "object"}},
             {"name": "no_schema"},
             {"name": "nope", "inputSchema": {"properties": "nope"}},
-            {"name": "null", "inputSchema": {"properties": None}},
-            {"name": "open", "inputSchema": {"type": "object"}},
-            {"name": "closed", "inputSchema": {"properties": {}, "additionalProperties": False}},
-            {"name": "repeated", "inputSchema": schema("a")},
-            {"name": "repeated", "inputSchema": "unreadable"},
+            {"name": "list", "inputSchema": {"properties": ["path"]}},
         ]
     )
-    assert audit.audited_tools == ["closed", "fs_read"]
-    assert audit.tools == ["closed", "fs_read", "no_schema", "nope", "null", "open", "repeated"]
+    assert audit.audited_tools == ["fs_read"]
+    assert audit.tools == ["fs_read", "list", "no_parameters", "no_schema", "nope", "string_parameters"]
+
+
+def test_audited_tools_follows_the_last_declaration_and_survives_a_failed_listing():
+    audit = Auditor(on_warn=Recorded())
+    audit.replace_catalog(
+        [
+            {"name": "readable_then_not", "inputSchema": schema("a")},
+            {"name": "readable_then_not", "inputSchema": "unreadable"},
+            {"name": "not_then_readable", "inputSchema": {"properties": "nope"}},
+            {"name": "not_then_readable", "inputSchema": {"type": "object"}},
+        ]
+    )
+    assert audit.audited_tools == ["not_then_readable"]
+    with pytest.raises((TypeError, ValueError)):
+        audit.replace_catalog("{not json")
+    assert audit.audited_tools == ["not_then_readable"], "a failed listing leaves the previous set"
 
 
 def test_a_paginated_listing_is_assembled_page_by_page():

@@ -148,10 +148,19 @@ fn a_tool_that_declares_no_properties_is_listed_but_not_audited() {
         ToolCall::new("a", "no_properties", r#"{"x":1}"#),
         ToolCall::new("b", "empty_properties", r#"{"x":1}"#),
     ]);
-    assert!(harness.warnings().is_empty());
     assert!(
-        harness.layer.audited_tools().is_empty(),
+        harness.warnings().is_empty(),
         "a tool that declares nothing is not audited"
+    );
+    assert_eq!(
+        harness.layer.coverage().unaudited[&Skip::DeclaresNothing],
+        2,
+        "its calls are unaudited, declaring nothing"
+    );
+    assert_eq!(
+        harness.layer.audited_tools(),
+        ["empty_properties", "no_properties"],
+        "but both were read from an object schema: the specification's audited-tools lists them"
     );
     assert_eq!(
         harness.layer.listed_tools(),
@@ -185,28 +194,78 @@ fn a_tool_whose_schema_cannot_be_read_is_listed_declaring_nothing() {
 }
 
 #[test]
-fn audited_tools_names_only_the_tools_whose_keys_are_audited_now() {
-    // The specification's `audited-tools`: "which tools are being audited
-    // right now", for a "why did this not warn?" diagnosis.
+fn audited_tools_is_the_set_the_last_listing_left_behind() {
+    // The specification's `audited-tools` (its reference tests UK-3 and
+    // UK-7): every declaration whose `parameters` is an object with
+    // `properties` absent, null or an object, sorted; declaring nothing
+    // keeps a tool in the set, never audited.
     let harness = Harness::over(Recorder::listing(vec![
         declares("fs_read", &["path"]),
-        ToolDeclaration::from(json!({"type": "function", "function": {"name": "no_parameters"}})),
-        ToolDeclaration::new("nope", None, json!({"type": "object", "properties": "nope"})),
+        ToolDeclaration::new("fs_ping", None, json!({"type": "object"})),
+        ToolDeclaration::new("fs_noop", None, json!({"type": "object", "properties": {}})),
         ToolDeclaration::new("null", None, json!({"type": "object", "properties": null})),
         ToolDeclaration::new(
             "closed",
             None,
             json!({"type": "object", "properties": {}, "additionalProperties": false}),
         ),
-        declares("repeated", &["a"]),
-        ToolDeclaration::new("repeated", None, json!("unreadable")),
     ]));
     harness.list();
-    assert_eq!(harness.layer.audited_tools(), ["closed", "fs_read"]);
+    assert_eq!(
+        harness.layer.audited_tools(),
+        ["closed", "fs_noop", "fs_ping", "fs_read", "null"]
+    );
+    harness.call(vec![
+        ToolCall::new("1", "fs_ping", r#"{"x":1}"#),
+        ToolCall::new("2", "fs_noop", r#"{"x":1}"#),
+        ToolCall::new("3", "null", r#"{"x":1}"#),
+    ]);
+    assert!(harness.warnings().is_empty(), "listed, never audited");
+    assert_eq!(harness.layer.coverage().unaudited[&Skip::DeclaresNothing], 3);
+}
+
+#[test]
+fn audited_tools_leaves_out_declarations_it_cannot_read() {
+    // Not an object, `function` not an object, `name` not a string,
+    // `parameters` absent or not an object, `properties` not an object.
+    let harness = Harness::over(Recorder::listing(vec![
+        declares("fs_read", &["path"]),
+        ToolDeclaration::from(json!("not even an object")),
+        ToolDeclaration::from(json!({"weird": 1})),
+        ToolDeclaration::from(json!({"type": "function", "function": "fs_string"})),
+        ToolDeclaration::from(json!({"type": "function", "function": {"name": 7, "parameters": {}}})),
+        ToolDeclaration::from(json!({"type": "function", "function": {"name": "no_parameters"}})),
+        ToolDeclaration::new("string_parameters", None, json!("object")),
+        ToolDeclaration::new("array_parameters", None, json!([{"properties": {}}])),
+        ToolDeclaration::new("nope", None, json!({"type": "object", "properties": "nope"})),
+        ToolDeclaration::new("array_properties", None, json!({"properties": ["path"]})),
+    ]));
+    harness.list();
+    assert_eq!(harness.layer.audited_tools(), ["fs_read"]);
     assert_eq!(
         harness.layer.listed_tools(),
-        ["closed", "fs_read", "no_parameters", "nope", "null", "repeated"]
+        [
+            "array_parameters",
+            "array_properties",
+            "fs_read",
+            "no_parameters",
+            "nope",
+            "string_parameters"
+        ],
+        "listed, so that their calls count as declaring nothing rather than unlisted"
     );
+}
+
+#[test]
+fn audited_tools_follows_the_last_declaration_of_a_repeated_name() {
+    let harness = Harness::over(Recorder::listing(vec![
+        declares("readable_then_not", &["a"]),
+        ToolDeclaration::new("readable_then_not", None, json!("unreadable")),
+        ToolDeclaration::new("not_then_readable", None, json!({"properties": "nope"})),
+        ToolDeclaration::new("not_then_readable", None, json!({"type": "object"})),
+    ]));
+    harness.list();
+    assert_eq!(harness.layer.audited_tools(), ["not_then_readable"]);
 }
 
 #[test]

@@ -347,10 +347,14 @@ impl Auditor {
         self.replace_catalog(Catalog::none());
     }
 
-    /// The tools whose calls are audited now, sorted: the answer to "why
-    /// did this not warn?". A listed tool that declares nothing (no schema,
-    /// one that cannot be read, an open one with no property) is not among
-    /// them: see [`Auditor::listed_tools`].
+    /// The tools the last listing left a declaration for, sorted: the
+    /// specification's `audited-tools`, the answer to "why did this not
+    /// warn?". A tool whose schema is an object with no `properties`
+    /// (absent or `null`) or an empty one is among them, declaring nothing
+    /// (its calls are counted as [`Skip::DeclaresNothing`]); a tool listed
+    /// with no schema, with one that is not an object, or with a
+    /// `properties` that is not an object is not: see
+    /// [`Auditor::listed_tools`] and [`Catalog::audited_tool_names`].
     pub fn audited_tools(&self) -> Vec<String> {
         self.catalog().audited_tool_names()
     }

@@ -447,12 +447,20 @@ impl Catalog {
         names
     }
 
-    /// The names of the tools whose calls are audited
-    /// ([`Declared::is_audited`]), sorted by code point.
+    /// The names of the tools whose declarations were read, sorted by code
+    /// point: the specification's `audited-tools`, "the set the last
+    /// catalogue listing left behind". A tool is among them when its schema
+    /// is an object whose `properties` is an object, absent or `null`
+    /// ([`Declared::has_schema`]), even when it declares nothing (its calls
+    /// are then counted as
+    /// [`Skip::DeclaresNothing`](super::Skip::DeclaresNothing)); a tool
+    /// listed with no schema, with one that is not an object, or with a
+    /// `properties` of another type is listed ([`Catalog::tool_names`]) but
+    /// not among them.
     pub fn audited_tool_names(&self) -> Vec<String> {
         let mut names: Vec<String> = self
             .iter()
-            .filter(|(_, declared)| declared.is_audited())
+            .filter(|(_, declared)| declared.has_schema())
             .map(|(name, _)| name.to_owned())
             .collect();
         names.sort_unstable();

@@ -114,11 +114,16 @@ pub(crate) struct Read {
 
 /// Reads a tool's schema, spending at most `budget` work, or `None` when
 /// there is nothing to read: the schema is not an object, or its
-/// `properties` is not an object. A schema that cannot be read whole says
-/// why in a note.
+/// `properties` is present and neither an object nor `null` (the
+/// specification's reference reads a `null` one as absent: the tool
+/// declares no property). A schema that cannot be read whole says why in a
+/// note.
 pub(crate) fn read(schema: &Value, budget: usize) -> Option<Read> {
     let members = schema.as_object()?;
-    if members.get("properties").is_some_and(|p| !p.is_object()) {
+    if members
+        .get("properties")
+        .is_some_and(|p| !p.is_object() && !p.is_null())
+    {
         return None;
     }
     let mut reader = Reader {
