@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::arguments::ObjectArguments;
 use crate::js::{Js, Kind};
 use crate::listing::listed_tools;
-use crate::options::{AuditorOptions, Built, build};
+use crate::options::{AuditorOptions, Built, Given, build};
 use crate::report::{Coverage, Warning};
 use crate::sink::{Callbacks, Queue, unreadable_tool};
 
@@ -35,7 +35,7 @@ pub struct Auditor {
 pub struct State {
     auditor: audit::Auditor,
     queue: Arc<Queue>,
-    callbacks: Callbacks,
+    callbacks: Rc<Callbacks>,
     said_unreadable: RefCell<HashSet<String>>,
     coverage: RefCell<audit::Coverage>,
     listing: RefCell<Listing>,
@@ -72,12 +72,13 @@ impl Auditor {
             auditor,
             queue,
             callbacks,
-        } = build(
-            options.on_warn,
-            options.on_note,
-            options.allow,
-            options.top_level_only,
-        );
+        } = build(Given {
+            on_warn: options.on_warn,
+            on_note: options.on_note,
+            on_verdict: None,
+            allow: options.allow,
+            top_level_only: options.top_level_only,
+        });
         let state = Rc::new(State {
             auditor,
             queue,

@@ -236,6 +236,46 @@ impl Js {
         }
     }
 
+    /// A thenable's `then`: the value is an object or a function whose
+    /// `then` is a function (a getter that throws makes it none).
+    pub fn then_method(self) -> Option<Js> {
+        let mut kind = 0;
+        // SAFETY: see `Js::new`.
+        let status = unsafe { sys::napi_typeof(self.env, self.value, &mut kind) };
+        self.checked(status).ok()?;
+        if kind != sys::ValueType::napi_object && kind != sys::ValueType::napi_function {
+            return None;
+        }
+        let mut then = ptr::null_mut();
+        // SAFETY: see `Js::new`; the name is NUL-terminated.
+        let status =
+            unsafe { sys::napi_get_named_property(self.env, self.value, c"then".as_ptr(), &mut then) };
+        self.checked(status).ok()?;
+        // SAFETY: as above.
+        let status = unsafe { sys::napi_typeof(self.env, then, &mut kind) };
+        self.checked(status).ok()?;
+        (kind == sys::ValueType::napi_function).then_some(self.of(then))
+    }
+
+    /// Calls `then.call(value, undefined, on_rejected)`: a handler for the
+    /// thenable's rejection only.
+    pub fn call_then(self, then: Js, on_rejected: Js) -> Result<(), Thrown> {
+        let (mut undefined, mut returned) = (ptr::null_mut(), ptr::null_mut());
+        // SAFETY: see `Js::new`.
+        unsafe {
+            self.checked(sys::napi_get_undefined(self.env, &mut undefined))?;
+            let args = [undefined, on_rejected.value];
+            self.checked(sys::napi_call_function(
+                self.env,
+                self.value,
+                then.value,
+                args.len(),
+                args.as_ptr(),
+                &mut returned,
+            ))
+        }
+    }
+
     /// The value as `String(value)` makes it (a `Symbol` throws: none).
     pub fn coerced_text(self) -> Option<String> {
         let mut text = ptr::null_mut();

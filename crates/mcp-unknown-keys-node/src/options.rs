@@ -2,12 +2,13 @@
 //! callbacks, its allowed keys, and the core auditor made of them. Both
 //! classes build theirs here, so they read their options alike.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use mcp_unknown_keys::audit;
 use napi_derive::napi;
 
-use crate::sink::{Callbacks, OnNote, OnWarn, Queue};
+use crate::sink::{Callbacks, OnNote, OnVerdict, OnWarn, Queue};
 
 /// An `Auditor`'s options.
 #[napi(object, object_to_js = false)]
@@ -33,16 +34,27 @@ pub struct AuditorOptions {
 pub struct Built {
     pub auditor: audit::Auditor,
     pub queue: Arc<Queue>,
-    pub callbacks: Callbacks,
+    pub callbacks: Rc<Callbacks>,
 }
 
-/// Builds the core auditor for `options`.
-pub fn build(
-    on_warn: Option<OnWarn>,
-    on_note: Option<OnNote>,
-    allow: Option<Vec<String>>,
-    top_level_only: Option<bool>,
-) -> Built {
+/// What a host passed: its callbacks, the keys it allows, `topLevelOnly`.
+pub struct Given {
+    pub on_warn: Option<OnWarn>,
+    pub on_note: Option<OnNote>,
+    pub on_verdict: Option<OnVerdict>,
+    pub allow: Option<Vec<String>>,
+    pub top_level_only: Option<bool>,
+}
+
+/// Builds the core auditor for what a host passed.
+pub fn build(given: Given) -> Built {
+    let Given {
+        on_warn,
+        on_note,
+        on_verdict,
+        allow,
+        top_level_only,
+    } = given;
     let queue = Arc::new(Queue::default());
     let auditor = audit::Auditor::new()
         .with_shared_sink(queue.clone())
@@ -51,6 +63,6 @@ pub fn build(
     Built {
         auditor,
         queue,
-        callbacks: Callbacks { on_warn, on_note },
+        callbacks: Callbacks::new(on_warn, on_note, on_verdict),
     }
 }

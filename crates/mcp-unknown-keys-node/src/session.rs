@@ -11,28 +11,26 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use mcp_unknown_keys::audit::{self, Judged};
 use mcp_unknown_keys::jsonrpc::{Line, read_line};
 use mcp_unknown_keys::session::{From, Session as CoreSession, Step};
-use napi::bindgen_prelude::{FunctionRef, Unknown};
+use napi::bindgen_prelude::Unknown;
 use napi::{Env, Result};
 use napi_derive::napi;
 
 use crate::auditor::js;
 use crate::js::Kind;
 use crate::listing::no_json_form;
-use crate::options::{Built, build};
+use crate::options::{Built, Given, build};
 use crate::report::{Coverage, Verdict, Warning};
-use crate::sink::{Callbacks, OnNote, OnWarn, Queue, unreadable_tool};
+use crate::sink::{Callbacks, OnNote, OnVerdict, OnWarn, Queue, Said, unreadable_tool};
 
 /// How many settled verdicts `verdicts` keeps, the latest: a long session
 /// must not grow without bound. `onVerdict` is handed every one.
 const MAX_KEPT_VERDICTS: usize = 10_000;
-
-/// A host's `onVerdict`: takes each verdict settled.
-type OnVerdict = FunctionRef<Verdict, Unknown<'static>>;
 
 /// A `Session`'s options: an `Auditor`'s, and `onVerdict`.
 #[napi(object, object_to_js = false)]
@@ -59,8 +57,7 @@ pub struct SessionOptions {
 pub struct Session {
     auditor: audit::Auditor,
     queue: Arc<Queue>,
-    callbacks: Callbacks,
-    on_verdict: Option<OnVerdict>,
+    callbacks: Rc<Callbacks>,
     session: RefCell<CoreSession>,
     /// The latest verdicts settled, oldest first.
     settled: RefCell<VecDeque<Judged>>,
@@ -76,17 +73,17 @@ impl Session {
             auditor,
             queue,
             callbacks,
-        } = build(
-            options.on_warn,
-            options.on_note,
-            options.allow,
-            options.top_level_only,
-        );
+        } = build(Given {
+            on_warn: options.on_warn,
+            on_note: options.on_note,
+            on_verdict: options.on_verdict,
+            allow: options.allow,
+            top_level_only: options.top_level_only,
+        });
         Session {
             auditor,
             queue,
             callbacks,
-            on_verdict: options.on_verdict,
             session: RefCell::default(),
             settled: RefCell::default(),
         }
@@ -115,7 +112,8 @@ impl Session {
     pub fn finish(&self, env: &Env) -> Vec<Verdict> {
         let judged = self.session.borrow_mut().finish();
         self.keep(&judged);
-        self.say_verdicts(env, &judged);
+        self.say_verdicts(&judged);
+        self.callbacks.deliver(env, &self.queue);
         judged.iter().map(Verdict::from).collect()
     }
 
@@ -207,25 +205,15 @@ impl Session {
         if let Some(warning) = &warning {
             self.auditor.warn(warning);
         }
+        self.say_verdicts(&step.verdicts);
         self.callbacks.deliver(env, &self.queue);
-        self.say_verdicts(env, &step.verdicts);
         warning.as_ref().map(Warning::from)
     }
 
-    /// Hands each verdict to `onVerdict`, as an object of its own.
-    fn say_verdicts(&self, env: &Env, judged: &[Judged]) {
-        let Some(on_verdict) = &self.on_verdict else {
-            return;
-        };
+    /// Says each verdict, for `onVerdict` (delivered by the caller).
+    fn say_verdicts(&self, judged: &[Judged]) {
         for judged in judged {
-            let called = on_verdict
-                .borrow_back(env)
-                .and_then(|f| f.call(Verdict::from(judged)));
-            if called.is_err() {
-                crate::sink::write_stderr(
-                    "mcp-unknown-keys: the host's onVerdict callback threw; the call goes on unchanged\n",
-                );
-            }
+            self.queue.push(Said::Verdict(Box::new(judged.clone())));
         }
     }
 }
