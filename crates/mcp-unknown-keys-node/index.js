@@ -1,6 +1,7 @@
 'use strict'
 // The package's CommonJS entry: the addon's classes (`native.js`, written
 // with `native.d.ts` by the install script from the Rust).
+const { types } = require('node:util')
 const native = require('./native.js')
 
 // The addon's `audit` as a plain N-API function of an auditor's slot.
@@ -21,107 +22,184 @@ class Auditor extends native.Auditor {
   }
 
   audit(tool, args, id) {
-    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    if (args === null || (typeof args !== 'object' && typeof args !== 'function')) {
       return auditInSlot(this.#slot, tool, args, id)
     }
-    const read = readKeys(args)
+    const read = readArguments(args)
     return read === undefined
-      ? auditInSlot(this.#slot, tool, args, id)
-      : auditInSlot(this.#slot, tool, args, id, read.joined, read.count, read.shape)
+      ? auditInSlot(this.#slot, tool, undefined, id)
+      : auditInSlot(this.#slot, tool, undefined, id, read.joined, read.keys.length, read.shape, read.keys, read.scalars)
   }
 }
 
 /**
- * The keys `JSON.stringify` writes of an object (its own enumerable string
- * keys, but those whose value is `undefined`, a function or a symbol),
- * joined by NUL, and, when a value is an object, the object's shape.
- * `undefined` when reading throws (a getter, a proxy): the addon then
- * reads the object itself, and finds it unreadable.
+ * A call's arguments read once, as `JSON.stringify` reads them to write
+ * what a host sends: each value read once, `toJSON` honoured at every
+ * level, a boxed primitive read as its value, a member whose value is
+ * `undefined`, a function or a symbol left out. `undefined` when they have
+ * no JSON object form (`JSON.stringify` would throw, or write no object):
+ * the call is counted with reason `unreadable_arguments`. Otherwise:
+ *
+ * - `keys`: the top-level keys JSON writes, and `joined`, the same joined
+ *   by NUL (one flat string, which the addon reads in one copy);
+ * - `shape`, when a value is an object or an array: the arguments' JSON
+ *   with every scalar written `0` (so that no value is in it), nothing
+ *   below the depth the core reads, for the core's scan of nested keys;
+ * - `scalars`: the scalars themselves, in the order they are written (in
+ *   `shape`, or beside `keys`), which the addon reads only for a warning's
+ *   diagnosis, so that no value is read twice.
  */
-function readKeys(object) {
+function readArguments(args) {
   try {
-    let keys = Object.keys(object)
-    let nests = false
-    for (let i = 0; i < keys.length; i++) {
-      const value = object[keys[i]]
-      const type = typeof value
-      if (type === 'object') nests ||= value !== null
-      else if (type === 'undefined' || type === 'function' || type === 'symbol') {
-        keys = keys.filter((key) => !absent(object[key]))
-        break
-      }
-    }
-    // `join` makes one flat string, which the addon reads in one copy.
-    return { joined: keys.join('\0'), count: keys.length, shape: nests ? shapeOf(object) : undefined }
+    const object = jsonValue(args, '')
+    if (typeof object !== 'object' || object === null || Array.isArray(object)) return undefined
+    return readObject(object)
   } catch {
     return undefined
   }
 }
 
-/** Whether JSON leaves a member with this value out. */
-function absent(value) {
-  const type = typeof value
-  return type === 'undefined' || type === 'function' || type === 'symbol'
+/** The top level of the arguments: see `readArguments`. */
+function readObject(object) {
+  const keys = Object.keys(object)
+  const scalars = []
+  let written = keys
+  let walk
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]
+    let value = object[key]
+    let type = typeof value
+    if (type === 'object' ? value !== null : type === 'function' || type === 'bigint') {
+      value = jsonValue(value, key)
+      type = typeof value
+    }
+    if (type === 'object' && value !== null) {
+      walk ??= startShape(object, written === keys ? keys.slice(0, i) : written, scalars)
+      walk.shape += (walk.shape.length > 1 ? ',' : '') + quoted(key) + ':' + shapeText(value, 1, walk)
+    } else if (type === 'string' || type === 'number' || type === 'boolean' || value === null) {
+      scalars.push(value)
+      if (walk !== undefined) walk.shape += (walk.shape.length > 1 ? ',' : '') + quoted(key) + ':0'
+    } else if (type === 'bigint') {
+      throw new TypeError('a BigInt has no JSON form')
+    } else {
+      // Left out of the JSON: the keys written are those before, then each kept.
+      if (written === keys) written = keys.slice(0, i)
+      continue
+    }
+    if (written !== keys) written.push(key)
+  }
+  return { keys: written, joined: written.join('\0'), shape: walk === undefined ? undefined : walk.shape + '}', scalars }
 }
 
-/** The most values `shapeOf` visits: an object that holds itself twice doubles at each level. */
-const MAX_SHAPE_VALUES = 100_000
+/**
+ * The value JSON writes for `value`, the member `key` of its holder: what
+ * its `toJSON` returns, if it has one, and a boxed primitive's value.
+ */
+function jsonValue(value, key) {
+  const toJSON = value.toJSON
+  if (typeof toJSON === 'function') value = Reflect.apply(toJSON, value, [key])
+  return typeof value === 'object' && value !== null ? unboxed(value) : value
+}
+
+/**
+ * A `Number`, `String`, `Boolean` or `BigInt` object's value, as JSON
+ * reads it; any other object as it is. Plain objects and arrays are told
+ * apart by their prototype (for a `Proxy`, its `getPrototypeOf` trap runs)
+ * before the slower check of every other object.
+ */
+function unboxed(object) {
+  const prototype = Object.getPrototypeOf(object)
+  if (prototype === Object.prototype || prototype === Array.prototype || prototype === null) return object
+  if (!types.isBoxedPrimitive(object)) return object
+  if (types.isNumberObject(object)) return Number(object)
+  if (types.isStringObject(object)) return String(object)
+  if (types.isBooleanObject(object)) return Reflect.apply(Boolean.prototype.valueOf, object, [])
+  if (types.isBigIntObject(object)) return Reflect.apply(BigInt.prototype.valueOf, object, [])
+  return object // a Symbol object, which JSON writes as {}
+}
+
+/** How deep below the top level the core reads keys: nothing deeper is read. */
+const MAX_NESTED_DEPTH = native.MAX_NESTED_DEPTH
+/** The most values one call's nested values may hold: past it, the call is unreadable. */
+const MAX_SHAPE_VALUES = 1_000_000
 /** Keys that JSON writes as they are, between quotes. */
 const PLAIN_KEY = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/
 /** Each key as JSON writes it, for the keys calls repeat (bounded). */
 const quotedKeys = new Map()
 const MAX_QUOTED_KEYS = 4096
 
-/** Thrown to give up a shape: the addon then walks the object itself. */
-class GiveUp extends Error {}
+/**
+ * The shape of the arguments, begun at their first nested value: the keys
+ * written before it, whose values were all scalars.
+ */
+function startShape(object, before, scalars) {
+  const walk = {
+    shape: '{' + before.map((key) => quoted(key) + ':0').join(','),
+    scalars,
+    budget: MAX_SHAPE_VALUES,
+    // Objects and arrays being read, outermost first: JSON refuses a cycle.
+    holders: [object],
+  }
+  return walk
+}
 
 /**
- * An object's shape, for the core's scan of nested keys: its JSON with
- * every scalar written `0` (so no value is in it), each array's items and
- * each object's members as JSON writes them, nothing below the depth the
- * core reads (an object that holds itself ends there). `undefined` when it
- * would visit too many values, or a key is not well-formed text.
+ * A nested object's or array's shape, at `depth` below the top level.
+ * Below the depth the core reads, nothing is read (`null`).
  */
-function shapeOf(object) {
-  const walk = { budget: MAX_SHAPE_VALUES, limit: native.__MAX_NESTED_DEPTH + 1 }
-  try {
-    return shapeText(object, 0, walk)
-  } catch (error) {
-    if (error instanceof GiveUp) return undefined
-    throw error
-  }
-}
-
 function shapeText(value, depth, walk) {
-  if (--walk.budget < 0) throw new GiveUp()
-  if (typeof value !== 'object' || value === null || depth >= walk.limit || typeof value.toJSON === 'function') return '0'
+  if (depth > MAX_NESTED_DEPTH) return 'null'
+  if (walk.holders.includes(value)) throw new TypeError('an object that holds itself has no JSON form')
+  walk.holders.push(value)
+  let text
   if (Array.isArray(value)) {
-    let text = '['
-    for (let i = 0; i < value.length; i++) {
+    text = '['
+    const length = value.length
+    for (let i = 0; i < length; i++) {
       if (i > 0) text += ','
-      const item = value[i]
-      text += absent(item) ? '0' : shapeText(item, depth + 1, walk)
+      text += memberText(value[i], i, depth, walk) ?? 'null'
     }
-    return text + ']'
+    text += ']'
+  } else {
+    text = '{'
+    const keys = Object.keys(value)
+    for (let i = 0; i < keys.length; i++) {
+      const member = memberText(value[keys[i]], keys[i], depth, walk)
+      if (member === undefined) continue
+      if (text.length > 1) text += ','
+      text += quoted(keys[i]) + ':' + member
+    }
+    text += '}'
   }
-  let text = '{'
-  const keys = Object.keys(value)
-  for (let i = 0; i < keys.length; i++) {
-    const member = value[keys[i]]
-    if (absent(member)) continue
-    if (text.length > 1) text += ','
-    text += quoted(keys[i]) + ':' + shapeText(member, depth + 1, walk)
-  }
-  return text + '}'
+  walk.holders.pop()
+  return text
 }
 
-/** A key as JSON writes it; a key that is not well-formed text has no exact JSON form. */
+/** A member's shape (`undefined` when JSON leaves it out); a scalar is kept. */
+function memberText(value, key, depth, walk) {
+  if (--walk.budget < 0) throw new RangeError('too many values to read')
+  let type = typeof value
+  if (type === 'object' ? value !== null : type === 'function' || type === 'bigint') {
+    value = jsonValue(value, String(key))
+    type = typeof value
+  }
+  if (type === 'string' || type === 'number' || type === 'boolean' || value === null) {
+    walk.scalars.push(value)
+    return '0'
+  }
+  if (type === 'object') return shapeText(value, depth + 1, walk)
+  if (type === 'bigint') throw new TypeError('a BigInt has no JSON form')
+  return undefined
+}
+
+/**
+ * A key as JSON writes it; a key that is not well-formed text as the addon
+ * reads it, each lone surrogate U+FFFD.
+ */
 function quoted(key) {
   let text = quotedKeys.get(key)
   if (text !== undefined) return text
-  if (PLAIN_KEY.test(key)) text = '"' + key + '"'
-  else if (key.isWellFormed()) text = JSON.stringify(key)
-  else throw new GiveUp()
+  text = PLAIN_KEY.test(key) ? '"' + key + '"' : JSON.stringify(key.toWellFormed())
   if (quotedKeys.size >= MAX_QUOTED_KEYS) quotedKeys.clear()
   quotedKeys.set(key, text)
   return text

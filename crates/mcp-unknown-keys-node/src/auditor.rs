@@ -14,7 +14,7 @@ use napi::{Env, Result};
 use napi_derive::napi;
 use serde_json::Value;
 
-use crate::arguments::ObjectArguments;
+use crate::arguments::ReadArguments;
 use crate::js::{Js, Kind};
 use crate::listing::listed_tools;
 use crate::options::{AuditorOptions, Built, Given, build};
@@ -183,8 +183,7 @@ impl Auditor {
             tool: js(env, tool),
             args: js(env, args),
             id: id.map(|id| js(env, id)),
-            keys: None,
-            shape: None,
+            read: None,
         };
         Rc::clone(&self.state).audit(env, handed)
     }
@@ -211,41 +210,61 @@ impl Drop for Auditor {
 impl State {
     /// Audits one call, delivers its warning and returns it.
     pub(crate) fn audit(&self, env: &Env, handed: Handed) -> Option<Warning> {
-        let Handed {
-            tool,
-            args,
-            id,
-            keys,
-            shape,
-        } = handed;
+        let Handed { tool, args, id, read } = handed;
         let id = id.and_then(id_value);
-        // The joined keys and a string name are read from the stack when
-        // short, with no allocation.
-        let shape = shape
-            .filter(|shape| shape.kind() == Kind::String)
-            .and_then(|shape| shape.text().ok());
-        let with_keys = |keys: Option<(&str, u32)>| {
-            let call = HandedArguments {
-                args,
-                keys,
-                shape: shape.as_deref(),
-            };
-            match tool.kind() {
-                Kind::String => tool
-                    .with_text(|tool| self.audit_call(tool, id.as_ref(), &call))
-                    .unwrap_or_else(|_| self.audit_call("", id.as_ref(), &call)),
-                _ => self.audit_call(&tool.coerced_text().unwrap_or_default(), id.as_ref(), &call),
-            }
-        };
-        let warning = match keys.filter(|(keys, _)| keys.kind() == Kind::String) {
-            Some((joined, count)) => joined
-                .with_text(|joined| with_keys(Some((joined, count))))
-                .unwrap_or_else(|_| with_keys(None)),
-            None => with_keys(None),
+        let warning = match read {
+            Some(read) => self.audit_read(tool, id.as_ref(), read),
+            None => self.audit_given(tool, id.as_ref(), args),
         }?;
         self.auditor.warn(&warning);
         self.callbacks.deliver(env, &self.queue);
         Some(Warning::from(&warning))
+    }
+
+    /// Audits a call whose arguments `index.js` read.
+    fn audit_read(&self, tool: Js, id: Option<&Value>, read: Read) -> Option<audit::Warning> {
+        let shape = read.shape.and_then(|shape| shape.text().ok());
+        // The joined keys are read from the stack when short, with no
+        // allocation.
+        read.joined
+            .with_text(|joined| {
+                let arguments = ReadArguments {
+                    joined,
+                    count: read.count,
+                    keys: read.keys,
+                    shape: shape.as_deref(),
+                    scalars: read.scalars,
+                };
+                self.audit_named(tool, id, Some(Arguments::Host(&arguments)))
+            })
+            .unwrap_or_else(|_| self.audit_named(tool, id, None))
+    }
+
+    /// Audits a call whose arguments are as the host gave them: JSON text,
+    /// or a value read as the text `JSON.stringify` writes of it.
+    fn audit_given(&self, tool: Js, id: Option<&Value>, args: Js) -> Option<audit::Warning> {
+        let text = match args.kind() {
+            Kind::String => args.text().ok(),
+            Kind::Object => args.json_text().ok().flatten(),
+            _ => None,
+        };
+        self.audit_named(tool, id, text.as_deref().map(Arguments::Json))
+    }
+
+    /// Audits a call to the tool `tool` names (a string, read from the stack
+    /// when short, or what `String()` makes of another value).
+    fn audit_named(
+        &self,
+        tool: Js,
+        id: Option<&Value>,
+        arguments: Option<Arguments<'_>>,
+    ) -> Option<audit::Warning> {
+        match tool.kind() {
+            Kind::String => tool
+                .with_text(|tool| self.audit_call(tool, id, arguments))
+                .unwrap_or_else(|_| self.audit_call("", id, arguments)),
+            _ => self.audit_call(&tool.coerced_text().unwrap_or_default(), id, arguments),
+        }
     }
 
     /// Audits one call and counts it; its warning if any pair is new.
@@ -253,29 +272,14 @@ impl State {
         &self,
         tool: &str,
         id: Option<&Value>,
-        call: &HandedArguments<'_>,
+        arguments: Option<Arguments<'_>>,
     ) -> Option<audit::Warning> {
-        let args = call.args;
         let catalog = self.auditor.catalog();
-        let audit = |arguments: Option<Arguments<'_>>| {
-            let call = Call { tool, arguments, id };
-            let outcome = catch_unwind(AssertUnwindSafe(|| self.auditor.audit(&catalog, call)))
-                .unwrap_or(Outcome::Skipped(Skip::UnreadableArguments));
-            self.coverage.borrow_mut().record(&call, &outcome);
-            outcome.warning()
-        };
-        match args.kind() {
-            Kind::Object if !args.is_array() => audit(Some(Arguments::Host(&ObjectArguments {
-                object: args,
-                keys: call.keys,
-                shape: call.shape,
-            }))),
-            Kind::String => match args.text() {
-                Ok(text) => audit(Some(Arguments::Json(&text))),
-                Err(_) => audit(None),
-            },
-            _ => audit(None),
-        }
+        let call = Call { tool, arguments, id };
+        let outcome = catch_unwind(AssertUnwindSafe(|| self.auditor.audit(&catalog, call)))
+            .unwrap_or(Outcome::Skipped(Skip::UnreadableArguments));
+        self.coverage.borrow_mut().record(&call, &outcome);
+        outcome.warning()
     }
 
     /// Installs a catalogue; its notes are said (delivered by the caller).
@@ -296,26 +300,27 @@ impl State {
 }
 
 /// A call as handed to `audit`: its tool's name, its arguments, its id,
-/// and, when `index.js` read them, the arguments' top-level keys (NUL-joined,
-/// and how many) and their shape.
+/// and what `index.js` read of the arguments, if it did.
 pub(crate) struct Handed {
     pub tool: Js,
     pub args: Js,
     pub id: Option<Js>,
-    pub keys: Option<(Js, u32)>,
+    pub read: Option<Read>,
+}
+
+/// What `index.js` read of a call's arguments (see [`ReadArguments`]).
+pub(crate) struct Read {
+    pub joined: Js,
+    pub count: u32,
+    pub keys: Js,
     pub shape: Option<Js>,
+    pub scalars: Js,
 }
 
-/// A call's arguments as handed over, and their keys if `index.js` read
-/// them.
-struct HandedArguments<'k> {
-    args: Js,
-    keys: Option<(&'k str, u32)>,
-    shape: Option<&'k str>,
-}
-
-/// How deep the core reads nested keys, for `index.js`'s `shapeOf`.
-#[napi(js_name = "__MAX_NESTED_DEPTH")]
+/// How deep the core reads nested keys, for `index.js`'s reading of an
+/// object (not part of the API). napi-rs exports a constant under its Rust
+/// name, whatever `js_name` says.
+#[napi]
 pub const MAX_NESTED_DEPTH: u32 = audit::MAX_NESTED_DEPTH as u32;
 
 /// A value handed to this call.

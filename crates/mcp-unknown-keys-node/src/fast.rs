@@ -13,17 +13,18 @@ use napi::bindgen_prelude::{Function, ToNapiValue, Unknown};
 use napi::{Env, Result, sys};
 use napi_derive::napi;
 
-use crate::auditor::Handed;
 use crate::auditor::slots;
+use crate::auditor::{Handed, Read};
 use crate::js::{Js, Kind};
 
-/// How many arguments `audit` takes: slot, tool, args, id, keys, count,
-/// shape.
-const ARGUMENTS: usize = 7;
+/// How many arguments `audit` takes: slot, tool, args, id, and what
+/// `index.js` read of the arguments: joined keys, count, shape, keys,
+/// scalars.
+const ARGUMENTS: usize = 9;
 
 /// The function `index.js` calls as
-/// `audit(slot, tool, args, id, keys, count, shape)`: made once, when the
-/// package loads.
+/// `audit(slot, tool, args, id, joined, count, shape, keys, scalars)`:
+/// made once, when the package loads.
 #[napi(js_name = "__auditFunction")]
 pub fn audit_function(env: &Env) -> Result<Function<'_, Unknown<'_>, Unknown<'_>>> {
     env.create_function("audit", audit)
@@ -51,15 +52,24 @@ unsafe extern "C" fn audit(env: sys::napi_env, info: sys::napi_callback_info) ->
             return None;
         }
         // SAFETY: each value comes from this call, on its thread.
-        let [slot, tool, args, id, keys, count, shape] = argv.map(|value| unsafe { Js::new(env, value) });
+        let [slot, tool, args, id, joined, count, shape, keys, scalars] =
+            argv.map(|value| unsafe { Js::new(env, value) });
         let state = slots::get(number(slot)?)?;
         let present = |value: Js, kind: Kind| (value.kind() == kind).then_some(value);
+        let read = present(joined, Kind::String)
+            .zip(number(count))
+            .map(|(joined, count)| Read {
+                joined,
+                count,
+                keys,
+                shape: present(shape, Kind::String),
+                scalars,
+            });
         let handed = Handed {
             tool,
             args,
             id: Some(id),
-            keys: present(keys, Kind::String).zip(number(count)),
-            shape: present(shape, Kind::String),
+            read,
         };
         state.audit(&Env::from_raw(env), handed)
     }))

@@ -1,5 +1,5 @@
-//! A JavaScript value read through N-API directly: its type, an object's
-//! own enumerable keys, a property, an element, a string's text.
+//! A JavaScript value read through N-API directly: its type, an array's
+//! elements, a string's text, its JSON text, a thenable's `then`.
 //!
 //! Every read that can run JavaScript (a getter, a `Proxy` trap) may throw;
 //! the exception is cleared here and the read fails with [`Thrown`], so that
@@ -84,14 +84,6 @@ impl Js {
         }
     }
 
-    /// Whether the value is an array (`Array.isArray`, proxies included).
-    pub fn is_array(self) -> bool {
-        let mut array = false;
-        // SAFETY: see `Js::new`.
-        let status = unsafe { sys::napi_is_array(self.env, self.value, &mut array) };
-        self.checked(status).is_ok() && array
-    }
-
     /// An array's length.
     pub fn len(self) -> Result<u32, Thrown> {
         let mut len = 0;
@@ -106,32 +98,6 @@ impl Js {
         // SAFETY: see `Js::new`.
         let status = unsafe { sys::napi_get_element(self.env, self.value, index, &mut item) };
         self.checked(status).map(|()| self.of(item))
-    }
-
-    /// The object's own enumerable string keys, in order, numbers as
-    /// strings: the keys `Object.keys` and `JSON.stringify` read.
-    pub fn own_keys(self) -> Result<Js, Thrown> {
-        let mut keys = ptr::null_mut();
-        // SAFETY: see `Js::new`.
-        let status = unsafe {
-            sys::napi_get_all_property_names(
-                self.env,
-                self.value,
-                sys::KeyCollectionMode::own_only,
-                sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
-                sys::KeyConversion::numbers_to_strings,
-                &mut keys,
-            )
-        };
-        self.checked(status).map(|()| self.of(keys))
-    }
-
-    /// The object's property `key` (a getter or a proxy may throw).
-    pub fn property(self, key: Js) -> Result<Js, Thrown> {
-        let mut value = ptr::null_mut();
-        // SAFETY: see `Js::new`.
-        let status = unsafe { sys::napi_get_property(self.env, self.value, key.value, &mut value) };
-        self.checked(status).map(|()| self.of(value))
     }
 
     /// A number's value.

@@ -10,9 +10,8 @@
 //! - `session`: `Session`, over the core's [`Session`](mcp_unknown_keys::session::Session),
 //!   for hosts that see the server's answers too;
 //! - `options`: what a host passes to build either;
-//! - `arguments`: a call's object read in place (the core's `HostObject`);
-//! - `walk`: a serde `Deserializer` over a call's JavaScript values, which
-//!   the core's scan of nested keys walks in place;
+//! - `arguments`: a call's object as `index.js` read it, once, as
+//!   `JSON.stringify` reads it (the core's `HostObject`);
 //! - `js`: one JavaScript value read through N-API, exceptions cleared;
 //! - `listing`: the tools of a listing in any form a host gives it;
 //! - `report`: `Warning`, `Coverage`, `Verdict`;
@@ -33,4 +32,3 @@ mod options;
 mod report;
 mod session;
 mod sink;
-mod walk;
