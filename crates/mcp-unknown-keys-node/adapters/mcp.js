@@ -47,18 +47,52 @@ function auditClient(client, options = {}) {
   return client
 }
 
+/** How long the server's own listing is awaited by default, in milliseconds. */
+const LISTING_TIMEOUT_MS = 5000
+/** The most calls that await the server's own listing at once. */
+const MAX_WAITING_CALLS = 1000
+
 /**
  * Audits the tool calls an `McpServer` or a `Server` receives; returns the
  * same server.
+ *
+ * A call that arrives before the server's own listing is read waits for
+ * it, off the call's path (the call goes on at once), for at most
+ * `options.listingTimeout` milliseconds (5000), and at most 1000 calls
+ * wait. A listing that fails, or does not answer in time, and calls past
+ * that bound are said once on stderr, and those calls are counted as
+ * unaudited with reason `no_catalogue` (the catalogue is forgotten until
+ * a listing is read): coverage never says complete for them.
  */
 function auditServer(server, options = {}) {
   const auditor = auditorFor(options)
   const protocol = server.server ?? server
+  const timeout = options.listingTimeout ?? LISTING_TIMEOUT_MS
+  const sayOnce = onceEach()
   // The catalogue is the server's own listing, read again when it changes.
   let ready = null
+  let listings = 0
+  let waiting = 0
   const relist = () => {
-    ready = listOwnTools(protocol, auditor).catch(() => auditor.clearCatalog())
-    return ready
+    const listing = ++listings
+    auditor.clearCatalog()
+    const listed = listOwnTools(protocol, auditor, () => listing === listings).then(
+      () => 'listed',
+      () => {
+        if (listing === listings) auditor.clearCatalog()
+        return 'failed'
+      },
+    )
+    let timer
+    const late = new Promise((resolve) => {
+      timer = setTimeout(resolve, timeout, 'late')
+      timer.unref?.()
+    })
+    return Promise.race([listed, late]).then((how) => {
+      clearTimeout(timer)
+      if (how === 'failed') sayOnce("the server's own tools/list failed; its calls go on unaudited (no_catalogue) until its tools change")
+      if (how === 'late') sayOnce(`the server's own tools/list has not answered in ${timeout} ms; its calls go on unaudited (no_catalogue) until it does`)
+    })
   }
   for (const target of new Set([server, protocol])) {
     const sendToolListChanged = target.sendToolListChanged
@@ -74,7 +108,17 @@ function auditServer(server, options = {}) {
       // Held as it arrived: what the SDK parses is a copy of it.
       const params = request.params
       const audit = () => quietly(() => auditor.audit(params?.name, params?.arguments ?? {}, request.id))
-      ;(ready ?? relist()).then(audit, audit)
+      ready ??= relist()
+      if (waiting < MAX_WAITING_CALLS) {
+        waiting++
+        ready.then(() => {
+          waiting--
+          audit()
+        })
+      } else {
+        sayOnce(`${MAX_WAITING_CALLS} calls await the server's own tools/list; further calls go on unaudited (no_catalogue) until it answers`)
+        audit()
+      }
     }
     return onrequest.call(this, request, extra)
   }
@@ -83,19 +127,30 @@ function auditServer(server, options = {}) {
   return server
 }
 
-/** Every page of the server's own listing, from its own handler. */
-async function listOwnTools(protocol, auditor) {
-  const handler = protocol._requestHandlers?.get('tools/list')
-  if (!handler) {
-    auditor.clearCatalog()
-    return
+/** Says each text once on stderr. */
+function onceEach() {
+  const said = new Set()
+  return (text) => {
+    if (said.has(text)) return
+    said.add(text)
+    process.stderr.write(`mcp-unknown-keys: ${text}\n`)
   }
+}
+
+/**
+ * Every page of the server's own listing, from its own handler, each fed
+ * to the auditor while `current()` (a later listing has not begun).
+ */
+async function listOwnTools(protocol, auditor, current) {
+  const handler = protocol._requestHandlers?.get('tools/list')
+  if (!handler) throw new Error('no tools/list handler')
   const signal = new AbortController().signal
   let cursor
   let first = true
   do {
     const request = { jsonrpc: '2.0', id: 'mcp-unknown-keys', method: 'tools/list', params: cursor ? { cursor } : {} }
     const result = await handler(request, { signal, requestId: request.id, sendNotification: async () => {}, sendRequest: async () => { throw new Error('not in a session') } })
+    if (!current()) return
     auditor.listPage(result, { first, more: Boolean(result?.nextCursor) })
     cursor = result?.nextCursor
     first = false

@@ -107,3 +107,82 @@ test('auditServer: a low-level Server whose listing comes in pages is read page 
   assert.deepEqual(warnings.map((w) => [w.tool, w.unknown_keys]), [['two', ['bb']]])
   assert.deepEqual(received, [{ b: 'x', bb: 1 }, { a: 'x' }], 'the low-level handler gets the arguments as sent')
 })
+
+/** A low-level `Server` with a `search` tool whose listing `list` answers. */
+function listedBy(list) {
+  const server = new Server({ name: 'slow', version: '1.0.0' }, { capabilities: { tools: {} } })
+  server.setRequestHandler(ListToolsRequestSchema, list)
+  server.setRequestHandler(CallToolRequestSchema, (request) => ({ content: [{ type: 'text', text: `got ${request.params.name}` }] }))
+  return server
+}
+
+const searchTool = { name: 'search', inputSchema: { type: 'object', properties: { query: { type: 'string' } } } }
+
+/** What `step` writes on stderr, the lines that name mcp-unknown-keys. */
+async function stderrOf(step) {
+  const written = []
+  const write = process.stderr.write
+  process.stderr.write = function (chunk, ...rest) {
+    if (String(chunk).startsWith('mcp-unknown-keys:')) written.push(String(chunk))
+    else return write.call(this, chunk, ...rest)
+    return true
+  }
+  try {
+    await step()
+  } finally {
+    process.stderr.write = write
+  }
+  return written
+}
+
+const settle = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+test('auditServer: a listing that fails is said once; its calls are answered, and counted as unaudited', async (t) => {
+  const { auditor } = collecting()
+  const client = await connect(auditServer(listedBy(() => { throw new Error('listing down') }), { auditor }))
+  t.after(() => client.close())
+  const said = await stderrOf(async () => {
+    for (const query of ['a', 'b', 'c']) {
+      const answer = await client.callTool({ name: 'search', arguments: { query, extra: 1 } })
+      assert.equal(answer.content[0].text, 'got search')
+    }
+    await settle(10)
+  })
+  assert.deepEqual(auditor.coverage(), { calls: 3, audited: 0, unaudited: { no_catalogue: 3 }, unlisted_tools: { search: 3 }, is_complete: false })
+  assert.deepEqual(said, ["mcp-unknown-keys: the server's own tools/list failed; its calls go on unaudited (no_catalogue) until its tools change\n"])
+})
+
+test('auditServer: a listing that never settles is said once; calls wait a bounded time, and are counted', async (t) => {
+  const { auditor, warnings } = collecting()
+  let answer
+  const client = await connect(auditServer(listedBy(() => new Promise((resolve) => { answer = resolve })), { auditor, listingTimeout: 50 }))
+  t.after(() => client.close())
+  const said = await stderrOf(async () => {
+    await client.callTool({ name: 'search', arguments: { query: 'a', extra: 1 } })
+    await client.callTool({ name: 'search', arguments: { query: 'b', extra: 1 } })
+    assert.equal(auditor.coverage().calls, 0, 'waiting for the listing')
+    await settle(150)
+    assert.deepEqual(auditor.coverage(), { calls: 2, audited: 0, unaudited: { no_catalogue: 2 }, unlisted_tools: { search: 2 }, is_complete: false })
+    // The listing answers at last: calls from then on are audited.
+    answer({ tools: [searchTool] })
+    await settle(10)
+    await client.callTool({ name: 'search', arguments: { query: 'c', extra: 1 } })
+    await settle(10)
+  })
+  assert.deepEqual(said, ["mcp-unknown-keys: the server's own tools/list has not answered in 50 ms; its calls go on unaudited (no_catalogue) until it does\n"])
+  assert.equal(auditor.coverage().audited, 1)
+  assert.deepEqual(warnings.map((w) => w.unknown_keys), [['extra']])
+})
+
+test('auditServer: at most 1000 calls await the listing; the rest go on unaudited, counted, said once', async (t) => {
+  const { auditor } = collecting()
+  const client = await connect(auditServer(listedBy(() => new Promise(() => {})), { auditor, listingTimeout: 60_000 }))
+  t.after(() => client.close())
+  const said = await stderrOf(async () => {
+    const calls = Array.from({ length: 1005 }, (_, i) => client.callTool({ name: 'search', arguments: { query: String(i) } }))
+    const answers = await Promise.all(calls)
+    assert.equal(answers.length, 1005)
+  })
+  assert.deepEqual(auditor.coverage().unaudited, { no_catalogue: 5 })
+  assert.deepEqual(said, ["mcp-unknown-keys: 1000 calls await the server's own tools/list; further calls go on unaudited (no_catalogue) until it answers\n"])
+})
