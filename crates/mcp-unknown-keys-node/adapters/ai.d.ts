@@ -4,7 +4,9 @@ import type { AdapterOptions } from './mcp.js'
 /**
  * The same tools, each one's input audited against its `inputSchema` (or
  * `parameters`) when the AI SDK validates it, before a zod schema strips
- * undeclared keys. `execute` and validation are unchanged.
+ * undeclared keys. Each tool is a `Proxy` that delegates to the original
+ * (prototype, non-enumerable members and getters included; methods called
+ * on the tool): `execute` and validation are unchanged.
  */
 export declare function auditTools<T extends Record<string, object>>(
   tools: T,

@@ -84,3 +84,90 @@ test('auditTools: a zod tool is audited before zod strips the keys; execute gets
   assert.equal(warnings[0].hints[0].suggestion, 'unit')
   assert.equal(auditor.coverage().audited, 2)
 })
+
+/**
+ * What a model's tool calls came to, as `generateText` reports them: each
+ * call, result and error (an error as its name and message).
+ */
+async function outcomes(tools, calls) {
+  const result = await generateText({ model: callingModel(calls), tools, prompt: 'go', stopWhen: stepCountIs(calls.length + 1) })
+  return result.steps.flatMap((step) =>
+    step.content
+      .filter((part) => part.type.startsWith('tool-'))
+      .map(({ type, toolName, input, output, error, invalid }) => ({
+        type,
+        toolName,
+        input,
+        output,
+        invalid,
+        error: error === undefined ? undefined : `${error.name}: ${error.message}`,
+      })),
+  )
+}
+
+/** A tool whose `execute` is on its class's prototype and reads a private field. */
+class Weather {
+  #unit = 'c'
+  description = 'The weather in a city'
+  inputSchema = z.object({ city: z.string() })
+  async execute({ city }) {
+    if (city === 'Atlantis') throw new Error('no such city')
+    return { city, temperature: 20, unit: this.#unit }
+  }
+}
+
+/** Tools the AI SDK runs with and without `auditTools`, made anew for each run. */
+const kinds = {
+  'a class instance': () => new Weather(),
+  'a non-enumerable execute': () => {
+    const made = tool({ description: 'd', inputSchema: z.object({ city: z.string() }) })
+    Object.defineProperty(made, 'execute', { value: async ({ city }) => ({ city, hidden: true }), enumerable: false })
+    return made
+  },
+  'a getter whose execute changes after wrapping': () => {
+    let execute = async () => ({ version: 1 })
+    const made = {
+      inputSchema: z.object({ city: z.string() }),
+      get execute() {
+        return execute
+      },
+    }
+    made.swap = () => {
+      execute = async ({ city }) => ({ city, version: 2 })
+    }
+    return made
+  },
+  'a frozen tool': () => Object.freeze(tool({ inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => ({ city, frozen: true }) })),
+  'a schema given by a getter on the prototype': () =>
+    new (class {
+      get inputSchema() {
+        return z.object({ city: z.string() })
+      }
+      execute({ city }) {
+        return { city, via: 'getter' }
+      }
+    })(),
+}
+
+for (const [kind, make] of Object.entries(kinds)) {
+  test(`auditTools: ${kind} runs exactly as it does without auditTools, results and errors alike`, async () => {
+    const calls = [
+      ['weather', { city: 'Oslo', units: 'c' }],
+      ['weather', { city: 'Atlantis' }],
+      ['weather', { town: 'Oslo' }],
+    ]
+    const plainTool = make()
+    const auditedTool = make()
+    const { auditor, warnings } = collecting()
+    const tools = auditTools({ weather: auditedTool }, { auditor, ai: await import('ai') })
+    plainTool.swap?.()
+    auditedTool.swap?.()
+    const plain = await outcomes({ weather: plainTool }, calls)
+    const audited = await outcomes(tools, calls)
+    assert.deepEqual(audited, plain)
+    assert.ok(plain.some((part) => part.type === 'tool-result'), 'the tool ran')
+    assert.ok(tools.weather instanceof Object.getPrototypeOf(auditedTool).constructor)
+    assert.deepEqual(warnings.map((w) => w.unknown_keys), [['units'], ['town']])
+    assert.equal(auditor.coverage().audited, 3)
+  })
+}
