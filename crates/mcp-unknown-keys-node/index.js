@@ -35,8 +35,8 @@ class Auditor extends native.Auditor {
 /**
  * A call's arguments read once, as `JSON.stringify` reads them to write
  * what a host sends: each value read once, `toJSON` honoured at every
- * level, a boxed primitive read as its value, a member whose value is
- * `undefined`, a function or a symbol left out. `undefined` when they have
+ * level, a boxed primitive read as its value (see `unboxed`), a member
+ * whose value is `undefined`, a function or a symbol left out. `undefined` when they have
  * no JSON object form (`JSON.stringify` would throw, or write no object):
  * the call is counted with reason `unreadable_arguments`. Otherwise:
  *
@@ -53,69 +53,71 @@ function readArguments(args) {
   try {
     const object = jsonValue(args, '')
     if (typeof object !== 'object' || object === null || Array.isArray(object)) return undefined
-    return readObject(object)
+    const keys = Object.keys(object)
+    // A boxed primitive is written as its value: not an object.
+    return unboxed(object, keys) === NOT_BOXED ? readObject(object, keys) : undefined
   } catch {
     return undefined
   }
 }
 
-/** The top level of the arguments: see `readArguments`. */
-function readObject(object) {
-  const keys = Object.keys(object)
+/** The top level of the arguments, and its keys: see `readArguments`. */
+function readObject(object, keys) {
   const scalars = []
   let written = keys
   let walk
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]
-    let value = object[key]
-    let type = typeof value
-    if (type === 'object' ? value !== null : type === 'function' || type === 'bigint') {
-      value = jsonValue(value, key)
-      type = typeof value
-    }
-    if (type === 'object' && value !== null) {
-      walk ??= startShape(object, written === keys ? keys.slice(0, i) : written, scalars)
-      walk.shape += (walk.shape.length > 1 ? ',' : '') + quoted(key) + ':' + shapeText(value, 1, walk)
-    } else if (type === 'string' || type === 'number' || type === 'boolean' || value === null) {
+    const value = object[key]
+    const type = typeof value
+    let member
+    if (type === 'string' || type === 'number' || type === 'boolean' || value === null) {
       scalars.push(value)
-      if (walk !== undefined) walk.shape += (walk.shape.length > 1 ? ',' : '') + quoted(key) + ':0'
-    } else if (type === 'bigint') {
-      throw new TypeError('a BigInt has no JSON form')
-    } else {
+      member = '0'
+    } else if (type !== 'undefined' && type !== 'symbol') {
+      // An object, a function or a BigInt: what JSON writes of it may nest.
+      walk ??= startShape(object, written, written === keys ? i : written.length, scalars)
+      walk.key = key
+      member = shapeText(value, 1, walk)
+    }
+    if (member === undefined) {
       // Left out of the JSON: the keys written are those before, then each kept.
       if (written === keys) written = keys.slice(0, i)
       continue
     }
+    if (walk !== undefined) walk.shape += (walk.shape.length > 1 ? ',' : '') + quoted(key) + ':' + member
     if (written !== keys) written.push(key)
   }
   return { keys: written, joined: written.join('\0'), shape: walk === undefined ? undefined : walk.shape + '}', scalars }
 }
 
 /**
- * The value JSON writes for `value`, the member `key` of its holder: what
- * its `toJSON` returns, if it has one, and a boxed primitive's value.
+ * What JSON writes for `value`, the member `key` of its holder, when it
+ * has a `toJSON`: what that returns.
  */
 function jsonValue(value, key) {
   const toJSON = value.toJSON
-  if (typeof toJSON === 'function') value = Reflect.apply(toJSON, value, [key])
-  return typeof value === 'object' && value !== null ? unboxed(value) : value
+  return typeof toJSON === 'function' ? Reflect.apply(toJSON, value, [String(key)]) : value
 }
+
+/** What `unboxed` gives for an object that is not a boxed primitive. */
+const NOT_BOXED = Symbol('not boxed')
 
 /**
  * A `Number`, `String`, `Boolean` or `BigInt` object's value, as JSON
- * reads it; any other object as it is. Plain objects and arrays are told
- * apart by their prototype (for a `Proxy`, its `getPrototypeOf` trap runs)
- * before the slower check of every other object.
+ * reads it, given the object's own keys; `NOT_BOXED` for any other object
+ * (a `Symbol` object too: JSON writes it as an object). Only an object with
+ * no keys or a string's indices is looked at further: a box given keys of
+ * its own besides is read as an object. The keys have been read first, as
+ * JSON reads them after unboxing: for a box, reading them runs no code.
  */
-function unboxed(object) {
-  const prototype = Object.getPrototypeOf(object)
-  if (prototype === Object.prototype || prototype === Array.prototype || prototype === null) return object
-  if (!types.isBoxedPrimitive(object)) return object
+function unboxed(object, keys) {
+  if ((keys.length > 0 && keys[0] !== '0') || !types.isBoxedPrimitive(object)) return NOT_BOXED
   if (types.isNumberObject(object)) return Number(object)
   if (types.isStringObject(object)) return String(object)
   if (types.isBooleanObject(object)) return Reflect.apply(Boolean.prototype.valueOf, object, [])
   if (types.isBigIntObject(object)) return Reflect.apply(BigInt.prototype.valueOf, object, [])
-  return object // a Symbol object, which JSON writes as {}
+  return NOT_BOXED
 }
 
 /** How deep below the top level the core reads keys: nothing deeper is read. */
@@ -129,67 +131,86 @@ const quotedKeys = new Map()
 const MAX_QUOTED_KEYS = 4096
 
 /**
- * The shape of the arguments, begun at their first nested value: the keys
- * written before it, whose values were all scalars.
+ * The shape of the arguments, begun at their first member that may nest:
+ * the first `count` keys of `written` before it, whose values are scalars.
  */
-function startShape(object, before, scalars) {
-  const walk = {
-    shape: '{' + before.map((key) => quoted(key) + ':0').join(','),
+function startShape(object, written, count, scalars) {
+  let shape = '{'
+  for (let i = 0; i < count; i++) shape += (i > 0 ? ',' : '') + quoted(written[i]) + ':0'
+  return {
+    shape,
     scalars,
+    // The key of the member being read, for its `toJSON`.
+    key: '',
     budget: MAX_SHAPE_VALUES,
     // Objects and arrays being read, outermost first: JSON refuses a cycle.
     holders: [object],
   }
-  return walk
 }
 
 /**
- * A nested object's or array's shape, at `depth` below the top level.
- * Below the depth the core reads, nothing is read (`null`).
+ * A nested value's shape, at `depth` below the top level (`undefined` when
+ * JSON leaves it out; a scalar is kept). Below the depth the core reads,
+ * nothing is read (`null`).
  */
 function shapeText(value, depth, walk) {
-  if (depth > MAX_NESTED_DEPTH) return 'null'
-  if (walk.holders.includes(value)) throw new TypeError('an object that holds itself has no JSON form')
-  walk.holders.push(value)
-  let text
-  if (Array.isArray(value)) {
-    text = '['
-    const length = value.length
-    for (let i = 0; i < length; i++) {
-      if (i > 0) text += ','
-      text += memberText(value[i], i, depth, walk) ?? 'null'
-    }
-    text += ']'
-  } else {
-    text = '{'
-    const keys = Object.keys(value)
-    for (let i = 0; i < keys.length; i++) {
-      const member = memberText(value[keys[i]], keys[i], depth, walk)
-      if (member === undefined) continue
-      if (text.length > 1) text += ','
-      text += quoted(keys[i]) + ':' + member
-    }
-    text += '}'
-  }
-  walk.holders.pop()
-  return text
-}
-
-/** A member's shape (`undefined` when JSON leaves it out); a scalar is kept. */
-function memberText(value, key, depth, walk) {
   if (--walk.budget < 0) throw new RangeError('too many values to read')
   let type = typeof value
   if (type === 'object' ? value !== null : type === 'function' || type === 'bigint') {
-    value = jsonValue(value, String(key))
+    value = jsonValue(value, walk.key)
+    type = typeof value
+  }
+  if (type === 'object' && value !== null) {
+    if (depth > MAX_NESTED_DEPTH) return 'null'
+    if (walk.holders.includes(value)) throw new TypeError('an object that holds itself has no JSON form')
+    if (Array.isArray(value)) {
+      walk.holders.push(value)
+      const text = arrayText(value, depth, walk)
+      walk.holders.pop()
+      return text
+    }
+    const keys = Object.keys(value)
+    const box = unboxed(value, keys)
+    if (box === NOT_BOXED) {
+      walk.holders.push(value)
+      const text = objectText(value, keys, depth, walk)
+      walk.holders.pop()
+      return text
+    }
+    value = box
     type = typeof value
   }
   if (type === 'string' || type === 'number' || type === 'boolean' || value === null) {
     walk.scalars.push(value)
     return '0'
   }
-  if (type === 'object') return shapeText(value, depth + 1, walk)
   if (type === 'bigint') throw new TypeError('a BigInt has no JSON form')
   return undefined
+}
+
+/** An array's shape: each item's, `null` for one JSON writes as null. */
+function arrayText(array, depth, walk) {
+  let text = '['
+  const length = array.length
+  for (let i = 0; i < length; i++) {
+    if (i > 0) text += ','
+    walk.key = i
+    text += shapeText(array[i], depth + 1, walk) ?? 'null'
+  }
+  return text + ']'
+}
+
+/** An object's shape, of the `keys` it was read with. */
+function objectText(object, keys, depth, walk) {
+  let text = '{'
+  for (let i = 0; i < keys.length; i++) {
+    walk.key = keys[i]
+    const member = shapeText(object[keys[i]], depth + 1, walk)
+    if (member === undefined) continue
+    if (text.length > 1) text += ','
+    text += quoted(keys[i]) + ':' + member
+  }
+  return text + '}'
 }
 
 /**
