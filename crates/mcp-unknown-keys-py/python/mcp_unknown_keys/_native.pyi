@@ -216,13 +216,13 @@ def audit_records(
     """Audits records one by one (dicts or JSON text), each an input of its own."""
 
 def audit_arrow_arrays(
-    arrays: Sequence[tuple[object, object]],
+    arrays: Sequence[tuple[object, object, Sequence[int]]],
     tools: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any] | None = None,
     *,
     allow: Iterable[str] | None = None,
     top_level_only: bool = False,
     by: Sequence[Dimension] | None = None,
     name: str = "records",
-    names: Sequence[tuple[object, object]] | None = None,
+    names: Sequence[tuple[object, object, Sequence[int]]] | None = None,
 ) -> Report:
-    """`audit_arrow`'s native half: each array as the capsules of `__arrow_c_array__()`."""
+    """`audit_arrow`'s native half: each array as the capsules of `__arrow_c_array__()` and its buffers' lengths."""
