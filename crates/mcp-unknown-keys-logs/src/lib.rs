@@ -189,6 +189,7 @@ mod records;
 pub mod render;
 mod replay;
 mod report;
+pub mod report_data;
 mod scoped;
 mod shapes;
 mod strings;

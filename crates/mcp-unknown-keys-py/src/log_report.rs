@@ -3,15 +3,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use mcp_unknown_keys_logs::report_data::{ReportData, merge, same};
 use mcp_unknown_keys_logs::{Lines, Report};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
-use crate::merge::{merge, same};
 use crate::options::dimensions;
 use crate::report::{PyCoverage, PyWarning, python_of};
-use crate::report_data::ReportData;
 
 /// What an audit found: the warnings, the coverage of every call, the
 /// findings counted per call, the groups, and every line (record) read,

@@ -12,9 +12,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use mcp_unknown_keys_logs::{Dimension, Group, MAX_GROUPS, MAX_KEYS_PER_GROUP, OTHER, sort_groups};
-
-use crate::report_data::{Finding, ReportData};
+use super::{Finding, ReportData};
+use crate::{Dimension, Group, MAX_GROUPS, MAX_KEYS_PER_GROUP, OTHER, sort_groups};
 
 /// The most notices a merged report keeps: each partition names its first
 /// unreadable records, and a thousand partitions must not make a report of
@@ -187,9 +186,10 @@ fn add_groups(groups: &mut Vec<Group>, more: &[Group]) {
                     group.values.clone()
                 };
                 *at.entry(values.clone()).or_insert_with(|| {
-                    let mut empty = Group::default();
-                    empty.values = values;
-                    groups.push(empty);
+                    groups.push(Group {
+                        values,
+                        ..Group::default()
+                    });
                     groups.len() - 1
                 })
             }

@@ -1,20 +1,26 @@
-//! What a `Report` holds, as plain data: what an audit found and counted,
-//! in a form that adds up across partitions ([`crate::merge`]) and goes to
-//! JSON text and back, for a report to travel between the workers of an
-//! engine (Ray Data, Spark) and the driver that adds them up.
+//! A [`Report`] as plain data: what an audit found and counted, in a form
+//! that adds up across partitions ([`merge`]) and goes to JSON text and
+//! back, for a report to travel between the workers of an engine (Ray
+//! Data, Spark) and the driver that adds them up. The Python package's
+//! `Report` is one.
 
 use std::collections::BTreeMap;
 
 use mcp_unknown_keys::audit::{Cause, Coverage, Warning};
-use mcp_unknown_keys_logs::{Dimension, Group, Lines, Report};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+
+use crate::{Dimension, Group, Lines, Report};
+
+mod merge;
+
+pub use merge::{merge, said, same};
 
 /// The version of the JSON form: a report read back must have been written
 /// in it.
 const FORM: u64 = 1;
 
-/// Everything a `Report` says.
+/// Everything a report says, as plain data.
 #[derive(Clone, Debug, Default)]
 pub struct ReportData {
     /// Every warning, in order: each undeclared pair said once.
@@ -189,7 +195,10 @@ fn member<T: serde::de::DeserializeOwned>(object: &Map<String, Value>, name: &st
 /// of `by`.
 fn group_of(by: &[Dimension], object: &Map<String, Value>) -> Result<Group, String> {
     let values = member::<BTreeMap<String, String>>(object, "group")?;
-    let mut group = Group::default();
+    let mut group = Group {
+        values: Vec::new(),
+        ..Group::default()
+    };
     for dimension in by {
         let value = values
             .get(dimension.as_str())
