@@ -50,7 +50,7 @@ pub fn audit_records(
         let bytes = wire_bytes(&record)?;
         audit.read_record(name, number, bytes.as_deref().unwrap_or(NOT_UTF8));
     }
-    Ok(PyReport::from(audit.finish()))
+    Ok(PyReport::of(audit.finish(), &options))
 }
 
 /// The native half of `audit_arrow`: the arrays of a column, each as the
@@ -110,5 +110,5 @@ pub fn audit_arrow_arrays(
         }
         audit.finish()
     });
-    Ok(PyReport::from(report))
+    Ok(PyReport::of(report, &options))
 }

@@ -1,28 +1,76 @@
 //! A [`Report`] as plain data: what an audit found and counted, in a form
 //! that adds up across partitions ([`merge`]) and goes to JSON text and
-//! back, for a report to travel between the workers of an engine (Ray
-//! Data, Spark) and the driver that adds them up. The Python package's
-//! `Report` is one.
+//! back ([`ReportData::to_json`], [`ReportData::from_json`]), for a report
+//! to travel between the workers of an engine (Ray Data, Spark) and the
+//! driver that adds them up. The Python package's `Report` is one.
+//!
+//! A report read back is text from elsewhere, so nothing in it is trusted:
+//! it is read without building more than its own values (no JSON tree),
+//! within the bounds a report has ([`MAX_GROUPS`], [`MAX_KEYS_PER_GROUP`],
+//! [`MAX_NAMED_UNLISTED_TOOLS`], [`MAX_NOTICES`]), and every count in it
+//! must agree with the others ([`check`]). Reports merge only when their
+//! audits were given the same options ([`Fingerprint`]), and a merge whose
+//! counts would pass `u64::MAX` is refused rather than saturated, so a
+//! merged report's counts still agree.
+//!
+//! ```
+//! use mcp_unknown_keys_logs::report_data::{Fingerprint, ReportData, merge, same};
+//! use mcp_unknown_keys_logs::{Audit, Dimension, Input, Options};
+//!
+//! let options = Options::default().group_by([Dimension::Tool]);
+//! let report = |log: &'static [u8]| -> Result<ReportData, Box<dyn std::error::Error>> {
+//!     let mut audit = Audit::new(&options)?;
+//!     audit.read(Input::from_reader("log", log)?)?;
+//!     Ok(ReportData::from(audit.finish()).made_with(Fingerprint::of(&options)))
+//! };
+//! let first = report(br#"{"tools":[{"name":"f","parameters":{"properties":{"q":{}}}}],"messages":[{"tool_calls":[{"id":"1","function":{"name":"f","arguments":"{\"q\":1,\"limt\":2}"}}]}]}"#)?;
+//! let then = report(br#"{"tools":[{"name":"f","parameters":{"properties":{"q":{}}}}],"messages":[{"tool_calls":[{"id":"2","function":{"name":"f","arguments":"{\"limt\":3}"}}]}]}"#)?;
+//!
+//! // A worker hands its report over as JSON text; the driver adds them up.
+//! let back = ReportData::from_json(&then.to_json())?;
+//! assert!(same(&back, &then));
+//! let total = merge(&first, &back)?;
+//! assert_eq!((total.coverage.calls, total.findings[0].calls), (2, 2));
+//! assert_eq!(total.warnings.len(), 1); // `limt` said once
+//!
+//! // Counts that disagree are refused.
+//! let forged = then.to_json().replace(r#""audited":1"#, r#""audited":7"#);
+//! assert!(ReportData::from_json(&forged).unwrap_err().contains("audited"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! [`MAX_NAMED_UNLISTED_TOOLS`]: mcp_unknown_keys::audit::MAX_NAMED_UNLISTED_TOOLS
 
 use std::collections::BTreeMap;
 
 use mcp_unknown_keys::audit::{Cause, Coverage, Warning};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
 
 use crate::{Dimension, Group, Lines, Report};
+#[cfg(doc)]
+use crate::{MAX_GROUPS, MAX_KEYS_PER_GROUP};
 
+mod check;
+mod fingerprint;
+mod form;
 mod merge;
 
+pub use check::check;
+pub use fingerprint::Fingerprint;
 pub use merge::{merge, said, same};
 
-/// The version of the JSON form: a report read back must have been written
-/// in it.
-const FORM: u64 = 1;
+/// The most notices a report keeps, read back or merged: each partition
+/// names its first unreadable records, and a thousand partitions must not
+/// make a report of ten thousand notices.
+pub const MAX_NOTICES: usize = 100;
 
 /// Everything a report says, as plain data.
 #[derive(Clone, Debug, Default)]
 pub struct ReportData {
+    /// What its audit was given, where it is known: `None` for a report
+    /// read back from the JSON form written before reports recorded it
+    /// (`"report": 1`), which merges only with reports like it.
+    pub options: Option<Fingerprint>,
     /// Every warning, in order: each undeclared pair said once.
     pub warnings: Vec<Warning>,
     /// Every call found.
@@ -65,6 +113,8 @@ pub struct Finding {
 }
 
 impl From<Report> for ReportData {
+    /// The report's data, its options not known ([`ReportData::made_with`]
+    /// says them).
     fn from(report: Report) -> ReportData {
         let groups = report
             .groupings()
@@ -84,6 +134,7 @@ impl From<Report> for ReportData {
             })
             .collect();
         ReportData {
+            options: None,
             groups,
             findings,
             notices: report.notices.iter().map(ToString::to_string).collect(),
@@ -96,6 +147,15 @@ impl From<Report> for ReportData {
 }
 
 impl ReportData {
+    /// The same report, made by an audit given the options `options`
+    /// fingerprint.
+    pub fn made_with(self, options: Fingerprint) -> ReportData {
+        ReportData {
+            options: Some(options),
+            ..self
+        }
+    }
+
     /// The lines as a map of their counts, by name.
     pub fn line_counts(&self) -> BTreeMap<&'static str, u64> {
         let Lines {
@@ -116,103 +176,4 @@ impl ReportData {
             ("idle", idle),
         ])
     }
-
-    /// The report as one JSON object: `warnings`, `coverage`, `findings`,
-    /// `lines`, `incomplete_inputs`, `notices`, and `groups` (each grouping
-    /// `{"by": [...], "groups": [...]}`, its groups as `audit --by` prints
-    /// them).
-    pub fn to_json(&self) -> String {
-        let groups: Vec<Value> = self
-            .groups
-            .iter()
-            .map(|(by, groups)| {
-                let by: Vec<&str> = by.iter().map(|dimension| dimension.as_str()).collect();
-                json!({"by": by, "groups": groups})
-            })
-            .collect();
-        json!({
-            "report": FORM,
-            "warnings": self.warnings,
-            "coverage": self.coverage,
-            "findings": self.findings,
-            "lines": self.line_counts(),
-            "incomplete_inputs": self.incomplete_inputs,
-            "notices": self.notices,
-            "groups": groups,
-        })
-        .to_string()
-    }
-
-    /// Reads a report's JSON form back; the error says what is wrong.
-    pub fn from_json(text: &str) -> Result<ReportData, String> {
-        let value: Value = serde_json::from_str(text).map_err(|error| format!("not JSON: {error}"))?;
-        let object = value.as_object().ok_or("a report is a JSON object")?;
-        if object.get("report").and_then(Value::as_u64) != Some(FORM) {
-            return Err(format!(
-                "not a report's JSON form (Report.to_json writes \"report\": {FORM})"
-            ));
-        }
-        let lines = member::<BTreeMap<String, u64>>(object, "lines")?;
-        let mut data = ReportData {
-            warnings: member(object, "warnings")?,
-            coverage: member(object, "coverage")?,
-            findings: member(object, "findings")?,
-            incomplete_inputs: member(object, "incomplete_inputs")?,
-            notices: member(object, "notices")?,
-            ..ReportData::default()
-        };
-        let count = |name: &str| lines.get(name).copied().unwrap_or(0);
-        data.lines.read = count("read");
-        data.lines.not_json = count("not_json");
-        data.lines.not_utf8 = count("not_utf8");
-        data.lines.too_deep = count("too_deep");
-        data.lines.too_long = count("too_long");
-        data.lines.idle = count("idle");
-        for grouping in member::<Vec<Map<String, Value>>>(object, "groups")? {
-            let by: Vec<Dimension> = member::<Vec<String>>(&grouping, "by")?
-                .iter()
-                .map(|name| name.parse())
-                .collect::<Result<_, _>>()?;
-            let groups = member::<Vec<Map<String, Value>>>(&grouping, "groups")?
-                .iter()
-                .map(|group| group_of(&by, group))
-                .collect::<Result<_, _>>()?;
-            data.groups.push((by, groups));
-        }
-        Ok(data)
-    }
-}
-
-/// A member of a report's JSON object, read as `T`.
-fn member<T: serde::de::DeserializeOwned>(object: &Map<String, Value>, name: &str) -> Result<T, String> {
-    let value = object
-        .get(name)
-        .ok_or_else(|| format!("a report's JSON form has `{name}`"))?;
-    T::deserialize(value).map_err(|error| format!("`{name}`: {error}"))
-}
-
-/// One group read back, as `audit --by` prints it, its values in the order
-/// of `by`.
-fn group_of(by: &[Dimension], object: &Map<String, Value>) -> Result<Group, String> {
-    let values = member::<BTreeMap<String, String>>(object, "group")?;
-    let mut group = Group {
-        values: Vec::new(),
-        ..Group::default()
-    };
-    for dimension in by {
-        let value = values
-            .get(dimension.as_str())
-            .ok_or_else(|| format!("a group of a grouping by {dimension} has a {dimension}"))?;
-        group.values.push((*dimension, value.clone()));
-    }
-    group.calls = member(object, "calls")?;
-    group.audited = member(object, "audited")?;
-    group.calls_with_unknown_keys = member(object, "calls_with_unknown_keys")?;
-    group.unknown_keys = member(object, "unknown_keys")?;
-    group.causes = member(object, "causes")?;
-    group.from_proxy_log = object
-        .get("from_proxy_log")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    Ok(group)
 }

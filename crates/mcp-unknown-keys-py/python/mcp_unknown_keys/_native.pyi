@@ -188,10 +188,15 @@ class Report:
     def by(self, *dimensions: Dimension) -> list[Group]:
         """The calls grouped by one dimension, or by those the audit's `by=...` named."""
     def merge(self, other: Report) -> Report:
-        """This report and `other` added up: counts summed, each undeclared pair said once."""
+        """This report and `other` added up: counts summed, each undeclared pair said once.
+
+        A `ValueError` when the audits were given different options (tools, allow, top_level_only, by) or a count
+        would pass 2**64 - 1.
+        """
     def to_json(self) -> str: ...
     @classmethod
-    def from_json(cls, text: str) -> Report: ...
+    def from_json(cls, text: str) -> Report:
+        """A report read back from `to_json`'s text, within a report's bounds, its counts checked (`ValueError`)."""
     def __eq__(self, other: object) -> bool: ...
 
 def audit_file(
