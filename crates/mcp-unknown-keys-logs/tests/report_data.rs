@@ -72,3 +72,46 @@ fn every_report_of_the_samples_reads_back_and_adds_up() {
         assert_eq!(twice.coverage.calls, 2 * data.coverage.calls);
     }
 }
+
+#[test]
+fn a_report_past_its_bounds_reads_back_and_adds_up() {
+    // 600 calls of 3 new keys each: past 1,000 key groups, a call's new
+    // keys all fall in `(other)`, which then counts the call more than
+    // once; and a call of 70 keys, one of them `(other)` itself.
+    let mut log = String::from(r#"{"tools":[{"name":"f","inputSchema":{"properties":{"q":{}}}}]}"#);
+    log.push('\n');
+    for n in 0..600 {
+        log.push_str(&format!(
+            r#"{{"type":"tool_use","id":"{n}","name":"f","input":{{"a{n}":1,"b{n}":2,"c{n}":3}}}}"#
+        ));
+        log.push('\n');
+    }
+    let many: Vec<String> = (0..70)
+        .map(|n| format!(r#""k{n}":1"#))
+        .chain([r#""(other)":1"#.to_owned()])
+        .collect();
+    log.push_str(&format!(
+        r#"{{"type":"tool_use","id":"x","name":"f","input":{{{}}}}}"#,
+        many.join(",")
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.jsonl");
+    std::fs::write(&path, log).unwrap();
+    let options = options(None);
+    let data = report(&[path], &options);
+    let by_key = &data
+        .groups
+        .iter()
+        .find(|(by, _)| by == &[Dimension::Key])
+        .unwrap()
+        .1;
+    assert_eq!(by_key.len(), 1001);
+    check(&data).unwrap();
+    let back = ReportData::from_json(&data.to_json()).unwrap();
+    let mut merged = back.clone();
+    for _ in 0..3 {
+        merged = merge(&merged, &back).unwrap();
+        check(&merged).unwrap();
+    }
+    assert_eq!(merged.coverage.calls, 4 * 601);
+}
