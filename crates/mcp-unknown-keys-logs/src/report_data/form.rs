@@ -14,9 +14,8 @@ use std::marker::PhantomData;
 use mcp_unknown_keys::audit::{
     Cause, Coverage, MAX_NAMED_UNLISTED_TOOLS, OTHER_UNLISTED_TOOLS, Skip, Warning,
 };
-use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 use super::{Finding, Fingerprint, MAX_NOTICES, ReportData, check};
 use crate::{Dimension, Group, MAX_GROUPS, MAX_KEYS_PER_GROUP};
@@ -40,30 +39,28 @@ impl ReportData {
     /// read back from the form before options were recorded is written in
     /// that form again.
     pub fn to_json(&self) -> String {
-        let groups: Vec<Value> = self
-            .groups
-            .iter()
-            .map(|(by, groups)| {
-                let by: Vec<&str> = by.iter().map(|dimension| dimension.as_str()).collect();
-                json!({"by": by, "groups": groups})
-            })
-            .collect();
-        let notices = &self.notices[..self.notices.len().min(MAX_NOTICES)];
-        let mut object = json!({
-            "report": FORM_WITHOUT_OPTIONS,
-            "warnings": self.warnings,
-            "coverage": self.coverage,
-            "findings": self.findings,
-            "lines": self.line_counts(),
-            "incomplete_inputs": self.incomplete_inputs,
-            "notices": notices,
-            "groups": groups,
-        });
-        if let Some(options) = &self.options {
-            object["report"] = json!(FORM);
-            object["options"] = json!(options);
-        }
-        object.to_string()
+        let written = Written {
+            report: match self.options {
+                Some(_) => FORM,
+                None => FORM_WITHOUT_OPTIONS,
+            },
+            options: self.options.as_ref(),
+            warnings: &self.warnings,
+            coverage: &self.coverage,
+            findings: &self.findings,
+            lines: self.line_counts(),
+            incomplete_inputs: self.incomplete_inputs,
+            notices: &self.notices[..self.notices.len().min(MAX_NOTICES)],
+            groups: self
+                .groups
+                .iter()
+                .map(|(by, groups)| GroupingWritten {
+                    by: by.iter().map(|dimension| dimension.as_str()).collect(),
+                    groups,
+                })
+                .collect(),
+        };
+        serde_json::to_string(&written).expect("a report serialises")
     }
 
     /// Reads a report's JSON form back: what [`ReportData::to_json`] writes,
@@ -85,6 +82,29 @@ impl ReportData {
         check(&data)?;
         Ok(data)
     }
+}
+
+/// The JSON form, as it is written: straight from the report, no JSON tree
+/// built.
+#[derive(Serialize)]
+struct Written<'a> {
+    report: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    options: Option<&'a Fingerprint>,
+    warnings: &'a [Warning],
+    coverage: &'a Coverage,
+    findings: &'a [Finding],
+    lines: BTreeMap<&'static str, u64>,
+    incomplete_inputs: u64,
+    notices: &'a [String],
+    groups: Vec<GroupingWritten<'a>>,
+}
+
+/// One grouping, as it is written.
+#[derive(Serialize)]
+struct GroupingWritten<'a> {
+    by: Vec<&'static str>,
+    groups: &'a [Group],
 }
 
 /// The JSON form, as it is read: each member optional here, so that a
