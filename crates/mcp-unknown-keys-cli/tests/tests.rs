@@ -52,4 +52,5 @@ mod version;
 mod wrap;
 mod wrap_files;
 mod wrap_hosts;
+mod wrap_secrets;
 mod wrap_url;

@@ -11,7 +11,7 @@
 //!
 //! [`Options::group_by`]: crate::Options::group_by
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
@@ -65,7 +65,7 @@ const MAX_VALUES_PER_CALL: usize = 64;
 
 /// The longest value kept, in bytes: a longer name is cut at a character
 /// boundary and ends with `…`.
-const MAX_VALUE_BYTES: usize = 256;
+pub(crate) const MAX_VALUE_BYTES: usize = 256;
 
 impl Dimension {
     /// Every dimension, in the order `--by` lists them.
@@ -300,7 +300,15 @@ impl Groups {
         if !paths.is_empty() {
             causes.insert("nested");
         }
-        let carried: Vec<&str> = keys.iter().chain(paths).map(String::as_str).collect();
+        // A top-level key and a nested key's path can be written alike
+        // (`x.y`, and `y` under `x`): the call is counted once under it.
+        let mut distinct = HashSet::new();
+        let carried: Vec<&str> = keys
+            .iter()
+            .chain(paths)
+            .map(String::as_str)
+            .filter(|key| distinct.insert(*key))
+            .collect();
         let model = call.model.unwrap_or(UNKNOWN);
         let file = std::mem::take(&mut self.file);
         for grouping in &mut self.groupings {

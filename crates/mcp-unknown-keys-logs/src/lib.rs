@@ -144,6 +144,13 @@
 //! add up to the coverage; by key or cause, a call is in the group of each
 //! key or cause it carried, or of [`NONE`].
 //!
+//! # Reports that travel
+//!
+//! [`report_data::ReportData`] is a [`Report`] as plain data: it goes to
+//! JSON text and back, checked and bounded when read back, and the reports
+//! of partitions of records add up ([`report_data::merge`]) to the report
+//! of one audit of all of them. The Python package's `Report` is one.
+//!
 //! # Errors
 //!
 //! An input or a catalogue that cannot be opened, that is not text, a
@@ -189,6 +196,7 @@ mod records;
 pub mod render;
 mod replay;
 mod report;
+pub mod report_data;
 mod scoped;
 mod shapes;
 mod strings;

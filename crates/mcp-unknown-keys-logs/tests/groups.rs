@@ -102,3 +102,16 @@ fn no_grouping_asked_for_is_none() {
     let audit = Audit::new(&Options::default()).unwrap();
     assert!(audit.finish().groups(&[Dimension::Model]).is_none());
 }
+
+#[test]
+fn a_key_written_at_the_top_and_as_a_nested_path_alike_counts_its_call_once() {
+    // The top-level key `x.y` and the nested key `y` of `x` (the path
+    // `x.y`) are both undeclared: one call, under one group of its key.
+    let log = r#"{"tools":[{"name":"f","parameters":{"properties":{"x":{"type":"object","properties":{"z":{}}}}}}],"messages":[{"tool_calls":[{"id":"1","function":{"name":"f","arguments":"{\"x.y\":1,\"x\":{\"y\":2}}"}}]}]}"#;
+    let (by_key, calls) = grouped(&[Dimension::Key], &[("log", log)]);
+    assert_eq!(calls, 1);
+    assert_eq!(calls_by_value(&by_key), [("x.y".to_owned(), 1)]);
+    let (by_model, _) = grouped(&[Dimension::Model], &[("log", log)]);
+    assert_eq!(by_model[0].calls_with_unknown_keys, 1);
+    assert_eq!(by_model[0].unknown_keys["x.y"], 1);
+}

@@ -10,5 +10,6 @@ mod hostile_input;
 mod listings;
 mod records;
 mod repeats;
+mod report_data;
 mod shapes;
 mod verdicts;

@@ -44,7 +44,7 @@ pub fn audit_file(
     let report = py
         .detach(|| read_in_full_or_in_part(&paths, &options))
         .map_err(python_error)?;
-    Ok(PyReport::from(report))
+    Ok(PyReport::of(report, &options))
 }
 
 /// The options of an audit from Python's arguments: `allow`,

@@ -22,8 +22,8 @@
 //!   one by one, each an input of its own;
 //! - `arrow`: a string column of an Arrow array read in place (the Arrow C
 //!   Data Interface);
-//! - `log_report`: `Report`, over `report_data` (what it holds, and its
-//!   JSON form) and `merge` (reports that add up);
+//! - `log_report`: `Report`, over the logs crate's `report_data` (what it
+//!   holds, its JSON form, and how reports add up);
 //! - `report`: `Warning` and `Coverage`;
 //! - `sink`: warnings to the host's callable or to `sys.stderr`;
 //! - `walk`: a serde `Deserializer` over a call's Python values, which the
@@ -36,12 +36,10 @@ mod convert;
 mod files;
 mod listing;
 mod log_report;
-mod merge;
 mod message;
 mod options;
 mod records;
 mod report;
-mod report_data;
 mod session;
 mod sink;
 mod walk;

@@ -3,15 +3,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use mcp_unknown_keys_logs::{Lines, Report};
+use mcp_unknown_keys_logs::report_data::{Fingerprint, ReportData, merge, same};
+use mcp_unknown_keys_logs::{Lines, Options, Report};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
-use crate::merge::{merge, same};
 use crate::options::dimensions;
 use crate::report::{PyCoverage, PyWarning, python_of};
-use crate::report_data::ReportData;
 
 /// What an audit found: the warnings, the coverage of every call, the
 /// findings counted per call, the groups, and every line (record) read,
@@ -22,10 +21,13 @@ pub struct PyReport {
     data: ReportData,
 }
 
-impl From<Report> for PyReport {
-    fn from(report: Report) -> PyReport {
+impl PyReport {
+    /// The report of an audit given `options`, which it records (as a
+    /// fingerprint) so that it merges only with reports of audits given the
+    /// same.
+    pub(crate) fn of(report: Report, options: &Options) -> PyReport {
         PyReport {
-            data: ReportData::from(report),
+            data: ReportData::from(report).made_with(Fingerprint::of(options)),
         }
     }
 }
@@ -136,21 +138,34 @@ impl PyReport {
     /// undeclared pair said once (the warnings of `other` lose the pairs
     /// this one said). The report of partitions of records, merged in any
     /// order, equals (`==`) the report of one `audit_records` run over all
-    /// of them. A `ValueError` when the audits were given different `by`.
+    /// of them. A `ValueError`, naming what differs, when the audits were
+    /// given different options (`tools`, `allow`, `top_level_only`, `by`),
+    /// when one report was read from the JSON form written before reports
+    /// recorded their options and the other was not, or when a count would
+    /// pass 2**64 - 1 (refused, not saturated).
     fn merge(&self, other: &PyReport) -> PyResult<PyReport> {
-        let data = merge(&self.data, &other.data).map_err(PyValueError::new_err)?;
+        let data = merge(&self.data, &other.data)
+            .map_err(|why| PyValueError::new_err(format!("Report.merge: {why}")))?;
         Ok(PyReport { data })
     }
 
-    /// The report as one JSON object (`warnings`, `coverage`, `findings`,
-    /// `lines`, `incomplete_inputs`, `notices`, `groups`), which
-    /// `Report.from_json` reads back: how a worker hands its report over.
+    /// The report as one JSON object (`report`, `options`, `warnings`,
+    /// `coverage`, `findings`, `lines`, `incomplete_inputs`, `notices` (the
+    /// first 100), `groups`), which `Report.from_json` reads back: how a
+    /// worker hands its report over. `options` fingerprints what the audit
+    /// was given, never the catalogue or keys themselves.
     fn to_json(&self) -> String {
         self.data.to_json()
     }
 
-    /// A report read back from `Report.to_json`'s text; a `ValueError`
-    /// says what is wrong with any other text.
+    /// A report read back from `Report.to_json`'s text (this version's, or
+    /// the one before, which recorded no options). Nothing in the text is
+    /// trusted: it is read without building more than the report itself,
+    /// within a report's bounds (1,000 groups per grouping and `(other)`,
+    /// 200 keys per group and `(other)`, 1,000 unlisted tools and
+    /// `(other)`; notices past the first 100 are skipped), and its counts
+    /// must agree (audited within calls, the unaudited reasons adding up,
+    /// each group within its totals). A `ValueError` says what is wrong.
     #[classmethod]
     fn from_json(_class: &Bound<'_, PyType>, text: &str) -> PyResult<PyReport> {
         let data = ReportData::from_json(text)
@@ -158,8 +173,9 @@ impl PyReport {
         Ok(PyReport { data })
     }
 
-    /// Two reports are equal when they say the same: the same coverage,
-    /// lines, pairs said, findings (calls and cause per pair) and groups.
+    /// Two reports are equal when they say the same: audits given the same
+    /// options, the same coverage, lines, pairs said, findings (calls and
+    /// cause per pair) and groups.
     /// The order of the warnings, the call ids they name and the notices,
     /// which depend on which partition was read first, are not compared.
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {

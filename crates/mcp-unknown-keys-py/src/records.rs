@@ -15,6 +15,10 @@ use crate::files::{audit_options, python_error};
 use crate::log_report::PyReport;
 use crate::message::wire_bytes;
 
+/// An Arrow array as Python hands it over: its schema's and its array's
+/// capsules, and the lengths of its buffers.
+type ArrowArray<'py> = (Bound<'py, PyCapsule>, Bound<'py, PyCapsule>, Vec<usize>);
+
 /// Bytes that are no UTF-8: what a `str` that is not valid UTF-8 (a lone
 /// surrogate) is read as, so that it is counted as `not_utf8`.
 const NOT_UTF8: &[u8] = b"\xff";
@@ -46,12 +50,15 @@ pub fn audit_records(
         let bytes = wire_bytes(&record)?;
         audit.read_record(name, number, bytes.as_deref().unwrap_or(NOT_UTF8));
     }
-    Ok(PyReport::from(audit.finish()))
+    Ok(PyReport::of(audit.finish(), &options))
 }
 
 /// The native half of `audit_arrow`: the arrays of a column, each as the
 /// two capsules of `__arrow_c_array__()` (string, large_string, binary or
-/// large_binary), each non-null value a record. `names`, when given, are
+/// large_binary) and the lengths in bytes of its three buffers (validity
+/// bitmap, offsets, data; 0 for one that is absent), each non-null value a
+/// record. An array whose buffers do not hold what its length, offset and
+/// offsets say is a `ValueError`, before anything is read. `names`, when given, are
 /// arrays of the same lengths whose values name each record's input (the
 /// `file` its calls are grouped under: a path column), `name` where null.
 /// Read with the GIL released; nulls are no records.
@@ -60,22 +67,22 @@ pub fn audit_records(
 #[allow(clippy::too_many_arguments)]
 pub fn audit_arrow_arrays(
     py: Python<'_>,
-    arrays: Vec<(Bound<'_, PyCapsule>, Bound<'_, PyCapsule>)>,
+    arrays: Vec<ArrowArray<'_>>,
     tools: Option<&Bound<'_, PyAny>>,
     allow: Option<Bound<'_, PyAny>>,
     top_level_only: bool,
     by: Option<Vec<String>>,
     name: &str,
-    names: Option<Vec<(Bound<'_, PyCapsule>, Bound<'_, PyCapsule>)>>,
+    names: Option<Vec<ArrowArray<'_>>>,
 ) -> PyResult<PyReport> {
     let options = audit_options(tools, allow, top_level_only, by)?;
     let mut audit = Audit::new(&options).map_err(python_error)?;
     // The capsules in `arrays` and `names` own the buffers, and are held
     // until the end.
-    let read = |arrays: &[(Bound<'_, PyCapsule>, Bound<'_, PyCapsule>)]| {
+    let read = |arrays: &[ArrowArray<'_>]| {
         arrays
             .iter()
-            .map(|(schema, array)| StringColumn::of(schema, array))
+            .map(|(schema, array, sizes)| StringColumn::of(schema, array, sizes))
             .collect::<PyResult<Vec<_>>>()
     };
     let columns = read(&arrays)?;
@@ -103,5 +110,5 @@ pub fn audit_arrow_arrays(
         }
         audit.finish()
     });
-    Ok(PyReport::from(report))
+    Ok(PyReport::of(report, &options))
 }

@@ -100,7 +100,7 @@ def test_reports_grouped_differently_do_not_merge() -> None:
         ("not json", "not JSON"),
         ("[]", "JSON object"),
         ('{"warnings": []}', "report"),
-        (json.dumps({"report": 1, "warnings": [], "coverage": {}}), "JSON form has `lines`"),
+        (json.dumps({"report": 1, "warnings": [], "coverage": {"calls": 0, "audited": 0}}), "JSON form has `lines`"),
     ],
 )
 def test_text_that_is_no_report_is_a_clear_error(text: str, why: str) -> None:

@@ -238,6 +238,15 @@ fn at<'d>(root: &'d Value, location: &[&str]) -> Option<&'d Value> {
     })
 }
 
+/// Every server entry listed at `maps`, in document order per map: what
+/// `plan` reads, for what a dry run shows of them.
+pub fn entries<'d>(root: &'d Value, maps: &[MapPath]) -> Result<Vec<&'d Value>, Unreadable> {
+    Ok(servers(root, maps)?
+        .into_iter()
+        .map(|found| found.value)
+        .collect())
+}
+
 /// Every server entry listed at `maps`, in document order per map.
 fn servers<'d>(root: &'d Value, maps: &[MapPath]) -> Result<Vec<Found<'d>>, Unreadable> {
     if root.as_object().is_none() {

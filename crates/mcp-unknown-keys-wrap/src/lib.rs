@@ -8,7 +8,8 @@
 //! - `headers` keeps a remote server's header values off the command line,
 //!   and `url` the secret parts of its URL;
 //! - `document` applies that to every server of one file;
-//! - `edit` and `diff` make the edits and show them;
+//! - `edit` and `diff` make the edits and show them, and `redact` what a
+//!   diff may show of a configuration: no secret;
 //! - `file` writes safely: backup, then atomic replace;
 //! - this module finds the files ([`targets`]) and does one ([`process`]).
 //!
@@ -27,6 +28,7 @@ mod file;
 mod headers;
 pub mod hosts;
 pub mod jsonc;
+mod redact;
 mod url;
 
 use std::path::{Path, PathBuf};
@@ -124,11 +126,7 @@ pub fn process(target: &ConfigFile, mode: &Mode, servers: &[String], dry_run: bo
     if new_text == config.text {
         report.push_str("  nothing to change\n");
     } else if dry_run {
-        diff = Some(diff::unified(
-            &config.path.display().to_string(),
-            &config.text,
-            &plan.edits,
-        ));
+        diff = Some(dry_run_diff(target, &config.text, &new_text, &plan.edits));
         report.push_str("  dry run: nothing written\n");
         if let Err(refusal) = file::writable(&config) {
             report.push_str(&format!("  without --dry-run, refused: {refusal}\n"));
@@ -138,6 +136,21 @@ pub fn process(target: &ConfigFile, mode: &Mode, servers: &[String], dry_run: bo
         report.push_str(&format!("  backup: {}\n", backup.display()));
     }
     Ok(Done { report, diff })
+}
+
+/// The diff a dry run prints, every value that may be a secret shown as
+/// the variable that holds it (or `***`): a terminal, a CI log or a pasted
+/// issue is no place for the keys a configuration holds.
+fn dry_run_diff(target: &ConfigFile, text: &str, new_text: &str, edits: &[edit::Edit]) -> String {
+    let label = target.path.display().to_string();
+    match (
+        redact::shown(text, target.maps()),
+        redact::shown(new_text, target.maps()),
+    ) {
+        (Some(old), Some(new)) => diff::unified(&label, text, edits, &diff::Shown { old: &old, new: &new }),
+        // Never so: both texts were just read. Better no diff than a secret.
+        _ => format!("--- {label}\n+++ {label}\n(the change cannot be shown without the values it holds)\n"),
+    }
 }
 
 fn servers_report(plan: &Plan) -> String {

@@ -188,10 +188,15 @@ class Report:
     def by(self, *dimensions: Dimension) -> list[Group]:
         """The calls grouped by one dimension, or by those the audit's `by=...` named."""
     def merge(self, other: Report) -> Report:
-        """This report and `other` added up: counts summed, each undeclared pair said once."""
+        """This report and `other` added up: counts summed, each undeclared pair said once.
+
+        A `ValueError` when the audits were given different options (tools, allow, top_level_only, by) or a count
+        would pass 2**64 - 1.
+        """
     def to_json(self) -> str: ...
     @classmethod
-    def from_json(cls, text: str) -> Report: ...
+    def from_json(cls, text: str) -> Report:
+        """A report read back from `to_json`'s text, within a report's bounds, its counts checked (`ValueError`)."""
     def __eq__(self, other: object) -> bool: ...
 
 def audit_file(
@@ -216,13 +221,13 @@ def audit_records(
     """Audits records one by one (dicts or JSON text), each an input of its own."""
 
 def audit_arrow_arrays(
-    arrays: Sequence[tuple[object, object]],
+    arrays: Sequence[tuple[object, object, Sequence[int]]],
     tools: str | os.PathLike[str] | Sequence[Any] | Mapping[str, Any] | None = None,
     *,
     allow: Iterable[str] | None = None,
     top_level_only: bool = False,
     by: Sequence[Dimension] | None = None,
     name: str = "records",
-    names: Sequence[tuple[object, object]] | None = None,
+    names: Sequence[tuple[object, object, Sequence[int]]] | None = None,
 ) -> Report:
-    """`audit_arrow`'s native half: each array as the capsules of `__arrow_c_array__()`."""
+    """`audit_arrow`'s native half: each array as the capsules of `__arrow_c_array__()` and its buffers' lengths."""

@@ -86,14 +86,23 @@ def audit_arrow(
         texts, named = [_as_text(chunk) for chunk in chunks], None
     # Each array's capsules own its buffers: they are held until the audit ends.
     return audit_arrow_arrays(
-        [array.__arrow_c_array__() for array in texts],
+        [_exported(array) for array in texts],
         tools,
         allow=allow,
         top_level_only=top_level_only,
         by=by,
         name=name,
-        names=None if named is None else [array.__arrow_c_array__() for array in named],
+        names=None if named is None else [_exported(array) for array in named],
     )
+
+
+def _exported(array: Any) -> tuple[Any, Any, list[int]]:
+    """The array's C Data Interface capsules, and its buffers' lengths, which the interface does not carry.
+
+    The native reader checks the array's offsets against these lengths before it reads a value.
+    """
+    schema, exported = array.__arrow_c_array__()
+    return schema, exported, [0 if buffer is None else buffer.size for buffer in array.buffers()]
 
 
 def _combined(array: Any) -> Any:
