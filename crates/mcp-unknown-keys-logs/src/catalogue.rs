@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use mcp_unknown_keys::audit::{Catalog, ListedTools, Warning, declarations};
+use mcp_unknown_keys::audit::{Catalog, ListedTools, Note, Warning, declarations};
 use mcp_unknown_keys::jsonrpc::{ListingPage, Message};
 use serde_json::Value;
 
@@ -138,7 +138,10 @@ fn read_file(input: Input, say: &mut impl FnMut(Notice)) -> Result<Vec<Value>, E
         });
     }
     for tool in found.unreadable {
-        say(Notice::UnreadableTool { tool });
+        say(Notice::Schema {
+            tool,
+            note: Note::too_deep(),
+        });
     }
     let first = found.first;
     readable(&name, found.tools, || {

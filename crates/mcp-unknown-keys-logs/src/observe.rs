@@ -160,12 +160,6 @@ pub enum Notice {
         /// Why, as the reader said it.
         error: String,
     },
-    /// A listed tool that could not be read at all (its schema nests deeper
-    /// than JSON is built): calls to it are not audited. Said once.
-    UnreadableTool {
-        /// Its name (`#N` when that cannot be read either).
-        tool: String,
-    },
 }
 
 /// Why a line could not be read.
@@ -235,11 +229,6 @@ impl fmt::Display for Notice {
                 "{input}:{line}: cannot read on ({error}): the lines before were read, the rest is not"
             ),
             Notice::Schema { tool, note } => write!(f, "note: {}: {note}", Printable(tool)),
-            Notice::UnreadableTool { tool } => write!(
-                f,
-                "the listed tool {} could not be read (its schema nests too deep to build); calls to it are not audited",
-                Printable(tool)
-            ),
         }
     }
 }

@@ -33,14 +33,13 @@ impl<O: Observer> Handler for Audit<O> {
         if self.record_tools.reuse(print) {
             return;
         }
-        let Some((catalog, unreadable)) = catalogue_of(text) else {
+        let Some(catalog) = catalogue_of(text) else {
             return;
         };
         self.report.listed(&catalog, None);
         self.unbound.say_notes(&catalog);
         self.say_notes(None);
         self.record_tools.made(print, catalog);
-        self.say_unreadable(unreadable);
     }
 
     /// A listing kept on its own (`{"tools": […]}`): the catalogue from
@@ -52,13 +51,12 @@ impl<O: Observer> Handler for Audit<O> {
             self.session.abandon_listing();
             return;
         }
-        let Some((catalog, unreadable)) = catalogue_of(text) else {
+        let Some(catalog) = catalogue_of(text) else {
             return;
         };
         self.session.abandon_listing();
         self.set_unbound(catalog);
         self.unbound_print = Some(print);
-        self.say_unreadable(unreadable);
     }
 
     fn begin_record(&mut self) {
@@ -85,8 +83,9 @@ impl<O: Observer> Handler for Audit<O> {
         let mut judged = Vec::new();
         if found.as_listed {
             let key = found.rpc_id.cloned();
-            let (call, verdicts) = self.session.read_audited_call(&as_shown, key, outcome);
-            (outcome, judged) = (call.outcome, verdicts);
+            let step = self.session.read_audited_call(&as_shown, key, outcome);
+            let call = step.call.expect("a call read is a call step");
+            (outcome, judged) = (call.outcome, step.verdicts);
         }
         let report = &mut self.report;
         report.coverage.record(&as_shown, &outcome);
@@ -201,7 +200,7 @@ impl<O: Observer> Handler for Audit<O> {
                 self.session.take_unrequested_listings(false);
                 From::Host
             }
-            Message::Cancelled { .. } => From::Host,
+            Message::Cancelled { .. } | Message::TaskResult { .. } | Message::CancelTask { .. } => From::Host,
             Message::ListChanged | Message::Response { .. } => From::Server,
             // A call is handed over as any call is, through `call`.
             Message::Call { .. } | Message::Other => return false,
@@ -215,7 +214,6 @@ impl<O: Observer> Handler for Audit<O> {
                 self.installed(catalog);
             }
         }
-        self.say_unreadable(step.unreadable_tools);
         self.judged(step.verdicts);
         step.used
     }
@@ -277,26 +275,16 @@ impl<O: Observer> Audit<O> {
         }
         outcome
     }
-
-    /// Says, once each, the listed tools that could not be read.
-    fn say_unreadable(&mut self, tools: Vec<String>) {
-        for tool in tools {
-            let notice = Notice::UnreadableTool { tool };
-            if !self.report.notices.contains(&notice) {
-                self.say(notice);
-            }
-        }
-    }
 }
 
 /// The catalogue of a `tools` array's text, with the tools too deep to
 /// read; `None` when the text is no array, or declares nothing at all (a
 /// list of tool names is no catalogue).
-fn catalogue_of(text: &str) -> Option<(Catalog, Vec<String>)> {
+fn catalogue_of(text: &str) -> Option<Catalog> {
     let listed = ListedTools::read(text)?;
     let mut catalog = Catalog::new();
-    catalog.extend_tools(&listed.tools);
-    (!catalog.is_empty() || !listed.unreadable.is_empty()).then_some((catalog, listed.unreadable))
+    catalog.extend_listed(&listed);
+    (!catalog.is_empty()).then_some(catalog)
 }
 
 fn fingerprint(text: &str) -> u64 {

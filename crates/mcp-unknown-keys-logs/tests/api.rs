@@ -171,7 +171,7 @@ fn an_observer_is_told_as_it_goes_and_the_report_keeps_it_all() {
     assert_eq!(
         told,
         &[
-            "notice the listed tool deep could not be read (its schema nests too deep to build); calls to it are not audited",
+            "notice note: deep: its schema nests too deep to read: the tool's arguments are not audited",
             "notice log:2: not JSON, counted as unreadable",
             "warning ffset",
             "notice log:4: not UTF-8, counted as unreadable",

@@ -3,7 +3,6 @@
 pub(crate) mod slots;
 
 use std::cell::RefCell;
-use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -19,7 +18,7 @@ use crate::js::{Js, Kind};
 use crate::listing::listed_tools;
 use crate::options::{AuditorOptions, Built, Given, build};
 use crate::report::{Coverage, Warning};
-use crate::sink::{Callbacks, Queue, unreadable_tool};
+use crate::sink::{Callbacks, Queue};
 
 /// Audits tool calls against the latest catalogue and says each undeclared
 /// (tool, key) pair once.
@@ -36,7 +35,6 @@ pub struct State {
     auditor: audit::Auditor,
     queue: Arc<Queue>,
     callbacks: Rc<Callbacks>,
-    said_unreadable: RefCell<HashSet<String>>,
     coverage: RefCell<audit::Coverage>,
     listing: RefCell<Listing>,
 }
@@ -83,7 +81,6 @@ impl Auditor {
             auditor,
             queue,
             callbacks,
-            said_unreadable: RefCell::default(),
             coverage: RefCell::default(),
             listing: RefCell::default(),
         });
@@ -101,10 +98,9 @@ impl Auditor {
         let state = &self.state;
         let listed = listed_tools(js(env, tools))?;
         let mut catalog = Catalog::new();
-        catalog.extend_tools(&listed.tools);
+        catalog.extend_listed(&listed);
         state.listing.borrow_mut().abandon();
         state.install(catalog);
-        state.say_unreadable(listed.unreadable);
         state.callbacks.deliver(env, &state.queue);
         Ok(())
     }
@@ -121,11 +117,10 @@ impl Auditor {
             Some(page) => (page.first.unwrap_or(true), page.more.unwrap_or(false)),
             None => (true, false),
         };
-        let decided = state.listing.borrow_mut().page(&listed.tools, first, more);
+        let decided = state.listing.borrow_mut().page_listed(&listed, first, more);
         if let Some(catalog) = decided {
             state.install(catalog);
         }
-        state.say_unreadable(listed.unreadable);
         state.callbacks.deliver(env, &state.queue);
         Ok(())
     }
@@ -286,16 +281,6 @@ impl State {
     fn install(&self, catalog: Catalog) {
         let installed = self.auditor.install_catalog(catalog);
         self.auditor.say_notes(&installed);
-    }
-
-    /// Says once each listed tool that was too deep to read.
-    fn say_unreadable(&self, tools: Vec<String>) {
-        let mut said = self.said_unreadable.borrow_mut();
-        for tool in tools {
-            if said.insert(tool.clone()) {
-                unreadable_tool(&self.queue, &tool);
-            }
-        }
     }
 }
 

@@ -26,7 +26,7 @@ use crate::js::Kind;
 use crate::listing::no_json_form;
 use crate::options::{Built, Given, build};
 use crate::report::{Coverage, Verdict, Warning};
-use crate::sink::{Callbacks, OnNote, OnVerdict, OnWarn, Queue, Said, unreadable_tool};
+use crate::sink::{Callbacks, OnNote, OnVerdict, OnWarn, Queue, Said};
 
 /// How many settled verdicts `verdicts` keeps, the latest: a long session
 /// must not grow without bound. `onVerdict` is handed every one.
@@ -191,23 +191,13 @@ impl Session {
         }
     }
 
-    /// Delivers what one message made the session say, as the proxy does:
-    /// the installed catalogue's notes, each unreadable tool, the warning,
-    /// the verdicts. Returns the warning.
-    fn deliver(&self, env: &Env, mut step: Step) -> Option<Warning> {
-        if let Some(installed) = step.installed.take() {
-            self.auditor.say_notes(&installed);
-        }
-        for tool in &step.unreadable_tools {
-            unreadable_tool(&self.queue, tool);
-        }
-        let warning = step.warning().cloned();
-        if let Some(warning) = &warning {
-            self.auditor.warn(warning);
-        }
-        self.say_verdicts(&step.verdicts);
+    /// Delivers what one message made the session say, as every door
+    /// does ([`Step::deliver`]): into the queue, then to the host's
+    /// callbacks. Returns the warning.
+    fn deliver(&self, env: &Env, step: Step) -> Option<Warning> {
+        step.deliver(&self.auditor);
         self.callbacks.deliver(env, &self.queue);
-        warning.as_ref().map(Warning::from)
+        step.warning().map(Warning::from)
     }
 
     /// Says each verdict, for `onVerdict` (delivered by the caller).

@@ -18,7 +18,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use mcp_unknown_keys::audit::{Judged, Note, Sink, StderrSink};
+use mcp_unknown_keys::audit::{Judged, Note, Notice, Sink, StderrSink};
 use napi::bindgen_prelude::{FnArgs, FunctionRef, JsValue, Unknown};
 use napi::{Env, Result};
 
@@ -57,6 +57,15 @@ impl Sink for Queue {
 
     fn note(&self, tool: &str, note: &Note) {
         self.push(Said::Note(tool.to_owned(), note.to_string()));
+    }
+
+    /// Notices go where notes go, under no tool's name (`""`).
+    fn notice(&self, notice: &Notice) {
+        self.push(Said::Note(String::new(), notice.to_string()));
+    }
+
+    fn verdict(&self, judged: &Judged) {
+        self.push(Said::Verdict(Box::new(judged.clone())));
     }
 }
 
@@ -281,13 +290,4 @@ fn defer(callbacks: &Rc<Callbacks>, queue: &Arc<Queue>) {
 pub fn write_stderr(line: &str) {
     use std::io::Write;
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
-}
-
-/// Says that a listed tool's schema nests too deep to read (it stays
-/// listed, declaring nothing), in the words every door uses.
-pub fn unreadable_tool(queue: &Queue, tool: &str) {
-    queue.push(Said::Note(
-        tool.to_owned(),
-        "its schema nests too deep to read: the tool's arguments are not audited".to_owned(),
-    ));
 }

@@ -16,6 +16,8 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20260)
 const CASES = Number(process.env.FUZZ_CASES ?? 1500)
 /** How deep the core audits nested keys (MAX_NESTED_DEPTH). */
 const MAX_NESTED_DEPTH = 64
+/** How many undeclared keys and paths the core reads of one call (limits::MAX_UNDECLARED_PER_CALL). */
+const MAX_UNDECLARED_PER_CALL = 1024
 /** A key every generated object schema declares and no value carries, so that every object is audited. */
 const DECLARED = '~declared~'
 
@@ -199,16 +201,19 @@ function step(key) {
   return /^$|[.[\]"\\\u0000-\u001f\u007f-\u009f]/.test(key) ? `[${JSON.stringify(key)}]` : `.${key}`
 }
 
-/** The undeclared keys and paths the core's scan finds in `json` (its `nested.rs`). */
+/** The undeclared keys and paths the core's scan finds in `json` (its `nested.rs`):
+ * in the order it meets them, repeats included, the first MAX_UNDECLARED_PER_CALL. */
 function undeclared(json, schema) {
-  const keys = new Set()
-  const paths = new Set()
+  const met = []
+  const meet = (kind, text) => {
+    if (met.length < MAX_UNDECLARED_PER_CALL) met.push([kind, text])
+  }
   const declared = (properties, key) => Object.hasOwn(properties, key)
   const visit = (value, shape, path, depth) => {
     if (typeof value === 'object' && value !== null && !Array.isArray(value) && shape.properties) {
       for (const own of Object.keys(value)) {
         const key = wellFormed(own)
-        if (!declared(shape.properties, key)) paths.add((path + step(key)).replace(/^\./, ''))
+        if (!declared(shape.properties, key)) meet('path', (path + step(key)).replace(/^\./, ''))
         else if (depth < MAX_NESTED_DEPTH) visit(value[own], shape.properties[key], path + step(key), depth + 1)
       }
     }
@@ -218,10 +223,11 @@ function undeclared(json, schema) {
   }
   for (const own of Object.keys(json)) {
     const key = wellFormed(own)
-    if (!declared(schema.properties, key)) keys.add(key)
+    if (!declared(schema.properties, key)) meet('key', key)
     else visit(json[own], schema.properties[key], step(key), 1)
   }
-  return { keys: [...keys].sort(), paths: [...paths].sort() }
+  const of = (kind) => [...new Set(met.filter(([k]) => k === kind).map(([, text]) => text))].sort()
+  return { keys: of('key'), paths: of('path') }
 }
 
 /** What `JSON.stringify` makes of `args`: the object a host sends, or `undefined`. */

@@ -1,11 +1,12 @@
 //! `Auditor`: the core's auditor, its catalogue and its coverage, for Python.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use mcp_unknown_keys::audit::{self, Arguments, Call, Catalog, Coverage, Listing, Outcome, Skip};
+use mcp_unknown_keys::audit::{
+    self, Arguments, Call, Catalog, Coverage, ListedTools, Listing, Outcome, Skip,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 use serde_json::Value;
@@ -15,17 +16,12 @@ use crate::convert::{DETACH_FROM_BYTES, json_text};
 use crate::listing::listed_tools;
 use crate::options::core_auditor;
 use crate::report::{PyCoverage, PyWarning};
-use crate::sink::PythonSink;
 
 /// Audits tool calls against the latest catalogue and says each undeclared
 /// (tool, key) pair once.
 #[pyclass(name = "Auditor", module = "mcp_unknown_keys", frozen)]
 pub struct PyAuditor {
     auditor: audit::Auditor,
-    /// The auditor's sink, for what the catalogue cannot say itself: a
-    /// listed tool too deep to read.
-    sink: Arc<PythonSink>,
-    said_unreadable: Mutex<HashSet<String>>,
     coverage: Mutex<Coverage>,
     listings: Mutex<Listings>,
     /// The stamp of the catalogue installed last (0: none yet).
@@ -45,8 +41,8 @@ struct Listings {
 
 impl Listings {
     /// Takes one page; the catalogue it hands out, if any, with its stamp.
-    fn page(&mut self, tools: &[Value], first: bool, more: bool) -> Option<(u64, Catalog)> {
-        let catalog = self.listing.page(tools, first, more)?;
+    fn page(&mut self, tools: &ListedTools, first: bool, more: bool) -> Option<(u64, Catalog)> {
+        let catalog = self.listing.page_listed(tools, first, more)?;
         Some((self.stamp(), catalog))
     }
 
@@ -73,11 +69,9 @@ impl PyAuditor {
         top_level_only: bool,
         on_note: Option<Bound<'_, PyAny>>,
     ) -> PyResult<PyAuditor> {
-        let (auditor, sink) = core_auditor(on_warn, allow, top_level_only, on_note)?;
+        let auditor = core_auditor(on_warn, allow, top_level_only, on_note)?;
         Ok(PyAuditor {
             auditor,
-            sink,
-            said_unreadable: Mutex::default(),
             coverage: Mutex::default(),
             listings: Mutex::default(),
             installed: Mutex::default(),
@@ -96,11 +90,10 @@ impl PyAuditor {
         let listed = listed_tools(tools)?;
         py.detach(|| {
             let mut catalog = Catalog::new();
-            catalog.extend_tools(&listed.tools);
+            catalog.extend_listed(&listed);
             let stamp = self.listings().abandon();
             self.install(stamp, catalog);
         });
-        self.say_unreadable(listed.unreadable);
         Ok(())
     }
 
@@ -118,12 +111,11 @@ impl PyAuditor {
         // calling this auditor back.
         let listed = listed_tools(tools)?;
         py.detach(|| {
-            let decided = self.listings().page(&listed.tools, first, more);
+            let decided = self.listings().page(&listed, first, more);
             if let Some((stamp, catalog)) = decided {
                 self.install(stamp, catalog);
             }
         });
-        self.say_unreadable(listed.unreadable);
         Ok(())
     }
 
@@ -247,24 +239,6 @@ impl PyAuditor {
             self.auditor.install_catalog(catalog)
         };
         self.auditor.say_notes(&installed);
-    }
-
-    /// Says once each listed tool that was too deep to read (it stays
-    /// listed, declaring nothing), in the words the proxy uses.
-    fn say_unreadable(&self, tools: Vec<String>) {
-        let unsaid: Vec<String> = {
-            let mut said = self
-                .said_unreadable
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            tools
-                .into_iter()
-                .filter(|tool| said.insert(tool.clone()))
-                .collect()
-        };
-        for tool in unsaid {
-            self.sink.say_unreadable_tool(&tool);
-        }
     }
 }
 

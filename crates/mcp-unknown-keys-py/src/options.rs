@@ -3,8 +3,6 @@
 //! made of them. Both classes build theirs here, so they read their
 //! options alike.
 
-use std::sync::Arc;
-
 use mcp_unknown_keys::audit;
 use mcp_unknown_keys_logs::Dimension;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -13,24 +11,22 @@ use pyo3::types::PyString;
 
 use crate::sink::PythonSink;
 
-/// The core auditor a Python class wraps, and the sink it delivers through
-/// (kept for what the catalogue cannot say itself: a listed tool too deep
-/// to read).
+/// The core auditor a Python class wraps, delivering through the host's
+/// callables ([`PythonSink`]).
 pub(crate) fn core_auditor(
     on_warn: Option<Bound<'_, PyAny>>,
     allow: Option<Bound<'_, PyAny>>,
     top_level_only: bool,
     on_note: Option<Bound<'_, PyAny>>,
-) -> PyResult<(audit::Auditor, Arc<PythonSink>)> {
-    let sink = Arc::new(PythonSink {
+) -> PyResult<audit::Auditor> {
+    let sink = PythonSink {
         on_warn: callable("on_warn", on_warn)?,
         on_note: callable("on_note", on_note)?,
-    });
-    let auditor = audit::Auditor::new()
-        .with_shared_sink(sink.clone())
+    };
+    Ok(audit::Auditor::new()
+        .with_sink(sink)
         .allow_all(allowed_keys(allow)?)
-        .top_level_only(top_level_only);
-    Ok((auditor, sink))
+        .top_level_only(top_level_only))
 }
 
 /// A host's callback: `None`, or anything callable (a `TypeError` naming

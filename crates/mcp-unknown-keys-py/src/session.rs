@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use mcp_unknown_keys::audit::{self, Judged};
 use mcp_unknown_keys::jsonrpc::{Line, read_line};
@@ -21,7 +21,7 @@ use crate::convert::DETACH_FROM_BYTES;
 use crate::message::wire_bytes;
 use crate::options::{callable, core_auditor};
 use crate::report::{PyCoverage, PyWarning, python_of};
-use crate::sink::{PythonSink, call};
+use crate::sink::call;
 
 /// How many settled verdicts `verdicts` keeps, the latest: a long session
 /// must not grow without bound. `on_verdict` is handed every one.
@@ -33,9 +33,6 @@ pub const MAX_KEPT_VERDICTS: usize = 10_000;
 pub struct PySession {
     /// The catalogue and the said-once memory.
     auditor: audit::Auditor,
-    /// The auditor's sink, for what the catalogue cannot say itself: a
-    /// listed tool too deep to read.
-    sink: Arc<PythonSink>,
     on_verdict: Option<Py<PyAny>>,
     state: Mutex<State>,
 }
@@ -69,10 +66,9 @@ impl PySession {
         on_note: Option<Bound<'_, PyAny>>,
         on_verdict: Option<Bound<'_, PyAny>>,
     ) -> PyResult<PySession> {
-        let (auditor, sink) = core_auditor(on_warn, allow, top_level_only, on_note)?;
+        let auditor = core_auditor(on_warn, allow, top_level_only, on_note)?;
         Ok(PySession {
             auditor,
-            sink,
             on_verdict: callable("on_verdict", on_verdict)?,
             state: Mutex::default(),
         })
@@ -197,20 +193,12 @@ impl PySession {
         steps
     }
 
-    /// Delivers what one message made the session say, as the proxy does:
-    /// the installed catalogue's notes, each unreadable tool once, the
-    /// warning, the verdicts. Returns the warning.
-    fn deliver(&self, py: Python<'_>, mut step: Step) -> PyResult<Option<PyWarning>> {
-        if let Some(installed) = step.installed.take() {
-            self.auditor.say_notes(&installed);
-        }
-        for tool in &step.unreadable_tools {
-            self.sink.say_unreadable_tool(tool);
-        }
+    /// Delivers what one message made the session say, as every door
+    /// does ([`Step::deliver`]), then hands the verdicts to `on_verdict`.
+    /// Returns the warning.
+    fn deliver(&self, py: Python<'_>, step: Step) -> PyResult<Option<PyWarning>> {
+        step.deliver(&self.auditor);
         let warning = step.warning().cloned();
-        if let Some(warning) = &warning {
-            self.auditor.warn(warning);
-        }
         for judged in &step.verdicts {
             self.say_verdict(py, judged)?;
         }

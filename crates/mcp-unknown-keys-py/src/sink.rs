@@ -1,7 +1,7 @@
 //! Where a Python auditor's warnings and notes go: the host's callables,
 //! or `sys.stderr`.
 
-use mcp_unknown_keys::audit::{Note, Sink, StderrSink, Warning};
+use mcp_unknown_keys::audit::{Note, Notice, Sink, StderrSink, Warning};
 use pyo3::prelude::*;
 
 use crate::report::PyWarning;
@@ -34,6 +34,16 @@ impl Sink for PythonSink {
     fn note(&self, tool: &str, note: &Note) {
         self.say(tool, &note.to_string());
     }
+
+    /// Notices go where notes go, under no tool's name: to `on_note` with
+    /// `""`, else to `sys.stderr` (unless `on_warn` takes the warnings).
+    fn notice(&self, notice: &Notice) {
+        Python::attach(|py| match (&self.on_note, &self.on_warn) {
+            (Some(on_note), _) => call(py, on_note, ("", notice.to_string())),
+            (None, None) => write_stderr(py, &StderrSink::notice_line(notice)),
+            (None, Some(_)) => {}
+        })
+    }
 }
 
 impl PythonSink {
@@ -45,15 +55,6 @@ impl PythonSink {
             (None, None) => write_stderr(py, &StderrSink::text_line(tool, text)),
             (None, Some(_)) => {}
         })
-    }
-
-    /// Says that a listed tool's schema nests too deep to read (it stays
-    /// listed, declaring nothing), in the words every Python door uses.
-    pub fn say_unreadable_tool(&self, tool: &str) {
-        self.say(
-            tool,
-            "its schema nests too deep to read: the tool's arguments are not audited",
-        );
     }
 }
 

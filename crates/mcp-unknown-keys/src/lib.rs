@@ -110,6 +110,7 @@ pub mod audit;
 mod join;
 mod json_string;
 pub mod jsonrpc;
+pub mod limits;
 #[cfg(feature = "mcp")]
 mod mcp_server;
 mod provider;

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod bounds;
 mod concurrency;
 mod diagnosis;
 mod nested_keys;

@@ -25,7 +25,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use mcp_unknown_keys::audit::{Auditor, Judged, Note, Printable, Sink, Warning};
+use mcp_unknown_keys::audit::{Auditor, Judged, Note, Notice, Printable, Sink, Warning};
 use serde::Serialize;
 
 use self::attribution::Attribution;
@@ -200,7 +200,8 @@ impl Report for SessionReport {
 }
 
 /// The core's sink: warnings come through [`Report::warning`] instead (the
-/// tap delivers them with their trace context); notes come here.
+/// tap delivers them with their trace context); notes, and the auditor's
+/// own notices (a bound met), come here.
 impl Sink for SessionReport {
     fn warn(&self, warning: &Warning) {
         Report::warning(self, warning, None);
@@ -227,5 +228,8 @@ impl Sink for SessionReport {
             },
         };
         self.log(&serde_json::to_string(&line).expect("a note serialises"), false);
+    }
+    fn notice(&self, notice: &Notice) {
+        Report::notice(self, &notice.to_string());
     }
 }

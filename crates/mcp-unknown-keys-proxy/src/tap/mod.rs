@@ -291,8 +291,9 @@ impl fmt::Debug for Tap {
     }
 }
 
-/// Lines from the client: those that may be `tools/list`, `tools/call` or
-/// `notifications/cancelled` are queued before they are forwarded.
+/// Lines from the client: those that may be `tools/list`, `tools/call`,
+/// `notifications/cancelled`, `tasks/result` or `tasks/cancel` are queued
+/// before they are forwarded.
 #[derive(Clone, Copy)]
 pub struct ClientLines<'a>(&'a Shared);
 
@@ -306,11 +307,14 @@ impl LineTap for ClientLines<'_> {
         // escape: a line with one is always read.
         let escaped = has(&ESCAPE, line);
         let tools = tools_words(line);
-        if !(escaped || tools.any || has(&CANCELLED, line)) {
+        let tasks = !tools.any && has(&TASKS, line);
+        if !(escaped || tools.any || tasks || has(&CANCELLED, line)) {
             return false;
         }
         let in_window = escaped || tools.list;
-        let may_call = escaped || (tools.any && has(&CALL, line));
+        // A `tasks/result` request is held as a call is: the server's
+        // answer to it, which may settle a task's call, is queued.
+        let may_call = escaped || tasks || (tools.any && has(&CALL, line));
         let gates = &self.0.gates;
         if in_window {
             gates.window.fetch_add(1, Ordering::SeqCst);
@@ -497,6 +501,7 @@ static TOOLS: Word = LazyLock::new(|| memmem::Finder::new("tools"));
 
 static CALL: Word = LazyLock::new(|| memmem::Finder::new("call"));
 static CANCELLED: Word = LazyLock::new(|| memmem::Finder::new("cancelled"));
+static TASKS: Word = LazyLock::new(|| memmem::Finder::new("tasks/"));
 static LIST_CHANGED: Word = LazyLock::new(|| memmem::Finder::new("list_changed"));
 
 fn has(word: &Word, line: &[u8]) -> bool {

@@ -10,7 +10,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Judged, Printable, Skip, Verdicts, Warning};
+use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Judged, Skip, Verdicts, Warning};
 use mcp_unknown_keys::jsonrpc::{Id, Line, Message, read_line};
 use mcp_unknown_keys::session::{From as Side, Session};
 
@@ -229,8 +229,11 @@ impl Worker {
             // The proxy answered in the server's place: the server never did.
             From::Proxy => Side::Door,
         };
-        let call = match &message {
-            Message::Call { id, name, .. } => Some((id.clone(), name.clone())),
+        // The id under which an answer may now be awaited: a call's, or a
+        // `tasks/result` request's (whose answer settles a task's call).
+        let requested = match &message {
+            Message::Call { id, .. } => id.clone(),
+            Message::TaskResult { id, .. } => Some(id.clone()),
             _ => None,
         };
         let (mut step, trace, judged) = {
@@ -242,20 +245,19 @@ impl Worker {
                 state.counted_one();
             }
             let flagged = step.call.as_ref().is_some_and(|call| call.flagged);
-            let key = call.as_ref().and_then(|(key, _)| key.clone()).filter(|_| flagged);
+            let awaited = requested.filter(|id| state.session.verdicts().awaits(id));
             let trace = flagged
-                .then(|| TraceContext::of_call(&entry.line, key.as_ref()))
+                .then(|| TraceContext::of_call(&entry.line, awaited.as_ref()))
                 .flatten();
-            if let (Some(key), Some(trace)) = (&key, &trace) {
-                state
-                    .traces
-                    .insert(mcp_unknown_keys::id_text(Some(&key.to_value())), *trace);
+            if let (Some(id), Some(trace)) = (&awaited, &trace) {
+                // Keyed as verdicts write the id: as it came.
+                state.traces.insert(id.to_string(), *trace);
             }
             let settled = !step.verdicts.is_empty();
-            if key.is_some() || settled {
+            if awaited.is_some() || settled {
                 let verdicts = state.session.verdicts();
                 gates.awaited.update(|ids| {
-                    ids.extend(key);
+                    ids.extend(awaited);
                     if settled {
                         forget_settled(ids, verdicts);
                     }
@@ -268,20 +270,11 @@ impl Worker {
         if let Some(installed) = step.installed.take() {
             self.auditor.say_notes(&installed);
         }
-        for tool in std::mem::take(&mut step.unreadable_tools) {
-            self.notice(&format!(
-                "the listed tool {} could not be read (its schema nests too deep to build); \
-                 calls to it are not audited",
-                Printable(&tool)
-            ));
+        for notice in &step.notices {
+            self.notice(&notice.to_string());
         }
-        if let (Some(said), Some((_, tool))) = (step.call, call) {
-            if let Some(skip) = said.first_skip {
-                self.say_unaudited(&tool, skip);
-            }
-            if let Some(warning) = said.outcome.warning() {
-                self.deliver(&warning, trace.as_ref());
-            }
+        if let Some(warning) = step.warning() {
+            self.deliver(warning, trace.as_ref());
         }
         self.deliver_verdicts(judged);
     }
@@ -323,30 +316,6 @@ impl Worker {
         for (judged, trace) in judged {
             let _ = catch_unwind(AssertUnwindSafe(|| report.verdict(&judged, trace.as_ref())));
         }
-    }
-
-    /// Says that a call went unaudited and why (the session says which
-    /// reason is new): the summary counts them all, but a silent gap would
-    /// read as "nothing found".
-    fn say_unaudited(&self, tool: &str, skip: Skip) {
-        let why = match skip {
-            Skip::NoCatalogue => {
-                "no tools/list answer seen yet (or the server's tools changed since the last one); \
-                 calls are audited once the client lists the tools"
-            }
-            Skip::UnlistedTool => "the server's tools/list does not name it",
-            Skip::DeclaresNothing => {
-                "its tool declares no argument and its schema is open (or could not be read)"
-            }
-            Skip::UnreadableArguments => "its arguments are not a JSON object",
-        };
-        let call = match tool {
-            "" => "a call naming no tool".to_owned(),
-            tool => format!("the call to {}", Printable(tool)),
-        };
-        self.notice(&format!(
-            "{call} was not audited: {why}; the summary counts each call not audited ({skip})"
-        ));
     }
 
     /// Says `notice` unless it was said before.

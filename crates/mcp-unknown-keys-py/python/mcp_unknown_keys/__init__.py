@@ -15,7 +15,7 @@ once, without ever changing, rejecting or delaying the call.
 :class:`Session` is for hosts that also see the server's answers: fed every
 JSON-RPC message of a session, it keeps the listings itself, audits the calls
 and says what the server did with each call that carried undeclared keys
-(``ignored``, ``rejected``, ``unanswered``), as the proxy does.
+(``ignored``, ``rejected``, ``unanswered``, ``ambiguous``), as the proxy does.
 
 :func:`audit_file` audits what logs already recorded, as the
 ``mcp-unknown-keys audit`` command does, and returns a :class:`Report`;

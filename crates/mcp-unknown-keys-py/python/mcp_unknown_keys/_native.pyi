@@ -98,7 +98,7 @@ class Auditor:
 class Verdict(TypedDict):
     """What the server did with a call that carried undeclared keys: the JSON line a door logs."""
 
-    verdict: Literal["ignored", "rejected", "unanswered"]
+    verdict: Literal["ignored", "rejected", "unanswered", "ambiguous"]
     tool: str
     id: str
     unknown_keys: list[str]

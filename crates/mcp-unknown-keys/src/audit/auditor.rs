@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, Hash, RandomState};
 use std::mem;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -11,7 +12,8 @@ use serde_json::{Map, Value};
 
 use super::diagnosis::Diagnosed;
 use super::keys::{self, Found};
-use super::{Arguments, Catalog, Coverage, Declared, Note, Sink, StderrSink, Warning};
+use super::{Arguments, Catalog, Coverage, Declared, Judged, Note, Notice, Sink, StderrSink, Warning};
+use crate::limits::{MAX_SAID_NOTES, MAX_SAID_PAIRS, MAX_UNDECLARED_PER_CALL};
 use crate::wire::{ToolCall, id_text};
 
 /// The key every auditor tolerates, declared or not: the parameter the
@@ -69,20 +71,40 @@ pub struct Auditor {
     sink: Arc<dyn Sink>,
 }
 
-/// The said-once memory: the keys and paths said for each tool, for each key
-/// said, on how many tools (for [`Cause::Injected`](super::Cause::Injected)),
-/// and the catalogue notes said. Only undeclared keys are ever kept.
+/// The said-once memory: each (tool, key) and (tool, path) pair said, each
+/// key's count of tools said on (for [`Cause::Injected`](super::Cause::Injected)),
+/// and the catalogue notes said. Only undeclared keys are ever kept, as
+/// fingerprints ([`Fingerprints`]), so a pair costs the same whatever its
+/// key's length; at most [`MAX_SAID_PAIRS`] pairs and [`MAX_SAID_NOTES`]
+/// notes are kept.
 #[derive(Default)]
 struct Said {
-    by_tool: HashMap<Box<str>, SaidOnTool>,
-    tools_per_key: HashMap<Box<str>, usize>,
-    notes: HashSet<(Box<str>, Note)>,
+    fingerprints: Fingerprints,
+    pairs: HashSet<u128>,
+    tools_per_key: HashMap<u128, u32>,
+    notes: HashSet<u128>,
+    /// New pairs found once the memory was full: counted, not said.
+    unsaid: u64,
+    /// Whether a call carried more undeclared keys than are read of one
+    /// call, and that was said.
+    many_keys_said: bool,
 }
 
-#[derive(Default)]
-struct SaidOnTool {
-    keys: HashSet<Box<str>>,
-    paths: HashSet<Box<str>>,
+/// 128-bit fingerprints under keys random to this auditor: no text a model
+/// writes can be made to collide with another's, and two pairs share one
+/// with a chance of about pairs² / 2^129.
+struct Fingerprints(RandomState, RandomState);
+
+impl Default for Fingerprints {
+    fn default() -> Fingerprints {
+        Fingerprints(RandomState::new(), RandomState::new())
+    }
+}
+
+impl Fingerprints {
+    fn of(&self, item: impl Hash + Copy) -> u128 {
+        (u128::from(self.0.hash_one(item)) << 64) | u128::from(self.1.hash_one(item))
+    }
 }
 
 /// One call as the auditor reads it.
@@ -232,7 +254,7 @@ impl Auditor {
     }
 
     /// Sends warnings to `sink` instead of stderr.
-    pub fn with_sink(self, sink: impl Sink) -> Auditor {
+    pub fn with_sink(self, sink: impl Sink + 'static) -> Auditor {
         self.with_shared_sink(Arc::new(sink))
     }
 
@@ -333,7 +355,7 @@ impl Auditor {
             let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
             notes
                 .into_iter()
-                .filter(|(tool, note)| said.notes.insert(((*tool).into(), (*note).clone())))
+                .filter(|(tool, note)| said.claim_note(tool, note))
                 .collect()
         };
         for (tool, note) in new {
@@ -401,6 +423,9 @@ impl Auditor {
         if scanned.is_err() {
             return Outcome::Skipped(Skip::UnreadableArguments);
         }
+        if found.more > 0 {
+            self.said_many_keys(call.tool);
+        }
         if found.keys.is_empty() && found.paths.is_empty() {
             return Outcome::Audited {
                 undeclared: found.keys,
@@ -417,7 +442,7 @@ impl Auditor {
     #[inline(never)]
     fn undeclared(&self, key: &str, found: &mut Found) {
         if !self.tolerates(key) {
-            found.keys.push(key.to_owned());
+            found.push_key(key);
         }
     }
 
@@ -509,6 +534,16 @@ impl Auditor {
         let _ = catch_unwind(AssertUnwindSafe(|| self.sink.warn(warning)));
     }
 
+    /// Delivers one notice to the sink, shielded as [`Auditor::warn`] is.
+    pub fn notice(&self, notice: &Notice) {
+        let _ = catch_unwind(AssertUnwindSafe(|| self.sink.notice(notice)));
+    }
+
+    /// Delivers one verdict to the sink, shielded as [`Auditor::warn`] is.
+    pub fn verdict(&self, judged: &Judged) {
+        let _ = catch_unwind(AssertUnwindSafe(|| self.sink.verdict(judged)));
+    }
+
     /// Claims nested keys a warning read back from a log reported (paths
     /// such as `entities[].age`), for a door that replays logged warnings
     /// through this auditor: returns those neither tolerated nor said
@@ -536,47 +571,93 @@ impl Auditor {
 
     /// Marks each of `keys` and `paths` (sorted) as said for `tool` and
     /// returns those that were not said before, each key with the number of
-    /// tools it has now been said on. The lock is held for the claim only.
+    /// tools it has now been said on. The lock is held for the claim only;
+    /// should the memory fill up, that is said once, after.
     fn claim(&self, tool: &str, keys: &[String], paths: &[String]) -> (Vec<(String, usize)>, Vec<String>) {
-        let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
-        let Said {
-            by_tool,
-            tools_per_key,
-            ..
-        } = &mut *said;
-        if !by_tool.contains_key(tool) {
-            by_tool.insert(tool.into(), SaidOnTool::default());
-        }
-        let said_for_tool = by_tool.get_mut(tool).expect("inserted above");
-        let mut claimed = Vec::new();
-        for key in keys {
-            if !claim_once(&mut said_for_tool.keys, key) {
-                continue;
+        let mut filled = false;
+        let claimed = {
+            let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut claimed = Vec::new();
+            for key in keys {
+                if said.claim_pair(Pair::Key, tool, key, &mut filled) {
+                    let tools = said.count_tool_of(key);
+                    claimed.push((key.clone(), tools));
+                }
             }
-            // A pair is claimed once, so counting claims counts tools.
-            let tools = match tools_per_key.get_mut(key.as_str()) {
-                Some(tools) => tools,
-                None => tools_per_key.entry(key.as_str().into()).or_insert(0),
-            };
-            *tools += 1;
-            claimed.push((key.clone(), *tools));
+            let paths = paths
+                .iter()
+                .filter(|path| said.claim_pair(Pair::Path, tool, path, &mut filled))
+                .cloned()
+                .collect();
+            (claimed, paths)
+        };
+        if filled {
+            self.notice(&Notice::SaidMemoryFull {
+                pairs: MAX_SAID_PAIRS,
+            });
         }
-        let paths = paths
-            .iter()
-            .filter(|path| claim_once(&mut said_for_tool.paths, path))
-            .cloned()
-            .collect();
-        (claimed, paths)
+        claimed
+    }
+
+    /// Says, once in the auditor's life, that a call to `tool` carried
+    /// more undeclared keys than one call is read for.
+    fn said_many_keys(&self, tool: &str) {
+        let first = {
+            let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
+            !std::mem::replace(&mut said.many_keys_said, true)
+        };
+        if first {
+            self.notice(&Notice::ManyKeys {
+                tool: tool.to_owned(),
+                read: MAX_UNDECLARED_PER_CALL,
+            });
+        }
+    }
+
+    /// How many new (tool, key) pairs were found once the said-once memory
+    /// was full ([`MAX_SAID_PAIRS`]): counted, not said.
+    pub fn unsaid_pairs(&self) -> u64 {
+        self.said.lock().unwrap_or_else(PoisonError::into_inner).unsaid
     }
 }
 
-/// Adds `item` to `said`; whether it was not there before.
-fn claim_once(said: &mut HashSet<Box<str>>, item: &str) -> bool {
-    if said.contains(item) {
-        return false;
+/// Which half of the said-once memory a pair is in.
+#[derive(Clone, Copy, Hash)]
+enum Pair {
+    Key,
+    Path,
+}
+
+impl Said {
+    /// Marks (tool, item) said; whether it was not said before. Once
+    /// [`MAX_SAID_PAIRS`] are kept a new pair is counted instead, and
+    /// `filled` set the first time.
+    fn claim_pair(&mut self, pair: Pair, tool: &str, item: &str, filled: &mut bool) -> bool {
+        let print = self.fingerprints.of((pair, tool, item));
+        if self.pairs.contains(&print) {
+            return false;
+        }
+        if self.pairs.len() >= MAX_SAID_PAIRS {
+            *filled |= self.unsaid == 0;
+            self.unsaid += 1;
+            return false;
+        }
+        self.pairs.insert(print)
     }
-    said.insert(item.into());
-    true
+
+    /// One more tool said to carry `key`; how many now.
+    fn count_tool_of(&mut self, key: &str) -> usize {
+        let print = self.fingerprints.of(key);
+        let tools = self.tools_per_key.entry(print).or_insert(0);
+        *tools = tools.saturating_add(1);
+        *tools as usize
+    }
+
+    /// Keeps (tool, note) as said; whether it was not said before (and
+    /// fewer than [`MAX_SAID_NOTES`] are kept).
+    fn claim_note(&mut self, tool: &str, note: &Note) -> bool {
+        self.notes.len() < MAX_SAID_NOTES && self.notes.insert(self.fingerprints.of((tool, note)))
+    }
 }
 
 /// The arguments as an object, values included, for the diagnosis: borrowed

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::{Call, Cause, Outcome, Warning};
+use crate::limits::MAX_SAID_PAIRS;
 use crate::wire::id_text;
 
 /// Every undeclared (tool, key) pair seen, with how often calls carried it.
@@ -32,9 +33,16 @@ use crate::wire::id_text;
 /// assert_eq!(finding.first_id, "1");
 /// assert_eq!(finding.cause, Some(Cause::Truncated));
 /// ```
+///
+/// At most [`MAX_SAID_PAIRS`] pairs are kept; a pair found past that is
+/// counted ([`Findings::unkept`]), not kept.
 #[derive(Clone, Debug, Default)]
 pub struct Findings {
     tools: BTreeMap<String, ToolFindings>,
+    /// How many pairs are kept.
+    pairs: usize,
+    /// How many times a call carried a pair not kept.
+    unkept: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -98,15 +106,29 @@ impl Findings {
         if undeclared.is_empty() && undeclared_paths.is_empty() {
             return;
         }
-        let tool = match self.tools.get_mut(call.tool) {
-            Some(tool) => tool,
-            None => self.tools.entry(call.tool.to_owned()).or_default(),
+        if !self.tools.contains_key(call.tool) {
+            if self.pairs >= MAX_SAID_PAIRS {
+                self.unkept += (undeclared.len() + undeclared_paths.len()) as u64;
+                return;
+            }
+            self.tools.insert(call.tool.to_owned(), ToolFindings::default());
+        }
+        let tool = self.tools.get_mut(call.tool).expect("inserted above");
+        let mut room = Room {
+            kept: &mut self.pairs,
+            unkept: &mut self.unkept,
         };
-        count(&mut tool.keys, undeclared, call);
-        count(&mut tool.paths, undeclared_paths, call);
+        count(&mut tool.keys, undeclared, call, &mut room);
+        count(&mut tool.paths, undeclared_paths, call, &mut room);
         if let Some(warning) = warning {
             tool.note(warning);
         }
+    }
+
+    /// How many times a call carried a pair found once
+    /// [`MAX_SAID_PAIRS`] pairs were kept: counted, not kept.
+    pub fn unkept(&self) -> u64 {
+        self.unkept
     }
 
     /// Every pair found, sorted by tool, then its keys, then its paths,
@@ -173,12 +195,26 @@ impl Serialize for Findings {
     }
 }
 
-/// Counts each of `found` as carried by `call`.
-fn count(counted: &mut BTreeMap<String, KeyFindings>, found: &[String], call: &Call<'_>) {
+/// The count of pairs kept against [`MAX_SAID_PAIRS`], and of those not.
+struct Room<'a> {
+    kept: &'a mut usize,
+    unkept: &'a mut u64,
+}
+
+/// Counts each of `found` as carried by `call`; a new pair once the room
+/// is full is counted as not kept.
+fn count(
+    counted: &mut BTreeMap<String, KeyFindings>,
+    found: &[String],
+    call: &Call<'_>,
+    room: &mut Room<'_>,
+) {
     for key in found {
         match counted.get_mut(key.as_str()) {
             Some(found) => found.calls += 1,
+            None if *room.kept >= MAX_SAID_PAIRS => *room.unkept += 1,
             None => {
+                *room.kept += 1;
                 let found = KeyFindings {
                     calls: 1,
                     first_id: id_text(call.id),

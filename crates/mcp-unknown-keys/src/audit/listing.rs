@@ -54,13 +54,25 @@ impl Listing {
         first: bool,
         more: bool,
     ) -> Option<Catalog> {
+        self.add_page(first, more, |catalog| catalog.extend_tools(tools))
+    }
+
+    /// [`Listing::page`] for a page read tool by tool: a tool whose schema
+    /// nested too deep to build is listed declaring nothing, with a note
+    /// ([`Catalog::extend_listed`]).
+    pub fn page_listed(&mut self, listed: &ListedTools, first: bool, more: bool) -> Option<Catalog> {
+        self.add_page(first, more, |catalog| catalog.extend_listed(listed))
+    }
+
+    /// Opens a listing on a first page, adds a page with `add`, and hands
+    /// out the listing so far (see [`Listing::page`]).
+    fn add_page(&mut self, first: bool, more: bool, add: impl FnOnce(&mut Catalog)) -> Option<Catalog> {
         if first {
             self.assembling = Some(Catalog::new());
         }
-        let assembling = self.assembling.as_mut()?;
-        assembling.extend_tools(tools);
+        add(self.assembling.as_mut()?);
         if more {
-            Some(assembling.clone())
+            Some(self.assembling.clone()?)
         } else {
             self.assembling.take()
         }

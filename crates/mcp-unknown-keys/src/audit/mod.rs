@@ -14,7 +14,10 @@
 //!   reason ([`Skip`]);
 //! - [`Verdicts`]: each call that carried undeclared keys paired with the
 //!   server's answer ([`Verdict`]: ignored, rejected, unanswered);
-//! - [`Sink`]: where warnings go ([`StderrSink`], [`TracingSink`], a closure).
+//! - [`Notice`]: what the alarm says of itself (a gap, an ambiguity, a
+//!   bound met);
+//! - [`Sink`]: where warnings, notes, notices and verdicts go
+//!   ([`StderrSink`], [`TracingSink`], a closure).
 //!
 //! The [`UnknownKeys`](crate::UnknownKeys) layer, the `mcp-unknown-keys proxy`
 //! and the `mcp-unknown-keys audit` command are thin shells around an
@@ -29,6 +32,7 @@ mod findings;
 mod hash;
 mod keys;
 mod listing;
+mod notice;
 mod path;
 mod sink;
 mod verdicts;
@@ -46,6 +50,7 @@ pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};
 pub use keys::{Arguments, HostObject, MAX_NESTED_DEPTH, NestedScan, NotAnObject, arguments_text};
 pub use listing::{ListedTools, Listing};
+pub use notice::Notice;
 pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
 pub use verdicts::{Answer, Judged, MAX_AWAITED, Verdict, VerdictCounts, Verdicts, verdicts_text};
 pub use warning::{MAX_LISTED, MAX_SHOWN_CHARS, Printable, Warning};

@@ -1,10 +1,12 @@
-//! Where warnings go: stderr by default, `tracing`, or a closure of yours.
+//! Where what the alarm says goes: stderr by default, `tracing`, or a
+//! closure of yours. One trait for every door: warnings, catalogue notes,
+//! notices and verdicts.
 
 use std::fmt;
 use std::io::Write;
 
 use super::warning::write_each;
-use super::{Note, Printable, Warning};
+use super::{Judged, Note, Notice, Printable, Warning};
 
 /// Receives each warning once. Its answer is ignored, and a sink that panics
 /// is caught and swallowed: host bookkeeping never changes what a call does.
@@ -23,7 +25,14 @@ use super::{Note, Printable, Warning};
 /// });
 /// # drop(auditor);
 /// ```
-pub trait Sink: Send + Sync + 'static {
+///
+/// Every door hands what it has to say to a sink, and nothing else: the
+/// words are the core's ([`Warning`], [`Note`] and [`Notice`] say
+/// themselves), and a door delivers a
+/// [`Step`](crate::session::Step) of its session with
+/// [`Step::deliver`](crate::session::Step::deliver). A door adds a sink,
+/// never a way of saying.
+pub trait Sink: Send + Sync {
     /// Takes one warning.
     fn warn(&self, warning: &Warning);
 
@@ -32,6 +41,20 @@ pub trait Sink: Send + Sync + 'static {
     /// say it; the default, which closures get, discards it.
     fn note(&self, tool: &str, note: &Note) {
         let _ = (tool, note);
+    }
+
+    /// Takes one notice about the alarm itself ([`Notice`]): a gap in what
+    /// it audits, a pairing it cannot make, a bound it met. [`StderrSink`]
+    /// and [`TracingSink`] say it; the default discards it.
+    fn notice(&self, notice: &Notice) {
+        let _ = notice;
+    }
+
+    /// Takes what the server did with a call that carried undeclared keys
+    /// ([`Judged`]), once settled. [`TracingSink`] says it; the default,
+    /// and [`StderrSink`] (whose lines are the warnings'), discard it.
+    fn verdict(&self, judged: &Judged) {
+        let _ = judged;
     }
 }
 
@@ -46,7 +69,7 @@ impl Sink for () {
     fn warn(&self, _: &Warning) {}
 }
 
-/// Both sinks take every warning and every note, the first one first.
+/// Both sinks take everything, the first one first.
 impl<A: Sink, B: Sink> Sink for (A, B) {
     fn warn(&self, warning: &Warning) {
         self.0.warn(warning);
@@ -56,6 +79,16 @@ impl<A: Sink, B: Sink> Sink for (A, B) {
     fn note(&self, tool: &str, note: &Note) {
         self.0.note(tool, note);
         self.1.note(tool, note);
+    }
+
+    fn notice(&self, notice: &Notice) {
+        self.0.notice(notice);
+        self.1.notice(notice);
+    }
+
+    fn verdict(&self, judged: &Judged) {
+        self.0.verdict(judged);
+        self.1.verdict(judged);
     }
 }
 
@@ -91,6 +124,11 @@ impl StderrSink {
     pub fn text_line(tool: &str, text: &str) -> String {
         format!("mcp-unknown-keys note: {}: {text}\n", Printable(tool))
     }
+
+    /// The line written for a notice, newline included.
+    pub fn notice_line(notice: &Notice) -> String {
+        format!("mcp-unknown-keys: {notice}\n")
+    }
 }
 
 impl Sink for StderrSink {
@@ -100,6 +138,10 @@ impl Sink for StderrSink {
 
     fn note(&self, tool: &str, note: &Note) {
         write_line(&StderrSink::note_line(tool, note));
+    }
+
+    fn notice(&self, notice: &Notice) {
+        write_line(&StderrSink::notice_line(notice));
     }
 }
 
@@ -168,6 +210,22 @@ impl Sink for TracingSink {
             at = %note.at,
             note = %note,
             "tool schema not read whole"
+        );
+    }
+
+    fn notice(&self, notice: &Notice) {
+        tracing::warn!(target: TRACING_TARGET, notice = %notice, "mcp-unknown-keys notice");
+    }
+
+    fn verdict(&self, judged: &Judged) {
+        tracing::info!(
+            target: TRACING_TARGET,
+            verdict = %judged.verdict,
+            tool = %judged.tool,
+            id = %judged.id,
+            unknown_keys = ?judged.unknown_keys,
+            unknown_paths = ?judged.unknown_paths,
+            "server answered a call that carried undeclared argument(s)"
         );
     }
 }

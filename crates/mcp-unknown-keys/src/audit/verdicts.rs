@@ -13,7 +13,6 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::{Call, Outcome};
-use crate::wire::id_text;
 
 /// What the server did with a call that carried undeclared keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -26,18 +25,29 @@ pub enum Verdict {
     Rejected,
     /// No answer by the end of the session, or the request was cancelled.
     Unanswered,
+    /// Another request in flight shared the call's id (compared by value),
+    /// so which answer was the call's cannot be told: said once as
+    /// [`Notice::AmbiguousId`](super::Notice::AmbiguousId).
+    Ambiguous,
 }
 
 impl Verdict {
     /// Every verdict, in the order a report lists them.
-    pub const ALL: [Verdict; 3] = [Verdict::Ignored, Verdict::Rejected, Verdict::Unanswered];
+    pub const ALL: [Verdict; 4] = [
+        Verdict::Ignored,
+        Verdict::Rejected,
+        Verdict::Unanswered,
+        Verdict::Ambiguous,
+    ];
 
-    /// The stable snake_case name: `ignored`, `rejected`, `unanswered`.
+    /// The stable snake_case name: `ignored`, `rejected`, `unanswered`,
+    /// `ambiguous`.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Ignored => "ignored",
             Verdict::Rejected => "rejected",
             Verdict::Unanswered => "unanswered",
+            Verdict::Ambiguous => "ambiguous",
         }
     }
 }
@@ -49,111 +59,202 @@ impl fmt::Display for Verdict {
 }
 
 /// How the server answered a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
-    /// A `result`; `is_error` when it carries `isError: true`.
+    /// A final `result`; `is_error` when it carries `isError: true`.
     Result {
         /// The result says `isError: true`.
         is_error: bool,
     },
     /// A JSON-RPC `error` (or a response with neither member).
     Error,
+    /// An interim result (`resultType: "input_required"`, MCP 2026-07-28):
+    /// the request is over, the call is not. The client retries it as a
+    /// new request, whose answer settles it.
+    InputRequired,
+    /// A task handle (`{"task":{"taskId":…}}`, the tasks utility of MCP
+    /// 2025-11-25, or `resultType: "task"`): the call goes on as a task,
+    /// whose final result a `tasks/result` request fetches.
+    Task {
+        /// The task's id; `""` when the handle names none.
+        task: String,
+    },
 }
 
 impl Answer {
     /// Reads a response's `result` member, given as its raw JSON text
-    /// (`None` for a response without one: an error). `isError` is read as
-    /// a client's JSON parser reads it: the last member of that name wins;
-    /// only `true` is an error.
+    /// (`None` for a response without one: an error). Its members are read
+    /// as a client's JSON parser reads them (the last of a name wins):
+    /// `isError` (only `true` is an error), `resultType` (absent or
+    /// `complete` is a final result; `input_required` an interim one;
+    /// `task`, or a `task` object with a `taskId`, a task handle; any other
+    /// type is not final) and `task`.
     ///
     /// ```
     /// use mcp_unknown_keys::audit::Answer;
     ///
     /// assert_eq!(Answer::read(Some(r#"{"content":[],"isError":true}"#)), Answer::Result { is_error: true });
     /// assert_eq!(Answer::read(Some(r#"{"content":[{"text":"isError"}]}"#)), Answer::Result { is_error: false });
+    /// assert_eq!(Answer::read(Some(r#"{"resultType":"input_required","requestState":"s"}"#)), Answer::InputRequired);
+    /// assert_eq!(
+    ///     Answer::read(Some(r#"{"task":{"taskId":"t1","status":"working"}}"#)),
+    ///     Answer::Task { task: "t1".into() }
+    /// );
     /// assert_eq!(Answer::read(None), Answer::Error);
     /// ```
     pub fn read(result: Option<&str>) -> Answer {
-        match result {
-            None => Answer::Error,
-            Some(text) => Answer::Result {
-                is_error: says_is_error(text),
+        let Some(text) = result else {
+            return Answer::Error;
+        };
+        let read = ResultMembers::read(text);
+        match (read.result_type.as_deref(), read.task) {
+            (None | Some("complete"), None) => Answer::Result {
+                is_error: read.is_error,
             },
+            (None | Some("task"), Some(task)) => Answer::Task { task },
+            (Some("task"), None) => Answer::Task { task: String::new() },
+            // `input_required`, and types this reader does not know: not
+            // a final result, so no verdict is drawn from it.
+            _ => Answer::InputRequired,
         }
     }
 
-    /// The verdict on a call carrying undeclared keys that got this answer.
-    pub fn verdict(self) -> Verdict {
+    /// The verdict on a call carrying undeclared keys that got this final
+    /// answer; `None` for an interim one.
+    pub fn verdict(&self) -> Option<Verdict> {
         match self {
-            Answer::Result { is_error: false } => Verdict::Ignored,
-            Answer::Result { is_error: true } | Answer::Error => Verdict::Rejected,
+            Answer::Result { is_error: false } => Some(Verdict::Ignored),
+            Answer::Result { is_error: true } | Answer::Error => Some(Verdict::Rejected),
+            Answer::InputRequired | Answer::Task { .. } => None,
         }
     }
 }
 
-/// Whether a result object's last `isError` member is `true`; other values
-/// are skipped unbuilt.
-fn says_is_error(result: &str) -> bool {
-    struct LastIsError;
-    impl<'de> Visitor<'de> for LastIsError {
-        type Value = bool;
-        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("a result object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
-            let mut is_error = false;
-            while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                if name == "isError" {
-                    is_error = matches!(map.next_value::<Flag>()?, Flag(true));
-                } else {
-                    map.next_value::<IgnoredAny>()?;
+/// The members of a result that say what kind of answer it is; every other
+/// value is skipped unbuilt.
+#[derive(Default)]
+struct ResultMembers {
+    is_error: bool,
+    result_type: Option<String>,
+    task: Option<String>,
+}
+
+impl ResultMembers {
+    /// Reads them; a result that is not an object has none.
+    fn read(result: &str) -> ResultMembers {
+        let mut deserializer = serde_json::Deserializer::from_str(result);
+        deserializer.deserialize_map(ResultVisitor).unwrap_or_default()
+    }
+}
+
+struct ResultVisitor;
+
+impl<'de> Visitor<'de> for ResultVisitor {
+    type Value = ResultMembers;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a result object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResultMembers, A::Error> {
+        let mut read = ResultMembers::default();
+        while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if !matches!(&*name, "isError" | "resultType" | "task") {
+                map.next_value::<IgnoredAny>()?;
+                continue;
+            }
+            let member = map.next_value::<Member>()?;
+            match &*name {
+                "isError" => read.is_error = matches!(member, Member::True),
+                "resultType" => {
+                    read.result_type = Some(match member {
+                        Member::Text(text) => text,
+                        _ => String::new(),
+                    })
+                }
+                _ => {
+                    read.task = match member {
+                        Member::Object { task_id } => task_id,
+                        _ => None,
+                    }
                 }
             }
-            Ok(is_error)
         }
+        Ok(read)
     }
-    /// `true` is true; any other value is not.
-    struct Flag(bool);
-    impl<'de> Deserialize<'de> for Flag {
-        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Flag, D::Error> {
-            struct Read;
-            impl<'de> Visitor<'de> for Read {
-                type Value = Flag;
-                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    f.write_str("any value")
-                }
-                fn visit_bool<E: de::Error>(self, value: bool) -> Result<Flag, E> {
-                    Ok(Flag(value))
-                }
-                fn visit_i64<E: de::Error>(self, _: i64) -> Result<Flag, E> {
-                    Ok(Flag(false))
-                }
-                fn visit_u64<E: de::Error>(self, _: u64) -> Result<Flag, E> {
-                    Ok(Flag(false))
-                }
-                fn visit_f64<E: de::Error>(self, _: f64) -> Result<Flag, E> {
-                    Ok(Flag(false))
-                }
-                fn visit_str<E: de::Error>(self, _: &str) -> Result<Flag, E> {
-                    Ok(Flag(false))
-                }
-                fn visit_unit<E: de::Error>(self) -> Result<Flag, E> {
-                    Ok(Flag(false))
-                }
-                fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Flag, A::Error> {
-                    while seq.next_element::<IgnoredAny>()?.is_some() {}
-                    Ok(Flag(false))
-                }
-                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Flag, A::Error> {
-                    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                    Ok(Flag(false))
-                }
+}
+
+/// A member's value, read for what the kind of an answer depends on: `true`,
+/// a string, an object's `taskId`; anything else is skipped unbuilt.
+enum Member {
+    True,
+    Text(String),
+    Object { task_id: Option<String> },
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Member {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Member, D::Error> {
+        deserializer.deserialize_any(MemberVisitor { reads_task: true })
+    }
+}
+
+/// Reads a [`Member`]; an object's `taskId` only when `reads_task` (a
+/// result's own members), so that nothing nested is read further.
+struct MemberVisitor {
+    reads_task: bool,
+}
+
+impl<'de> Visitor<'de> for MemberVisitor {
+    type Value = Member;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Member, E> {
+        Ok(if value { Member::True } else { Member::Other })
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Member, E> {
+        Ok(Member::Other)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Member, E> {
+        Ok(Member::Other)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Member, E> {
+        Ok(Member::Other)
+    }
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Member, E> {
+        Ok(Member::Text(value.to_owned()))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Member, E> {
+        Ok(Member::Other)
+    }
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Member, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Member::Other)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Member, A::Error> {
+        let mut task_id = None;
+        while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if self.reads_task && name == "taskId" {
+                task_id = map.next_value::<Text>()?.0;
+            } else {
+                map.next_value::<IgnoredAny>()?;
             }
-            deserializer.deserialize_any(Read)
         }
+        Ok(Member::Object { task_id })
     }
-    let mut deserializer = serde_json::Deserializer::from_str(result);
-    deserializer.deserialize_map(LastIsError).unwrap_or(false)
+}
+
+/// A string's text, or `None` for any other value (skipped unbuilt).
+struct Text(Option<String>);
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Text, D::Error> {
+        Ok(
+            match deserializer.deserialize_any(MemberVisitor { reads_task: false })? {
+                Member::Text(text) => Text(Some(text)),
+                _ => Text(None),
+            },
+        )
+    }
 }
 
 /// One call judged: the JSON line a door logs,
@@ -202,7 +303,9 @@ pub fn verdicts_text(counts: &VerdictCounts) -> String {
 }
 
 /// The most calls awaiting their answer at once; beyond it the oldest is
-/// judged [`Verdict::Unanswered`].
+/// judged [`Verdict::Unanswered`]. Calls gone on as tasks, and calls
+/// answered by an interim result and awaiting their retry, are bounded
+/// alike, each.
 pub const MAX_AWAITED: usize = 1024;
 
 /// Pairs each call that carried undeclared keys with the server's answer,
@@ -214,6 +317,22 @@ pub const MAX_AWAITED: usize = 1024;
 /// [`Verdicts::cancel`], and end the session with [`Verdicts::finish`].
 /// `K` is how the caller compares JSON-RPC ids (by value: `1` and `1.0`
 /// are one id).
+///
+/// Only a final result settles a call:
+///
+/// - an interim result ([`Answer::InputRequired`]) ends the request, not
+///   the call: the client retries it as a new request (MCP 2026-07-28's
+///   multi round-trip requests), a call to the same tool, which takes its
+///   place and is settled by its own answer; a call never retried is
+///   unanswered at the end;
+/// - a task handle ([`Answer::Task`]) leaves the call going on as a task:
+///   the answer to a `tasks/result` request for that task
+///   ([`Verdicts::task_result`]) settles it, `tasks/cancel`
+///   ([`Verdicts::cancel_task`]) leaves it unanswered;
+/// - two requests in flight under one id cannot be told apart: every call
+///   awaited under an id another request in flight shared is judged
+///   [`Verdict::Ambiguous`], whichever answer comes, rather than paired by
+///   guess.
 ///
 /// ```
 /// use mcp_unknown_keys::audit::{Answer, Arguments, Auditor, Call, Catalog, Verdict, Verdicts};
@@ -237,8 +356,7 @@ pub const MAX_AWAITED: usize = 1024;
 /// ```
 #[derive(Clone, Debug)]
 pub struct Verdicts<K> {
-    /// The calls awaiting their answer under each id, oldest first: a
-    /// server answers requests that share an id in the order they came.
+    /// The calls awaiting their answer under each id, oldest first.
     awaited: HashMap<K, VecDeque<Awaited>>,
     /// How many calls are awaited, under every id.
     count: usize,
@@ -248,7 +366,18 @@ pub struct Verdicts<K> {
     /// The sequence number of the next call.
     next: u64,
     cap: usize,
+    /// Calls answered by an interim result, oldest first, awaiting the
+    /// retry that takes their place.
+    interim: VecDeque<Awaited>,
+    /// Calls gone on as tasks, oldest first, by task id.
+    tasks: VecDeque<(String, Awaited)>,
+    /// The `tasks/result` requests awaiting their answer: the task each
+    /// asks for.
+    task_results: HashMap<K, String>,
     counted: BTreeMap<String, ToolVerdicts>,
+    /// How many distinct pairs `counted` holds, against
+    /// [`MAX_SAID_PAIRS`](crate::limits::MAX_SAID_PAIRS).
+    pairs_counted: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -259,6 +388,8 @@ struct Awaited {
     id: String,
     unknown_keys: Vec<String>,
     unknown_paths: Vec<String>,
+    /// Another request in flight shared its id.
+    ambiguous: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -267,13 +398,15 @@ struct ToolVerdicts {
     paths: BTreeMap<String, VerdictCounts>,
 }
 
-impl<K: Eq + Hash + Clone> Default for Verdicts<K> {
+impl<K: Eq + Hash + Clone + fmt::Display> Default for Verdicts<K> {
     fn default() -> Self {
         Verdicts::with_cap(MAX_AWAITED)
     }
 }
 
-impl<K: Eq + Hash + Clone> Verdicts<K> {
+/// Ids are shown as their `Display` writes them: a JSON-RPC
+/// [`Id`](crate::jsonrpc::Id) as it came (`1e0` stays `1e0`).
+impl<K: Eq + Hash + Clone + fmt::Display> Verdicts<K> {
     /// Pairing that awaits at most `cap` calls at once (at least one).
     pub fn with_cap(cap: usize) -> Verdicts<K> {
         Verdicts {
@@ -282,15 +415,19 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
             order: VecDeque::new(),
             next: 0,
             cap: cap.max(1),
+            interim: VecDeque::new(),
+            tasks: VecDeque::new(),
+            task_results: HashMap::new(),
             counted: BTreeMap::new(),
+            pairs_counted: 0,
         }
     }
 
     /// An audited call: awaited when it carried undeclared keys or paths.
-    /// Calls that share an id are paired with their answers in the order
-    /// they came (a response answers the oldest call awaited under its id).
-    /// Returns the calls judged now: the oldest awaited, judged
-    /// [`Verdict::Unanswered`], should the cap be exceeded.
+    /// A call under an id already awaited makes both ambiguous. A call to
+    /// a tool whose call was answered by an interim result is its retry,
+    /// and takes its place. Returns the calls judged now: the oldest
+    /// awaited, judged [`Verdict::Unanswered`], should the cap be exceeded.
     pub fn call(&mut self, id: K, call: &Call<'_>, outcome: &Outcome) -> Vec<Judged> {
         let Outcome::Audited {
             undeclared,
@@ -303,6 +440,9 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
         if undeclared.is_empty() && undeclared_paths.is_empty() {
             return Vec::new();
         }
+        if let Some(retried) = self.interim.iter().position(|interim| interim.tool == call.tool) {
+            self.interim.remove(retried);
+        }
         let mut judged = Vec::new();
         while self.count >= self.cap {
             let Some((oldest, sequence)) = self.order.pop_front() else {
@@ -310,14 +450,16 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
             };
             judged.extend(self.judge_call(&oldest, sequence, Verdict::Unanswered));
         }
+        let ambiguous = self.mark_ambiguous(&id);
         let sequence = self.next;
         self.next += 1;
         let awaited = Awaited {
             sequence,
             tool: call.tool.to_owned(),
-            id: id_text(call.id),
+            id: id.to_string(),
             unknown_keys: undeclared.clone(),
             unknown_paths: undeclared_paths.clone(),
+            ambiguous,
         };
         self.awaited.entry(id.clone()).or_default().push_back(awaited);
         self.count += 1;
@@ -326,9 +468,23 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
         judged
     }
 
-    /// Whether a call with this id awaits its answer.
+    /// Another request in flight shares `id` (a call that carried nothing
+    /// undeclared, say): the calls awaited under it are ambiguous. Whether
+    /// any was awaited.
+    pub fn mark_ambiguous(&mut self, id: &K) -> bool {
+        let Some(calls) = self.awaited.get_mut(id) else {
+            return false;
+        };
+        for call in calls.iter_mut() {
+            call.ambiguous = true;
+        }
+        true
+    }
+
+    /// Whether a response with this id is awaited: a call's, or a
+    /// `tasks/result` request's.
     pub fn awaits(&self, id: &K) -> bool {
-        self.awaited.contains_key(id)
+        self.awaited.contains_key(id) || self.task_results.contains_key(id)
     }
 
     /// How many calls await their answer.
@@ -337,9 +493,48 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
     }
 
     /// A response: the verdict on the call it answers (the oldest awaited
-    /// under its id), if one was awaited.
+    /// under its id, or the task a `tasks/result` request asked for), if
+    /// one was awaited and the answer is final.
     pub fn answer(&mut self, id: &K, answer: Answer) -> Option<Judged> {
-        self.judge(id, answer.verdict())
+        if let Some(task) = self.task_results.remove(id) {
+            let verdict = answer.verdict()?;
+            let at = self.tasks.iter().position(|(awaiting, _)| *awaiting == task)?;
+            let (_, awaited) = self.tasks.remove(at)?;
+            return Some(self.judged(awaited, verdict));
+        }
+        match answer {
+            Answer::InputRequired => {
+                let awaited = self.take_oldest(id)?;
+                push_bounded(&mut self.interim, awaited, self.cap);
+                None
+            }
+            Answer::Task { task } => {
+                let awaited = self.take_oldest(id)?;
+                push_bounded(&mut self.tasks, (task, awaited), self.cap);
+                None
+            }
+            final_answer => self.judge(id, final_answer.verdict()?),
+        }
+    }
+
+    /// A `tasks/result` request for `task`, under `id`: its answer settles
+    /// the task's call. Whether that call is awaited.
+    pub fn task_result(&mut self, id: K, task: &str) -> bool {
+        if !self.tasks.iter().any(|(awaiting, _)| awaiting == task) {
+            return false;
+        }
+        if self.task_results.len() >= self.cap {
+            self.task_results.clear();
+        }
+        self.task_results.insert(id, task.to_owned());
+        true
+    }
+
+    /// A `tasks/cancel` request: the task's call is unanswered.
+    pub fn cancel_task(&mut self, task: &str) -> Option<Judged> {
+        let at = self.tasks.iter().position(|(awaiting, _)| awaiting == task)?;
+        let (_, awaited) = self.tasks.remove(at)?;
+        Some(self.judged(awaited, Verdict::Unanswered))
     }
 
     /// The client cancelled a request: the oldest call awaited under its id
@@ -348,14 +543,26 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
         self.judge(id, Verdict::Unanswered)
     }
 
-    /// The session ended: every call still awaited is unanswered, oldest
-    /// first.
+    /// The session ended: every call still awaited, gone on as a task or
+    /// awaiting its retry is unanswered, oldest first.
     pub fn finish(&mut self) -> Vec<Judged> {
         let order = std::mem::take(&mut self.order);
-        order
+        let mut judged: Vec<Judged> = order
             .iter()
             .filter_map(|(id, sequence)| self.judge_call(id, *sequence, Verdict::Unanswered))
-            .collect()
+            .collect();
+        let interim = std::mem::take(&mut self.interim);
+        let tasks = std::mem::take(&mut self.tasks)
+            .into_iter()
+            .map(|(_, awaited)| awaited);
+        let mut left: Vec<Awaited> = interim.into_iter().chain(tasks).collect();
+        left.sort_by_key(|awaited| awaited.sequence);
+        judged.extend(
+            left.into_iter()
+                .map(|awaited| self.judged(awaited, Verdict::Unanswered)),
+        );
+        self.task_results.clear();
+        judged
     }
 
     /// Every (tool, key) and (tool, path) pair judged, sorted by tool, then
@@ -388,39 +595,57 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
     /// Judges the call `sequence` under `id`, if it is still awaited: only
     /// the oldest under an id can be (calls are judged oldest first).
     fn judge_call(&mut self, id: &K, sequence: u64, verdict: Verdict) -> Option<Judged> {
-        let calls = self.awaited.get_mut(id)?;
-        if calls.front()?.sequence != sequence {
+        if self.awaited.get(id)?.front()?.sequence != sequence {
             return None;
         }
+        let awaited = self.take_oldest(id)?;
+        Some(self.judged(awaited, verdict))
+    }
+
+    /// Takes the oldest call awaited under `id` out of the awaited.
+    fn take_oldest(&mut self, id: &K) -> Option<Awaited> {
+        let calls = self.awaited.get_mut(id)?;
         let awaited = calls.pop_front()?;
         if calls.is_empty() {
             self.awaited.remove(id);
         }
         self.count -= 1;
+        Some(awaited)
+    }
+
+    /// The verdict on `awaited`, counted per pair (an ambiguous call's is
+    /// [`Verdict::Ambiguous`], whatever the answer).
+    fn judged(&mut self, awaited: Awaited, verdict: Verdict) -> Judged {
+        let verdict = if awaited.ambiguous {
+            Verdict::Ambiguous
+        } else {
+            verdict
+        };
+        let full = self.pairs_counted >= crate::limits::MAX_SAID_PAIRS;
         let counted = self.counted.entry(awaited.tool.clone()).or_default();
-        for key in &awaited.unknown_keys {
-            *counted
-                .keys
-                .entry(key.clone())
-                .or_default()
-                .entry(verdict)
-                .or_default() += 1;
+        for (pairs, items) in [
+            (&mut counted.keys, &awaited.unknown_keys),
+            (&mut counted.paths, &awaited.unknown_paths),
+        ] {
+            for item in items {
+                match pairs.get_mut(item.as_str()) {
+                    Some(counts) => *counts.entry(verdict).or_default() += 1,
+                    // Past the bound, a new pair's verdict is said, not counted.
+                    None if full => {}
+                    None => {
+                        self.pairs_counted += 1;
+                        pairs.insert(item.clone(), VerdictCounts::from([(verdict, 1)]));
+                    }
+                }
+            }
         }
-        for path in &awaited.unknown_paths {
-            *counted
-                .paths
-                .entry(path.clone())
-                .or_default()
-                .entry(verdict)
-                .or_default() += 1;
-        }
-        Some(Judged {
+        Judged {
             verdict,
             tool: awaited.tool,
             id: awaited.id,
             unknown_keys: awaited.unknown_keys,
             unknown_paths: awaited.unknown_paths,
-        })
+        }
     }
 
     /// Drops ids already judged from the order, once they outnumber those
@@ -438,6 +663,15 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
             });
         }
     }
+}
+
+/// Keeps `item`, dropping the oldest once `cap` are kept: a call dropped
+/// so goes unjudged, as one no session end would judge either.
+fn push_bounded<T>(kept: &mut VecDeque<T>, item: T, cap: usize) {
+    if kept.len() >= cap {
+        kept.pop_front();
+    }
+    kept.push_back(item);
 }
 
 #[cfg(test)]
@@ -537,7 +771,7 @@ mod tests {
     }
 
     #[test]
-    fn calls_that_share_an_id_are_answered_first_in_first_out() {
+    fn calls_that_share_an_id_are_ambiguous_whatever_the_answers() {
         let mut verdicts = Verdicts::with_cap(3);
         assert!(
             flagged(&mut verdicts, 1, r#"{"b":1}"#).is_empty(),
@@ -546,19 +780,29 @@ mod tests {
         assert!(flagged(&mut verdicts, 1, r#"{"c":1}"#).is_empty());
         assert_eq!(verdicts.awaited(), 2);
         let first = verdicts.answer(&1, Answer::Error).unwrap();
-        assert_eq!(keys(&[first]), [one("1", "b", Verdict::Rejected)]);
+        assert_eq!(keys(&[first]), [one("1", "b", Verdict::Ambiguous)]);
         let second = verdicts.answer(&1, Answer::read(Some("{}"))).unwrap();
-        assert_eq!(keys(&[second]), [one("1", "c", Verdict::Ignored)]);
+        assert_eq!(keys(&[second]), [one("1", "c", Verdict::Ambiguous)]);
         assert!(!verdicts.awaits(&1));
+        assert_eq!(
+            verdicts.counts_of("t", "b", false).unwrap()[&Verdict::Ambiguous],
+            1
+        );
+
+        // A request that carried nothing undeclared under an awaited id
+        // makes it ambiguous too; an id no call awaits is left alone.
+        flagged(&mut verdicts, 4, r#"{"b":1}"#);
+        assert!(verdicts.mark_ambiguous(&4) && !verdicts.mark_ambiguous(&9));
+        assert_eq!(verdicts.cancel(&4).unwrap().verdict, Verdict::Ambiguous);
 
         // Past the cap, the oldest call goes, not the newest under its id.
         flagged(&mut verdicts, 5, r#"{"b":1}"#);
         flagged(&mut verdicts, 6, r#"{"c":1}"#);
         flagged(&mut verdicts, 5, r#"{"d":1}"#);
         let judged = flagged(&mut verdicts, 7, r#"{"e":1}"#);
-        assert_eq!(keys(&judged), [one("5", "b", Verdict::Unanswered)]);
+        assert_eq!(keys(&judged), [one("5", "b", Verdict::Ambiguous)]);
         let answered = verdicts.answer(&5, Answer::Error).unwrap();
-        assert_eq!(keys(&[answered]), [one("5", "d", Verdict::Rejected)]);
+        assert_eq!(keys(&[answered]), [one("5", "d", Verdict::Ambiguous)]);
         assert_eq!(
             keys(&verdicts.finish()),
             [
@@ -567,5 +811,48 @@ mod tests {
             ]
         );
         assert_eq!(verdicts.awaited(), 0);
+    }
+
+    #[test]
+    fn an_interim_answer_waits_for_the_retry() {
+        let mut verdicts = Verdicts::default();
+        flagged(&mut verdicts, 1, r#"{"b":1}"#);
+        let interim = Answer::read(Some(r#"{"resultType":"input_required","inputRequests":{}}"#));
+        assert_eq!(verdicts.answer(&1, interim), None);
+        assert_eq!(verdicts.awaited(), 0);
+        // The retry, a new request to the same tool, takes its place and
+        // its answer gives the one verdict.
+        flagged(&mut verdicts, 2, r#"{"b":1}"#);
+        let judged = verdicts.answer(&2, Answer::read(Some("{}"))).unwrap();
+        assert_eq!(keys(&[judged]), [one("2", "b", Verdict::Ignored)]);
+        assert!(verdicts.finish().is_empty());
+        assert_eq!(verdicts.counts_of("t", "b", false).unwrap()[&Verdict::Ignored], 1);
+
+        // A call answered by an interim result and never retried is
+        // unanswered at the end.
+        flagged(&mut verdicts, 3, r#"{"c":1}"#);
+        verdicts.answer(&3, Answer::InputRequired);
+        assert_eq!(keys(&verdicts.finish()), [one("3", "c", Verdict::Unanswered)]);
+    }
+
+    #[test]
+    fn a_task_is_judged_by_its_result() {
+        let mut verdicts = Verdicts::default();
+        flagged(&mut verdicts, 1, r#"{"b":1}"#);
+        let handle = Answer::read(Some(r#"{"task":{"taskId":"t-1","status":"working"}}"#));
+        assert_eq!(verdicts.answer(&1, handle), None);
+        assert!(!verdicts.task_result(7, "t-unknown"));
+        assert!(verdicts.task_result(8, "t-1") && verdicts.awaits(&8));
+        let judged = verdicts
+            .answer(&8, Answer::read(Some(r#"{"isError":true}"#)))
+            .unwrap();
+        assert_eq!(keys(&[judged]), [one("1", "b", Verdict::Rejected)]);
+
+        flagged(&mut verdicts, 2, r#"{"c":1}"#);
+        verdicts.answer(&2, Answer::Task { task: "t-2".into() });
+        assert_eq!(verdicts.cancel_task("t-2").unwrap().verdict, Verdict::Unanswered);
+        flagged(&mut verdicts, 3, r#"{"d":1}"#);
+        verdicts.answer(&3, Answer::Task { task: "t-3".into() });
+        assert_eq!(keys(&verdicts.finish()), [one("3", "d", Verdict::Unanswered)]);
     }
 }

@@ -96,6 +96,20 @@ pub enum Message<'a> {
     },
     /// `notifications/tools/list_changed`.
     ListChanged,
+    /// A `tasks/result` request (the tasks utility, MCP 2025-11-25): its
+    /// response is the final result of the task-augmented call that
+    /// created the task.
+    TaskResult {
+        /// Its id, which the response answers.
+        id: Id,
+        /// The task whose result it asks for.
+        task: Cow<'a, str>,
+    },
+    /// A `tasks/cancel` request: the task's call will have no result.
+    CancelTask {
+        /// The task given up.
+        task: Cow<'a, str>,
+    },
     /// A response: a message with an id and no method.
     Response {
         /// The request it answers.
@@ -171,9 +185,14 @@ pub fn read_message(text: &str) -> Option<Message<'_>> {
     let Some(method) = string(method) else {
         return Some(Message::Other);
     };
-    let params = params.map(|params| members(params.get(), ["name", "arguments", "cursor", "requestId"]));
+    let params = params.map(|params| {
+        members(
+            params.get(),
+            ["name", "arguments", "cursor", "requestId", "taskId"],
+        )
+    });
     // `params` that is not an object has none of the members read here.
-    let [name, arguments, cursor, request] = params.flatten().unwrap_or_default();
+    let [name, arguments, cursor, request, task] = params.flatten().unwrap_or_default();
     let message = match &*method {
         "tools/list" => match id.and_then(Id::read) {
             Some(id) => Message::ListTools {
@@ -192,6 +211,14 @@ pub fn read_message(text: &str) -> Option<Message<'_>> {
             None => Message::Other,
         },
         "notifications/tools/list_changed" => Message::ListChanged,
+        "tasks/result" => match (id.and_then(Id::read), task.and_then(string)) {
+            (Some(id), Some(task)) => Message::TaskResult { id, task },
+            _ => Message::Other,
+        },
+        "tasks/cancel" => match task.and_then(string) {
+            Some(task) => Message::CancelTask { task },
+            None => Message::Other,
+        },
         _ => Message::Other,
     };
     Some(message)

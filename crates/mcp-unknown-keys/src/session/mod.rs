@@ -21,11 +21,18 @@
 //!   the [`Coverage`] and the [`Findings`], and, when it carried undeclared
 //!   keys, awaits its answer ([`Verdicts`]): `ignored`, `rejected`, or
 //!   `unanswered` when cancelled, answered by the door in the server's
-//!   place, or never answered by the end ([`Session::finish`]).
+//!   place, or never answered by the end ([`Session::finish`]); an
+//!   interim answer (`input_required`) waits for the call's retry, a task
+//!   handle for the `tasks/result` that fetches the task's result;
+//! - a request under an id another request in flight holds makes the
+//!   calls awaited under it [`ambiguous`](crate::audit::Verdict::Ambiguous),
+//!   said once ([`Notice::AmbiguousId`]).
 //!
 //! The catalogue and the said-once memory are the [`Auditor`]'s: the
 //! session installs each listing in it (saying no note: the door says
-//! them, from [`Step::installed`]).
+//! them, from [`Step::installed`]). What a door says of a step (notes,
+//! [`Notice`]s, the warning, verdicts) goes through one sink:
+//! [`Step::deliver`].
 //!
 //! Three seams serve a door that reads recordings rather than live
 //! traffic (the log reader's replay), whose own rules stay its own:
@@ -67,12 +74,11 @@
 //! # let _ = Skip::NoCatalogue;
 //! ```
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::audit::{
-    Answer, Arguments, Auditor, Call, Catalog, Coverage, Findings, Judged, Listing, Outcome, Skip, Verdicts,
-    Warning,
+    Answer, Arguments, Auditor, Call, Catalog, Coverage, Findings, Judged, Listing, Notice, Outcome, Skip,
+    Verdicts, Warning,
 };
 use crate::jsonrpc::{AwaitedListings, Id, ListingPage, Message};
 
@@ -98,9 +104,9 @@ pub struct Step {
     /// page, or none after `list_changed`): say its notes with
     /// [`Auditor::say_notes`].
     pub installed: Option<Arc<Catalog>>,
-    /// Listed tools too deep to read, said now for the first time: each
-    /// stays listed, declaring nothing.
-    pub unreadable_tools: Vec<String>,
+    /// What the session says of itself, each for the first time: a call
+    /// unaudited for a new reason, an id two requests in flight share.
+    pub notices: Vec<Notice>,
     /// The call the message was, when it was one.
     pub call: Option<CallStep>,
     /// The verdicts the message settled.
@@ -121,6 +127,26 @@ impl Step {
             Outcome::Skipped(_) => None,
         }
     }
+
+    /// Says what the step holds through `auditor`'s sink, shielded from
+    /// its panics: the installed catalogue's notes not said before, the
+    /// notices, the warning, then the verdicts. A door whose outputs take
+    /// more than a sink does (a trace context, say) delivers the parts
+    /// itself.
+    pub fn deliver(&self, auditor: &Auditor) {
+        if let Some(installed) = &self.installed {
+            auditor.say_notes(installed);
+        }
+        for notice in &self.notices {
+            auditor.notice(notice);
+        }
+        if let Some(warning) = self.warning() {
+            auditor.warn(warning);
+        }
+        for judged in &self.verdicts {
+            auditor.verdict(judged);
+        }
+    }
 }
 
 /// A call read: how it was audited, and what follows.
@@ -131,9 +157,6 @@ pub struct CallStep {
     pub outcome: Outcome,
     /// It carried undeclared keys (said before or not).
     pub flagged: bool,
-    /// It was skipped for a reason no call of this session was skipped
-    /// for before: a door says such a gap once.
-    pub first_skip: Option<Skip>,
 }
 
 /// One MCP session's state: the listings awaited and assembled, every call
@@ -146,9 +169,8 @@ pub struct Session {
     findings: Findings,
     verdicts: Verdicts<Id>,
     skips_said: Vec<Skip>,
-    /// Hashed: a hostile listing may name a great many tools too deep to
-    /// read, and each is looked up once per listing.
-    unreadable_said: HashSet<String>,
+    /// Whether an id shared by two requests in flight was said.
+    ambiguity_said: bool,
     /// A response answering no awaited request is a listing page all the
     /// same ([`Session::take_unrequested_listings`]).
     unrequested_listings: bool,
@@ -166,11 +188,20 @@ impl Session {
         let mut step = Step::default();
         match (from, message) {
             (From::Host, Message::ListTools { id, first }) => {
+                step.notices.extend(self.shared_id(&id));
                 self.awaited.request(id, first);
                 step.used = true;
             }
             (From::Host, Message::Call { id, name, arguments }) => {
                 step = self.call(auditor, &name, arguments.as_deref(), id);
+            }
+            (From::Host, Message::TaskResult { id, task }) => {
+                step.notices.extend(self.shared_id(&id));
+                step.used = self.verdicts.task_result(id, &task);
+            }
+            (From::Host, Message::CancelTask { task }) => {
+                step.verdicts.extend(self.verdicts.cancel_task(&task));
+                step.used = !step.verdicts.is_empty();
             }
             (From::Host, Message::Cancelled { request }) => {
                 let listing = self.awaited.cancel(&request);
@@ -210,15 +241,16 @@ impl Session {
     /// bound to servers, and tool names as hosts write them). It is counted
     /// as [`Session::read`] counts a call it audits, and, when it carried
     /// undeclared keys and has a `key` (the JSON-RPC id read exactly), it
-    /// awaits its answer the same way. Returns what [`Step::call`] holds
-    /// for a call read, and the verdicts it settled (the oldest call
-    /// awaited, judged `unanswered`, when too many await).
-    pub fn read_audited_call(
-        &mut self,
-        call: &Call<'_>,
-        key: Option<Id>,
-        outcome: Outcome,
-    ) -> (CallStep, Vec<Judged>) {
+    /// awaits its answer the same way. Returns the step: the call, the
+    /// verdicts it settled (the oldest call awaited, judged `unanswered`,
+    /// when too many await), and the notice of a reason to skip new to
+    /// the session.
+    pub fn read_audited_call(&mut self, call: &Call<'_>, key: Option<Id>, outcome: Outcome) -> Step {
+        let mut notices: Vec<Notice> = key
+            .as_ref()
+            .and_then(|key| self.shared_id(key))
+            .into_iter()
+            .collect();
         self.coverage.record(call, &outcome);
         self.findings.record(call, &outcome);
         let flagged = matches!(&outcome, Outcome::Audited { undeclared, undeclared_paths, .. }
@@ -227,19 +259,22 @@ impl Session {
             Some(key) => self.verdicts.call(key, call, &outcome),
             None => Vec::new(),
         };
-        let first_skip = match &outcome {
-            Outcome::Skipped(skip) if !self.skips_said.contains(skip) => {
-                self.skips_said.push(*skip);
-                Some(*skip)
-            }
-            _ => None,
-        };
-        let step = CallStep {
-            outcome,
-            flagged,
-            first_skip,
-        };
-        (step, verdicts)
+        if let Outcome::Skipped(skip) = &outcome
+            && !self.skips_said.contains(skip)
+        {
+            self.skips_said.push(*skip);
+            notices.push(Notice::Unaudited {
+                tool: call.tool.to_owned(),
+                skip: *skip,
+            });
+        }
+        Step {
+            call: Some(CallStep { outcome, flagged }),
+            notices,
+            verdicts,
+            used: true,
+            ..Step::default()
+        }
     }
 
     /// With `true`, a response that answers no awaited `tools/list` request
@@ -313,23 +348,25 @@ impl Session {
             },
             None => return false,
         };
-        if let Some(catalog) = self.listing.page(&page.tools.tools, first, page.more) {
+        if let Some(catalog) = self.listing.page_listed(&page.tools, first, page.more) {
             step.installed = Some(auditor.install_catalog(catalog));
         }
-        for tool in page.tools.unreadable {
-            if !self.unreadable_said.contains(&tool) {
-                self.unreadable_said.insert(tool.clone());
-                step.unreadable_tools.push(tool);
-            }
-        }
         true
+    }
+
+    /// A request under `id`: should calls awaiting their answer hold the
+    /// same id, the answers cannot be told apart, and the calls are
+    /// marked ambiguous. The notice to say, the first time in the session.
+    fn shared_id(&mut self, id: &Id) -> Option<Notice> {
+        let first = self.verdicts.mark_ambiguous(id) && !std::mem::replace(&mut self.ambiguity_said, true);
+        first.then(|| Notice::AmbiguousId { id: id.to_string() })
     }
 
     /// Audits one `tools/call` against the catalogue in use and counts it;
     /// one that carried undeclared keys awaits its answer.
     fn call(&mut self, auditor: &Auditor, tool: &str, arguments: Option<&str>, key: Option<Id>) -> Step {
         // The id as warnings show it; `key`, read exactly, pairs the call
-        // with its answer.
+        // with its answer (and verdicts show it as it came).
         let id = key.as_ref().map(Id::to_value);
         let call = Call {
             tool,
@@ -337,13 +374,7 @@ impl Session {
             id: id.as_ref(),
         };
         let outcome = auditor.audit(&auditor.catalog(), call);
-        let (call, verdicts) = self.read_audited_call(&call, key, outcome);
-        Step {
-            call: Some(call),
-            verdicts,
-            used: true,
-            ..Step::default()
-        }
+        self.read_audited_call(&call, key, outcome)
     }
 }
 

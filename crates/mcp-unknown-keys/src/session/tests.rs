@@ -61,6 +61,14 @@ impl Run {
     }
 }
 
+/// The reason to skip the step said for the first time, if it did.
+fn first_skip(step: &Step) -> Option<Skip> {
+    step.notices.iter().find_map(|notice| match notice {
+        Notice::Unaudited { skip, .. } => Some(*skip),
+        _ => None,
+    })
+}
+
 fn unknown(step: &Step) -> Vec<String> {
     step.warning().map(|w| w.unknown_keys.clone()).unwrap_or_default()
 }
@@ -69,7 +77,7 @@ fn unknown(step: &Step) -> Vec<String> {
 fn pages_are_assembled_and_calls_meet_the_pages_so_far() {
     let mut run = Run::new();
     let step = run.call("1", "read", r#"{"x":1}"#);
-    assert_eq!(step.call.unwrap().first_skip, Some(Skip::NoCatalogue));
+    assert_eq!(first_skip(&step), Some(Skip::NoCatalogue));
     run.list("2", None);
     assert_eq!(run.session.awaited_listings(), 1);
     assert!(run.page("2", &[("read", "path")], Some("p2")).installed.is_some());
@@ -182,13 +190,10 @@ fn a_flagged_call_is_judged_by_its_answer_its_cancellation_or_the_end() {
 }
 
 #[test]
-fn each_skip_and_each_unreadable_tool_is_first_said_once() {
+fn each_skip_is_first_said_once_and_a_tool_too_deep_is_a_note() {
     let mut run = Run::new();
-    assert_eq!(
-        run.call("1", "a", "{}").call.unwrap().first_skip,
-        Some(Skip::NoCatalogue)
-    );
-    assert_eq!(run.call("2", "a", "{}").call.unwrap().first_skip, None);
+    assert_eq!(first_skip(&run.call("1", "a", "{}")), Some(Skip::NoCatalogue));
+    assert_eq!(first_skip(&run.call("2", "a", "{}")), None);
     let deep = format!("{}1{}", "{\"a\":".repeat(300), "}".repeat(300));
     for id in ["3", "4"] {
         run.list(id, None);
@@ -196,11 +201,17 @@ fn each_skip_and_each_unreadable_tool_is_first_said_once() {
             From::Server,
             &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"deep","inputSchema":{deep}}}]}}}}"#),
         );
-        let said: &[&str] = if id == "3" { &["deep"] } else { &[] };
-        assert_eq!(step.unreadable_tools, said);
+        // Listed, declaring nothing, with a note the auditor says once.
+        let installed = step.installed.unwrap();
+        let notes = installed.notes();
+        assert_eq!(notes.len(), 1);
+        assert_eq!(
+            (notes[0].0, &notes[0].1.problem),
+            ("deep", &crate::audit::Problem::TooDeep)
+        );
     }
     let step = run.call("5", "deep", r#"{"x":1}"#);
-    assert_eq!(step.call.unwrap().first_skip, Some(Skip::DeclaresNothing));
+    assert_eq!(first_skip(&step), Some(Skip::DeclaresNothing));
     assert_eq!(run.auditor.listed_tools(), ["deep"]);
     assert!(run.auditor.audited_tools().is_empty());
 }
@@ -223,14 +234,14 @@ fn a_call_audited_by_the_door_is_counted_and_awaits_its_answer_as_any_call() {
         let key = id.and_then(|id| Id::of(&serde_json::Value::from(id)));
         run.session.read_audited_call(&call, key, outcome)
     };
-    let (call, verdicts) = audit(&mut run, Some(1), "read");
-    assert!(call.flagged && verdicts.is_empty());
-    assert_eq!(call.outcome.warning().unwrap().unknown_keys, ["ffset"]);
+    let step = audit(&mut run, Some(1), "read");
+    assert!(step.call.as_ref().unwrap().flagged && step.verdicts.is_empty());
+    assert_eq!(step.warning().unwrap().unknown_keys, ["ffset"]);
     // Without an id, nothing can answer it.
-    let (call, _) = audit(&mut run, None, "read");
-    assert!(call.flagged);
-    let (call, _) = audit(&mut run, Some(3), "write");
-    assert_eq!(call.first_skip, Some(Skip::UnlistedTool));
+    let step = audit(&mut run, None, "read");
+    assert!(step.call.unwrap().flagged);
+    let step = audit(&mut run, Some(3), "write");
+    assert_eq!(first_skip(&step), Some(Skip::UnlistedTool));
     assert_eq!(run.session.verdicts().awaited(), 1);
     let coverage = run.session.coverage();
     assert_eq!((coverage.calls, coverage.audited), (3, 2));
@@ -311,4 +322,95 @@ fn a_step_says_whether_the_message_was_of_use() {
         From::Host,
         r#"{"jsonrpc":"2.0","method":"ping","id":3}"#
     ));
+}
+
+/// A session whose catalogue lists `read(path)`.
+fn listed() -> Run {
+    let mut run = Run::new();
+    run.list("100", None);
+    run.page("100", &[("read", "path")], None);
+    run
+}
+
+#[test]
+fn requests_in_flight_under_one_id_by_value_are_ambiguous_and_said_once() {
+    for (first, second) in [("0", "-0"), ("1", "1.0"), ("1", "1e0"), (r#""a""#, r#""\u0061""#)] {
+        let mut run = listed();
+        let step = run.call(first, "read", r#"{"path":"a","ffset":1}"#);
+        assert!(step.notices.is_empty());
+        // A clean call under the same id: the answers cannot be told apart.
+        let step = run.call(second, "read", r#"{"path":"a"}"#);
+        assert!(
+            matches!(&step.notices[..], [Notice::AmbiguousId { .. }]),
+            "{first} {second}: {:?}",
+            step.notices
+        );
+        let answered = run.read(
+            From::Server,
+            &format!(r#"{{"jsonrpc":"2.0","id":{second},"error":{{}}}}"#),
+        );
+        assert_eq!(
+            answered.verdicts[0].verdict,
+            Verdict::Ambiguous,
+            "{first} {second}"
+        );
+        // Said once per session.
+        run.call("7", "read", r#"{"path":"a","ffset":1}"#);
+        assert!(run.call("7", "read", r#"{"path":"a","x":1}"#).notices.is_empty());
+    }
+}
+
+#[test]
+fn verdicts_write_the_id_as_it_came() {
+    for id in ["1e0", "1.0", "-0", "12345678901234567890123"] {
+        let mut run = listed();
+        run.call(id, "read", r#"{"path":"a","ffset":1}"#);
+        let step = run.read(
+            From::Server,
+            &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#),
+        );
+        assert_eq!(step.verdicts[0].id, id);
+    }
+}
+
+#[test]
+fn an_interim_answer_and_a_task_are_followed_to_the_final_one() {
+    let mut run = listed();
+    run.call("1", "read", r#"{"path":"a","ffset":1}"#);
+    let interim = run.read(
+        From::Server,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{}}}"#,
+    );
+    assert!(interim.verdicts.is_empty());
+    run.call("2", "read", r#"{"path":"a","ffset":1}"#);
+    let task = run.read(
+        From::Server,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"task":{"taskId":"t1","status":"working"}}}"#,
+    );
+    assert!(task.verdicts.is_empty());
+    let fetch = run.read(
+        From::Host,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":"t1"}}"#,
+    );
+    assert!(fetch.used);
+    let result = run.read(
+        From::Server,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"isError":true}}"#,
+    );
+    assert_eq!(
+        (result.verdicts[0].id.as_str(), result.verdicts[0].verdict),
+        ("2", Verdict::Rejected)
+    );
+    run.call("4", "read", r#"{"path":"a","ffset":1}"#);
+    run.read(
+        From::Server,
+        r#"{"jsonrpc":"2.0","id":4,"result":{"task":{"taskId":"t4","status":"working"}}}"#,
+    );
+    let cancel = run.read(
+        From::Host,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tasks/cancel","params":{"taskId":"t4"}}"#,
+    );
+    assert_eq!(cancel.verdicts[0].verdict, Verdict::Unanswered);
+    // The call answered by an interim result was retried as call 2.
+    assert!(run.session.finish().is_empty());
 }

@@ -36,7 +36,7 @@ impl UnknownKeysLayer {
     }
 
     /// Sends warnings to `sink` (a closure, [`TracingSink`](crate::audit::TracingSink), ...).
-    pub fn on_warn(mut self, sink: impl Sink) -> UnknownKeysLayer {
+    pub fn on_warn(mut self, sink: impl Sink + 'static) -> UnknownKeysLayer {
         self.sink = Arc::new(sink);
         self
     }

@@ -3,14 +3,16 @@
 
 use std::sync::{Arc, Mutex};
 
-use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Note, Outcome, Sink, Warning};
+use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Note, Notice, Outcome, Sink, Warning};
 use serde_json::Value;
 
-/// Every warning and note delivered, in order; notes as `tool: note`.
+/// Every warning, note and notice delivered, in order; notes as
+/// `tool: note`.
 #[derive(Default)]
 pub struct Said {
     pub warnings: Mutex<Vec<Warning>>,
     pub notes: Mutex<Vec<String>>,
+    pub notices: Mutex<Vec<Notice>>,
 }
 
 impl Sink for Said {
@@ -20,6 +22,10 @@ impl Sink for Said {
 
     fn note(&self, tool: &str, note: &Note) {
         self.notes.lock().unwrap().push(format!("{tool}: {note}"));
+    }
+
+    fn notice(&self, notice: &Notice) {
+        self.notices.lock().unwrap().push(notice.clone());
     }
 }
 

@@ -101,6 +101,7 @@ pub fn verdict(
         Verdict::Ignored => "the server ignored them: the call succeeded",
         Verdict::Rejected => "the server rejected the call",
         Verdict::Unanswered => "the server never answered",
+        Verdict::Ambiguous => "another request in flight shared its id, so its answer cannot be told apart",
     };
     let severity = if judged.verdict == Verdict::Ignored {
         SEVERITY_WARN

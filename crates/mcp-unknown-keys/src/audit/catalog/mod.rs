@@ -30,6 +30,7 @@ pub use note::{Note, Problem};
 pub use schema::{MAX_COMPOSITION_DEPTH, MAX_LISTING_WORK, MAX_SCHEMA_WORK, MAX_SHAPES, MAX_SUBSCHEMAS};
 pub(crate) use shape::{Object, Shape, ShapeId};
 
+use super::ListedTools;
 use super::diagnosis::{CatalogIndex, Lazy, ToolIndex};
 use crate::wire::ToolDeclaration;
 use lookup::ToolLookup;
@@ -224,6 +225,15 @@ impl Declared {
         }
     }
 
+    /// What a tool whose schema nests too deep to build declares:
+    /// nothing, with a note saying so.
+    fn too_deep() -> Declared {
+        Declared {
+            notes: Box::new([Note::too_deep()]),
+            ..Declared::unread()
+        }
+    }
+
     /// What a tool listed without a schema declares: nothing.
     fn unread() -> Declared {
         Declared {
@@ -386,6 +396,27 @@ impl Catalog {
         for tool in tools {
             for (name, schema) in super::declarations(tool) {
                 self.insert(name, schema);
+            }
+        }
+    }
+
+    /// Adds the tools of a listing read tool by tool, as
+    /// [`Catalog::extend_tools`] does; a tool whose schema nested too deep
+    /// to build ([`ListedTools::unreadable`]) is listed declaring nothing,
+    /// with a note saying so ([`Problem::TooDeep`]), unless a later
+    /// declaration of its name was read. A tool whose name could not be
+    /// read either is not listed: no call can name it.
+    pub fn extend_listed(&mut self, listed: &ListedTools) {
+        self.extend_tools(&listed.tools);
+        for name in &listed.unreadable {
+            if self
+                .get_unindexed(name)
+                .is_some_and(|declared| !declared.has_schema())
+            {
+                self.diagnosis = Lazy::default();
+                self.lookup = Lazy::default();
+                self.tools
+                    .insert(name.as_str().into(), Arc::new(Declared::too_deep()));
             }
         }
     }

@@ -85,9 +85,20 @@ pub enum Problem {
     /// arguments' own keys (`at` is `""`); otherwise, the nested values from
     /// `at` on that were not read yet are not.
     TooLarge,
+
+    /// The listed tool nests deeper than a JSON parser builds (serde_json
+    /// stops at 128 levels), so its schema could not be read at all: the
+    /// tool is listed, declaring nothing, and not audited.
+    TooDeep,
 }
 
 impl Note {
+    /// The note on a listed tool whose schema nests too deep to read at
+    /// all: it is listed declaring nothing, and its calls are not audited.
+    pub fn too_deep() -> Note {
+        Note::new("", Problem::TooDeep)
+    }
+
     pub(crate) fn new(at: impl Into<String>, problem: Problem) -> Note {
         Note {
             at: at.into(),
@@ -101,7 +112,8 @@ impl Note {
             Problem::TooLarge
             | Problem::RemoteRef { .. }
             | Problem::UnresolvedRef { .. }
-            | Problem::UnreadableSchema => self.at.is_empty(),
+            | Problem::UnreadableSchema
+            | Problem::TooDeep => self.at.is_empty(),
             Problem::BadPattern { .. } | Problem::UnmatchedPattern { .. } => false,
         }
     }
@@ -165,6 +177,7 @@ impl fmt::Display for Note {
                 self.effect()
             ),
             Problem::TooLarge => write!(f, "the schema is too large to read whole: {}", self.effect()),
+            Problem::TooDeep => write!(f, "its schema nests too deep to read: {}", self.effect()),
         }
     }
 }
@@ -188,6 +201,7 @@ mod tests {
             },
             Problem::UnreadableSchema,
             Problem::TooLarge,
+            Problem::TooDeep,
         ] {
             let note = Note::new("entities[]", problem);
             let mut logged = serde_json::to_value(&note).unwrap();

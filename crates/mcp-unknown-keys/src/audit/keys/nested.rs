@@ -26,11 +26,40 @@ use crate::audit::path::{self, Step};
 pub const MAX_NESTED_DEPTH: usize = 64;
 
 /// What a scan found undeclared: top-level keys, and nested keys as paths.
-/// Neither sorted nor deduplicated.
+/// Neither sorted nor deduplicated. At most
+/// [`MAX_UNDECLARED_PER_CALL`](crate::limits::MAX_UNDECLARED_PER_CALL) are
+/// kept, so that no call costs the claims and the diagnosis of a million
+/// keys; the rest are counted in `more`.
 #[derive(Debug, Default)]
 pub(crate) struct Found {
     pub keys: Vec<String>,
     pub paths: Vec<String>,
+    pub more: usize,
+}
+
+impl Found {
+    /// Keeps an undeclared top-level key, or counts it past the bound.
+    pub(crate) fn push_key(&mut self, key: &str) {
+        if self.is_full() {
+            self.more += 1;
+        } else {
+            self.keys.push(key.to_owned());
+        }
+    }
+
+    /// Keeps an undeclared nested key's path, or counts it past the bound.
+    fn push_path(&mut self, path: &str) {
+        if self.is_full() {
+            self.more += 1;
+        } else {
+            self.paths.push(path.to_owned());
+        }
+    }
+
+    /// Whether as many keys and paths are kept as one call is read for.
+    pub(crate) fn is_full(&self) -> bool {
+        self.keys.len() + self.paths.len() >= crate::limits::MAX_UNDECLARED_PER_CALL
+    }
 }
 
 /// Scans `arguments` against every shape `declared` has. `tolerates` says
@@ -120,7 +149,7 @@ impl Scan<'_, '_> {
         match at {
             None => {
                 if !(self.tolerates)(key) {
-                    self.found.keys.push(key.to_owned());
+                    self.found.push_key(key);
                 }
             }
             Some(at) => {
@@ -130,9 +159,15 @@ impl Scan<'_, '_> {
                 if self.reported.contains(self.path.as_str()) {
                     return;
                 }
+                if self.found.is_full() {
+                    // Past the bound, the paths reported are no longer
+                    // remembered either: counted, at most once per item.
+                    self.found.more += 1;
+                    return;
+                }
                 self.reported.insert(self.path.as_str().into());
                 if !(self.tolerates)(&self.path) {
-                    self.found.paths.push(self.path.clone());
+                    self.found.push_path(&self.path);
                 }
             }
         }
