@@ -580,3 +580,60 @@ fn sequential_calls_answered_on_event_streams_share_one_connection() {
     let connections = server.connections();
     assert!(connections <= 5, "{connections} connections for 100 calls");
 }
+
+#[test]
+fn a_url_s_userinfo_is_sent_as_basic_credentials_and_never_shown() {
+    let server = legacy(|seen| {
+        let request: Value = serde_json::from_slice(&seen.body).unwrap();
+        if request["method"] == "tools/list" {
+            Reply::json(&list_response(&request["id"].to_string(), &[("t", &["a"])], None))
+        } else {
+            Reply::json(r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#)
+        }
+    });
+    let url = server.url().replace("http://", "http://me:s3cr%2Fet@");
+    let mut s = bridge(&url, &[]);
+    s.send(INITIALIZE);
+    s.recv();
+    s.send(INITIALIZED);
+    s.send(&list_request("1", None));
+    s.recv();
+    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{"a":1,"extra":1}}}"#);
+    s.recv();
+    let finished = s.finish();
+    // "me:s3cr/et", on every request.
+    let sent: Vec<Seen> = server.drain();
+    assert!(sent.len() >= 4, "{sent:?}");
+    for seen in &sent {
+        assert_eq!(
+            seen.header("authorization"),
+            Some("Basic bWU6czNjci9ldA=="),
+            "{} {}",
+            seen.method,
+            seen.text()
+        );
+    }
+    assert_eq!(finished.warnings.len(), 1, "{}", finished.stderr);
+    assert_eq!(finished.warnings[0]["server"], "127.0.0.1");
+    // Unreachable: the error names the server without its userinfo.
+    let port = support::remote::free_port();
+    let mut s = bridge(&format!("http://me:s3cr%2Fet@127.0.0.1:{port}/mcp"), &[]);
+    s.send(INITIALIZE);
+    let error = String::from_utf8_lossy(&s.recv()).into_owned();
+    assert!(
+        error.contains(&format!("cannot reach http://127.0.0.1:{port}/mcp")),
+        "{error}"
+    );
+    let unreachable = s.finish();
+    for said in [
+        &finished.stderr,
+        &finished.log,
+        &unreachable.stderr,
+        &unreachable.log,
+        &error,
+    ] {
+        for secret in ["me:", "s3cr", "bWU6czNjci9ldA"] {
+            assert!(!said.contains(secret), "{secret} in {said}");
+        }
+    }
+}

@@ -253,3 +253,43 @@ fn a_page_s_host_or_origin_is_refused_before_anything_is_forwarded() {
     assert_eq!(said(&format!("Host \"{evil_host}\"")), 1, "{stderr}");
     assert_eq!(said(&format!("origin \"{evil_origin}\"")), 1, "{stderr}");
 }
+
+#[test]
+fn an_upstream_s_userinfo_is_sent_as_basic_credentials_and_never_shown() {
+    let server = Scripted::start(|seen| answer(seen, &["path"]));
+    // "user:p@ss:w", as curl decodes it.
+    let upstream = format!("http://us%65r:p%40ss:w@{}/mcp", server.address);
+    let proxy = Reverse::start(&upstream, &[]);
+    let client = [("authorization", "Bearer from-the-client")];
+    block_on(post(&proxy.url(), &client, &list_request("1", None)));
+    let called = block_on(post(
+        &proxy.url(),
+        &client,
+        &call("2", "fs_read", r#"{"path":"a","extra":1}"#),
+    ));
+    assert_eq!(called.status, 200);
+    proxy.wait_for_stderr(|line| line.contains("undeclared argument(s) extra"));
+    let (stderr, lines) = proxy.stop_with_log();
+    let sent: Vec<Option<String>> = server
+        .drain()
+        .iter()
+        .map(|seen| seen.header("authorization").map(str::to_owned))
+        .collect();
+    let basic = Some("Basic dXNlcjpwQHNzOnc=".to_owned());
+    assert_eq!(
+        sent,
+        [basic.clone(), basic],
+        "the user's credentials, as --header's"
+    );
+    let log: String = lines.iter().map(Value::to_string).collect();
+    for secret in ["us%65r", "user", "p%40ss", "p@ss", "dXNlcjpwQHNzOnc"] {
+        assert!(!stderr.contains(secret), "{secret} in {stderr}");
+        assert!(!log.contains(secret), "{secret} in {log}");
+    }
+    assert!(lines.iter().all(|line| line["server"] == "127.0.0.1"), "{log}");
+    // A --header Authorization is the one sent.
+    let proxy = Reverse::start(&upstream, &["--header", "Authorization: Bearer sk-test"]);
+    block_on(post(&proxy.url(), &[], &list_request("1", None)));
+    let sent = server.drain();
+    assert_eq!(sent[0].header("authorization"), Some("Bearer sk-test"));
+}
