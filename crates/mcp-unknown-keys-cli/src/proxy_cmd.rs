@@ -126,8 +126,9 @@ mod remote {
         allow_non_loopback: bool,
         /// Let web pages of ORIGIN (such as https://app.example.com) use
         /// --listen (repeatable). Requests with another Origin, or whose
-        /// Host is neither the listening address nor a loopback name, are
-        /// refused (403), as DNS rebinding would send them.
+        /// Host is neither the listening address nor a loopback name (as
+        /// DNS rebinding would send them), and a page's requests from
+        /// another site without Origin (Sec-Fetch-Site), are refused (403).
         #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
         allow_origins: Vec<String>,
         /// Add a header to every request to the server (repeatable), such as

@@ -24,8 +24,8 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{
-    ACCEPT_ENCODING, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue,
-    ORIGIN, PROXY_AUTHENTICATE, PROXY_AUTHORIZATION, TE, TRAILER, TRANSFER_ENCODING, UPGRADE,
+    ACCEPT, ACCEPT_ENCODING, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, HOST, HeaderMap, HeaderName,
+    HeaderValue, ORIGIN, PROXY_AUTHENTICATE, PROXY_AUTHORIZATION, TE, TRAILER, TRANSFER_ENCODING, UPGRADE,
 };
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -44,6 +44,7 @@ use crate::relay::LineTap;
 use crate::tap::Tap;
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
 
 /// Headers that belong to one connection, never forwarded (RFC 9110,
 /// 7.6.1), besides those `Connection` names.
@@ -170,10 +171,12 @@ fn is_one_connection_s(error: &std::io::Error) -> bool {
 impl Proxy {
     /// One request, to the upstream and back.
     async fn forward(self: Arc<Self>, request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
-        if let Err(refused) = self.guarded(request.headers()) {
+        let target = self.target(request.uri());
+        let to_endpoint = target.path() == self.upstream.url().path();
+        if let Err(refused) = self.guarded(request.method(), request.headers(), to_endpoint) {
             let text = refused.explain();
             self.say_refused(&refused, &text);
-            return Ok(plain(StatusCode::FORBIDDEN, &text));
+            return Ok(plain(refused.status(), &text));
         }
         let (parts, incoming) = request.into_parts();
         let key = self.sessions.key(&parts.headers);
@@ -204,8 +207,6 @@ impl Proxy {
             }
             Err(error) => return Ok(plain(StatusCode::BAD_REQUEST, &error.to_string())),
         };
-        let target = self.target(&parts.uri);
-        let to_endpoint = target.path() == self.upstream.url().path();
         let mut upstream = Request::new(body);
         *upstream.method_mut() = parts.method.clone();
         *upstream.uri_mut() = target;
@@ -265,13 +266,24 @@ impl Proxy {
         Ok(Response::from_parts(head, body))
     }
 
-    /// Checks every `Host` and `Origin` the request came with.
-    fn guarded(&self, headers: &HeaderMap) -> Result<(), Refused> {
+    /// Checks every `Host`, `Origin` and `Sec-Fetch-Site` the request came
+    /// with, and what a GET of the endpoint accepts.
+    fn guarded(&self, method: &Method, headers: &HeaderMap, to_endpoint: bool) -> Result<(), Refused> {
         for host in headers.get_all(HOST) {
             self.guard.check(Some(host.as_bytes()), None)?;
         }
         for origin in headers.get_all(ORIGIN) {
             self.guard.check(None, Some(origin.as_bytes()))?;
+        }
+        let has_origin = headers.contains_key(ORIGIN);
+        for site in headers.get_all(SEC_FETCH_SITE) {
+            self.guard.check_site(site.as_bytes(), has_origin)?;
+        }
+        if method == Method::GET
+            && to_endpoint
+            && !guard::accepts_event_stream(headers.get_all(ACCEPT).iter().map(HeaderValue::as_bytes))
+        {
+            return Err(Refused::NotEventStream);
         }
         Ok(())
     }
