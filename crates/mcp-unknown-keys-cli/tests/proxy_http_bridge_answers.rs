@@ -637,3 +637,43 @@ fn a_url_s_userinfo_is_sent_as_basic_credentials_and_never_shown() {
         }
     }
 }
+
+#[test]
+fn a_server_that_stops_taking_a_request_is_answered_for_and_one_that_takes_it_slowly_is_not() {
+    use support::paced::{Pace, Paced};
+    let gate = support::scripted::Gate::new();
+    let server = Paced::start(Pace {
+        between: Duration::from_millis(2),
+        held_over: 10 << 20,
+        gate: gate.clone(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = support::Session::start_with(
+        &dir.path().join("log.jsonl"),
+        &["--url", &server.url()],
+        &[],
+        |command| {
+            command.env("MCP_UNKNOWN_KEYS_TEST_IDLE_MS", "300");
+        },
+    );
+    let call = |id: u32, length: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t","arguments":{{"a":"{}"}}}}}}"#,
+            "x".repeat(length)
+        )
+    };
+    // 8 MB the server takes slowly (more than the idle time in all): answered.
+    s.send(&call(1, 8 << 20));
+    let answer: Value = serde_json::from_slice(&s.recv()).unwrap();
+    assert_eq!(answer["id"], 1);
+    assert!(answer.get("result").is_some(), "{answer}");
+    // 12 MB the server takes none of: the bridge answers, saying so.
+    s.send(&call(2, 12 << 20));
+    let answer: Value = serde_json::from_slice(&s.recv()).unwrap();
+    assert_eq!(answer["id"], 2);
+    let said = answer["error"]["message"].as_str().unwrap();
+    assert!(said.contains("took no byte of tools/call for 0.3 s"), "{said}");
+    gate.open();
+    let finished = s.finish();
+    assert!(!finished.stderr.contains("cannot reach"), "{}", finished.stderr);
+}
