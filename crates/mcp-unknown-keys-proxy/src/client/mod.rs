@@ -38,7 +38,7 @@ use tokio_rustls::client::TlsStream;
 use self::pool::Pool;
 pub use self::pool::ResetBeforeAnswer;
 use self::stall::Progress;
-pub use self::stall::Stalled;
+pub use self::stall::{Stalled, idle};
 use self::url::shown;
 
 /// Any error, boxed.

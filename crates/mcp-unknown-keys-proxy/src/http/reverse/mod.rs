@@ -35,11 +35,11 @@ use self::body::{Carries, Tapped};
 pub use self::guard::Guard;
 use self::guard::Refused;
 pub use self::sessions::Sessions;
-use super::message::Outgoing;
+use super::message::{Kind, Leading, Outgoing};
 use super::note;
 use super::reply::{self, Failure};
 use super::sse::Parser;
-use crate::client::{Body, Upstream, describe};
+use crate::client::{Body, Upstream, cause, idle};
 use crate::relay::LineTap;
 use crate::tap::Tap;
 
@@ -183,29 +183,23 @@ impl Proxy {
         let (tap, evicted) = self.sessions.tap(&key);
         self.summarise(evicted);
         let client = tap.client();
-        // The headers are in: the body has its time from now.
-        let deadline = tokio::time::Instant::now() + request::body_within();
-        let read = request::read_request(incoming, client.keep_limit(), &self.budget, deadline).await;
+        // The headers are in: the body has its time to be held from now.
+        let hold_until = tokio::time::Instant::now() + request::hold_within();
+        let read =
+            request::read_request(incoming, client.keep_limit(), &self.budget, hold_until, idle()).await;
         let (body, id, tapped) = match read {
             Ok(request::Request::Whole(bytes, body)) => {
                 let tapped = client.before_forward(&bytes);
-                let id = Outgoing::read(&bytes).id().map(ToOwned::to_owned);
-                (body, id, tapped)
+                let message = Outgoing::read(&bytes);
+                let id = (message.kind() == Kind::Request).then(|| message.id().map(ToOwned::to_owned));
+                (body, id.flatten(), tapped)
             }
-            Ok(request::Request::Streamed(body)) => {
+            Ok(request::Request::Streamed { head, body }) => {
                 client.passed_over();
-                (body, None, false)
+                let leading = Leading::read(&head);
+                (body, leading.id.filter(|_| leading.method.is_some()), false)
             }
-            Err(request::Unread::TooSlow(within)) => {
-                let text = request::Unread::TooSlow(within).to_string();
-                let mut cut = plain(StatusCode::REQUEST_TIMEOUT, &text);
-                // The rest of the body may still trickle in: the connection
-                // is not read any further.
-                cut.headers_mut()
-                    .insert(CONNECTION, HeaderValue::from_static("close"));
-                return Ok(cut);
-            }
-            Err(error) => return Ok(plain(StatusCode::BAD_REQUEST, &error.to_string())),
+            Err(unread) => return Ok(self.failed(&Failed::Body(&unread), None, &tap)),
         };
         let mut upstream = Request::new(body);
         *upstream.method_mut() = parts.method.clone();
@@ -234,8 +228,11 @@ impl Proxy {
         let response = match answer {
             Ok(response) => response,
             Err(error) => {
-                let failure = Failure::Unreachable(describe(&*error));
-                return Ok(self.unreachable(&failure, id.as_deref(), &tap));
+                let failed = match cause::<request::Unread>(&*error) {
+                    Some(unread) => Failed::Body(unread),
+                    None => Failed::Upstream(Failure::of_request(&error)),
+                };
+                return Ok(self.failed(&failed, id.as_deref(), &tap));
             }
         };
         let status = response.status();
@@ -329,28 +326,65 @@ impl Proxy {
         Uri::from_parts(parts).unwrap_or_else(|_| url.clone())
     }
 
-    /// 502, with a JSON-RPC error answering the request when it had an id
-    /// (shown to the tap as the proxy's own reply: the server did not
-    /// answer), and said on stderr.
-    fn unreachable(
+    /// The proxy's own answer to a request that failed: a JSON-RPC error
+    /// answering it when it is a request with an id (shown to the tap as
+    /// the proxy's own reply: the server did not answer), plain text
+    /// otherwise. The upstream's failures are said on stderr; a client's
+    /// own (its body stopped, its connection failed) are its to see.
+    fn failed(
         &self,
-        failure: &Failure,
+        failed: &Failed<'_>,
         id: Option<&serde_json::value::RawValue>,
         tap: &Tap,
     ) -> Response<Body> {
-        let text = failure.explain(self.upstream.shown(), "");
-        note(&text);
-        let Some(id) = id else {
-            return plain(StatusCode::BAD_GATEWAY, &text);
+        let text = match failed {
+            Failed::Body(unread) => unread.to_string(),
+            Failed::Upstream(failure) => {
+                let text = failure.explain(self.upstream.shown(), "");
+                note(&text);
+                text
+            }
         };
-        let error = reply::error(id, &text);
-        tap.own_reply(error.as_bytes());
-        let mut response = Response::new(full(Bytes::from(error)));
-        *response.status_mut() = StatusCode::BAD_GATEWAY;
+        let mut response = match id {
+            Some(id) => {
+                let error = reply::error(id, &text);
+                tap.own_reply(error.as_bytes());
+                let mut response = Response::new(full(Bytes::from(error)));
+                *response.status_mut() = failed.status();
+                response
+                    .headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                response
+            }
+            None => plain(failed.status(), &text),
+        };
+        if let Failed::Body(_) = failed {
+            // The rest of the body may still trickle in: the connection
+            // is not read any further.
+            response
+                .headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
+        }
         response
-            .headers_mut()
-            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        response
+    }
+}
+
+/// Why the proxy answers a request itself.
+enum Failed<'a> {
+    /// The client's body stopped coming, or its connection failed.
+    Body(&'a request::Unread),
+    /// The upstream could not be reached, or took none of the request.
+    Upstream(Failure),
+}
+
+impl Failed<'_> {
+    fn status(&self) -> StatusCode {
+        match self {
+            Failed::Body(request::Unread::Idle(_)) => StatusCode::REQUEST_TIMEOUT,
+            Failed::Body(request::Unread::Failed(_)) => StatusCode::BAD_REQUEST,
+            Failed::Upstream(Failure::Stalled(_)) => StatusCode::GATEWAY_TIMEOUT,
+            Failed::Upstream(_) => StatusCode::BAD_GATEWAY,
+        }
     }
 }
 
