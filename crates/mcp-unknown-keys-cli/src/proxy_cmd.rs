@@ -107,14 +107,16 @@ mod remote {
     pub struct Args {
         /// Bridge stdio to the MCP server at URL (streamable HTTP, both
         /// protocol eras): put this command in a host that only runs stdio
-        /// servers.
+        /// servers. A user:password@ in URL is sent as Authorization: Basic
+        /// unless --header gives Authorization.
         #[arg(long, value_name = "URL", conflicts_with_all = ["command", "listen"])]
         url: Option<String>,
         /// Serve an HTTP reverse proxy at ADDR (such as 127.0.0.1:8808) in
         /// front of --upstream, for hosts that connect by URL.
         #[arg(long, value_name = "ADDR", requires = "upstream", conflicts_with = "command")]
         listen: Option<SocketAddr>,
-        /// The MCP endpoint --listen stands in front of.
+        /// The MCP endpoint --listen stands in front of (a user:password@
+        /// in it is sent as --url's is).
         #[arg(long, value_name = "URL", requires = "listen")]
         upstream: Option<String>,
         /// Let --listen take an address other than loopback: anyone who
@@ -124,8 +126,9 @@ mod remote {
         allow_non_loopback: bool,
         /// Let web pages of ORIGIN (such as https://app.example.com) use
         /// --listen (repeatable). Requests with another Origin, or whose
-        /// Host is neither the listening address nor a loopback name, are
-        /// refused (403), as DNS rebinding would send them.
+        /// Host is neither the listening address nor a loopback name (as
+        /// DNS rebinding would send them), and a page's requests from
+        /// another site without Origin (Sec-Fetch-Site), are refused (403).
         #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
         allow_origins: Vec<String>,
         /// Add a header to every request to the server (repeatable), such as

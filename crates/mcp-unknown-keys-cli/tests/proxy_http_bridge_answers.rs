@@ -580,3 +580,100 @@ fn sequential_calls_answered_on_event_streams_share_one_connection() {
     let connections = server.connections();
     assert!(connections <= 5, "{connections} connections for 100 calls");
 }
+
+#[test]
+fn a_url_s_userinfo_is_sent_as_basic_credentials_and_never_shown() {
+    let server = legacy(|seen| {
+        let request: Value = serde_json::from_slice(&seen.body).unwrap();
+        if request["method"] == "tools/list" {
+            Reply::json(&list_response(&request["id"].to_string(), &[("t", &["a"])], None))
+        } else {
+            Reply::json(r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#)
+        }
+    });
+    let url = server.url().replace("http://", "http://me:s3cr%2Fet@");
+    let mut s = bridge(&url, &[]);
+    s.send(INITIALIZE);
+    s.recv();
+    s.send(INITIALIZED);
+    s.send(&list_request("1", None));
+    s.recv();
+    s.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","arguments":{"a":1,"extra":1}}}"#);
+    s.recv();
+    let finished = s.finish();
+    // "me:s3cr/et", on every request.
+    let sent: Vec<Seen> = server.drain();
+    assert!(sent.len() >= 4, "{sent:?}");
+    for seen in &sent {
+        assert_eq!(
+            seen.header("authorization"),
+            Some("Basic bWU6czNjci9ldA=="),
+            "{} {}",
+            seen.method,
+            seen.text()
+        );
+    }
+    assert_eq!(finished.warnings.len(), 1, "{}", finished.stderr);
+    assert_eq!(finished.warnings[0]["server"], "127.0.0.1");
+    // Unreachable: the error names the server without its userinfo.
+    let port = support::remote::free_port();
+    let mut s = bridge(&format!("http://me:s3cr%2Fet@127.0.0.1:{port}/mcp"), &[]);
+    s.send(INITIALIZE);
+    let error = String::from_utf8_lossy(&s.recv()).into_owned();
+    assert!(
+        error.contains(&format!("cannot reach http://127.0.0.1:{port}/mcp")),
+        "{error}"
+    );
+    let unreachable = s.finish();
+    for said in [
+        &finished.stderr,
+        &finished.log,
+        &unreachable.stderr,
+        &unreachable.log,
+        &error,
+    ] {
+        for secret in ["me:", "s3cr", "bWU6czNjci9ldA"] {
+            assert!(!said.contains(secret), "{secret} in {said}");
+        }
+    }
+}
+
+#[test]
+fn a_server_that_stops_taking_a_request_is_answered_for_and_one_that_takes_it_slowly_is_not() {
+    use support::paced::{Pace, Paced};
+    let gate = support::scripted::Gate::new();
+    let server = Paced::start(Pace {
+        between: Duration::from_millis(2),
+        held_over: 10 << 20,
+        gate: gate.clone(),
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = support::Session::start_with(
+        &dir.path().join("log.jsonl"),
+        &["--url", &server.url()],
+        &[],
+        |command| {
+            command.env("MCP_UNKNOWN_KEYS_TEST_IDLE_MS", "300");
+        },
+    );
+    let call = |id: u32, length: usize| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t","arguments":{{"a":"{}"}}}}}}"#,
+            "x".repeat(length)
+        )
+    };
+    // 8 MB the server takes slowly (more than the idle time in all): answered.
+    s.send(&call(1, 8 << 20));
+    let answer: Value = serde_json::from_slice(&s.recv()).unwrap();
+    assert_eq!(answer["id"], 1);
+    assert!(answer.get("result").is_some(), "{answer}");
+    // 12 MB the server takes none of: the bridge answers, saying so.
+    s.send(&call(2, 12 << 20));
+    let answer: Value = serde_json::from_slice(&s.recv()).unwrap();
+    assert_eq!(answer["id"], 2);
+    let said = answer["error"]["message"].as_str().unwrap();
+    assert!(said.contains("took no byte of tools/call for 0.3 s"), "{said}");
+    gate.open();
+    let finished = s.finish();
+    assert!(!finished.stderr.contains("cannot reach"), "{}", finished.stderr);
+}

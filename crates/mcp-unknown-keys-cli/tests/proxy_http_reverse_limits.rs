@@ -1,7 +1,9 @@
-//! `proxy --listen` at its bounds: a request body that trickles in is cut
-//! (as hyper cuts headers that do), the bodies held whole at once are
-//! bounded in total, and running out of file descriptors neither spins a
-//! core nor goes unsaid; each time the proxy serves on.
+//! `proxy --listen` at its bounds: a request body that trickles in is let
+//! go unread rather than held, one that stops is cut, and one a slow server
+//! takes slowly goes through however long it takes; a server that stops
+//! taking a request is answered for; the bodies held whole at once are
+//! bounded in total until written; and running out of file descriptors
+//! neither spins a core nor goes unsaid; each time the proxy serves on.
 
 #![cfg(feature = "remote")]
 
@@ -10,13 +12,15 @@ use crate::support;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use support::paced::{Pace, Paced};
 use support::remote::post;
 use support::reverse::Reverse;
-use support::scripted::{Reply, Scripted, Seen};
+use support::scripted::{Gate, Reply, Scripted, Seen};
 use support::{PATIENCE, block_on, call, list_request, list_response};
 
 /// An answer to a `tools/list` (declaring `path` for `fs_read`) or to a
@@ -33,50 +37,249 @@ fn answer(seen: &Seen) -> Reply {
     }
 }
 
-#[test]
-fn a_body_that_trickles_in_is_cut_and_the_proxy_serves_on() {
-    let server = Scripted::start(answer);
-    let proxy = Reverse::start_with(&server.url(), &[], |command| {
-        // The 30 s bound, shortened for the test.
-        command.env("MCP_UNKNOWN_KEYS_TEST_BODY_WITHIN_MS", "500");
-    });
+/// Writes `head` (a POST's request line and headers, each line ended,
+/// `Content-Length` among them) to the proxy, then `body` as `send` sends
+/// it; returns the connection, to read the answer from.
+fn posted(
+    proxy: &Reverse,
+    head: &str,
+    body: &[u8],
+    send: impl FnOnce(&mut TcpStream, &[u8]) + Send,
+) -> TcpStream {
     let mut stream = TcpStream::connect(&proxy.address).unwrap();
     stream
-        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{")
+        .write_all(
+            format!("{head}Host: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
         .unwrap();
-    // A byte every 50 ms: never idle long, never whole.
-    let mut trickle = stream.try_clone().unwrap();
-    thread::spawn(move || {
-        for _ in 0..400 {
-            if trickle.write_all(b" ").is_err() {
-                return;
-            }
-            thread::sleep(Duration::from_millis(50));
+    thread::scope(|scope| {
+        let mut writer = stream.try_clone().unwrap();
+        scope.spawn(move || send(&mut writer, body));
+    });
+    stream
+}
+
+/// The answer on `stream` (asked with `Connection: close`), read until the
+/// proxy closes it or PATIENCE passes: its status line and body (empty
+/// when the connection was reset or nothing came in time).
+fn answer_on(mut stream: TcpStream) -> (String, String) {
+    stream.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let text = String::from_utf8_lossy(&answer).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    (head.lines().next().unwrap_or("").to_owned(), body.to_owned())
+}
+
+/// A `tools/call` of `fs_read` with id `id` and a path of `length` bytes.
+fn long_read(id: &str, length: usize) -> String {
+    call(id, "fs_read", &format!(r#"{{"path":"{}"}}"#, "p".repeat(length)))
+}
+
+/// A server that takes none of a body longer than `held_over` bytes until
+/// the gate it comes with opens.
+fn gated(held_over: u64) -> (Paced, Arc<Gate>) {
+    let gate = Gate::new();
+    let server = Paced::start(Pace {
+        held_over,
+        gate: gate.clone(),
+        ..Pace::eager()
+    });
+    (server, gate)
+}
+
+#[test]
+fn a_body_that_trickles_in_is_let_go_unread_not_cut() {
+    let server = Scripted::start(answer);
+    let proxy = Reverse::start_with(&server.url(), &[], |command| {
+        // The 30 s bound, and the idle one, shortened for the test.
+        command.env("MCP_UNKNOWN_KEYS_TEST_BODY_WITHIN_MS", "300");
+        command.env("MCP_UNKNOWN_KEYS_TEST_IDLE_MS", "300");
+    });
+    block_on(post(&proxy.url(), &[], &list_request("1", None)));
+    // A byte every 20 ms: never idle long, whole only after 2 s.
+    let message = call("2", "fs_read", r#"{"path":"a","trickled":1}"#);
+    let head = format!("POST /mcp HTTP/1.1\r\nContent-Length: {}\r\n", message.len());
+    let started = Instant::now();
+    let stream = posted(&proxy, &head, message.as_bytes(), |writer, body| {
+        for byte in body {
+            writer.write_all(&[*byte]).unwrap();
+            thread::sleep(Duration::from_millis(20));
         }
     });
-    stream.set_read_timeout(Some(PATIENCE)).unwrap();
-    let started = Instant::now();
-    let mut answer = Vec::new();
-    let mut buffer = [0; 1024];
-    let ended = loop {
-        match stream.read(&mut buffer) {
-            Ok(0) => break true,
-            Ok(read) => answer.extend_from_slice(&buffer[..read]),
-            // Reset (the rest of the body unread), or not cut in time.
-            Err(_) => break started.elapsed() < PATIENCE,
-        }
-    };
-    assert!(ended, "the request was still held after {:?}", started.elapsed());
-    let answer = String::from_utf8_lossy(&answer);
+    let (status, body) = answer_on(stream);
+    assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
+    assert!(started.elapsed() > Duration::from_secs(1), "it did trickle");
+    assert!(body.contains(r#""id":2"#), "{body}");
+    proxy.wait_for_stderr(|line| {
+        line.contains("not whole 0.3 s after its headers was sent on as it came, unread")
+    });
+    let (stderr, _) = proxy.stop();
     assert!(
-        answer.is_empty() || answer.starts_with("HTTP/1.1 408"),
-        "{answer}"
+        !stderr.contains("trickled"),
+        "let go, not held to be read: {stderr}"
+    );
+    let bodies: Vec<String> = server.drain().iter().map(Seen::text).collect();
+    assert_eq!(bodies.last(), Some(&message), "it reached the server whole");
+}
+
+#[test]
+fn a_body_that_stops_is_cut_and_the_proxy_serves_on() {
+    let server = Scripted::start(answer);
+    let proxy = Reverse::start_with(&server.url(), &[], |command| {
+        command.env("MCP_UNKNOWN_KEYS_TEST_IDLE_MS", "300");
+    });
+    let started = Instant::now();
+    let stream = posted(
+        &proxy,
+        "POST /mcp HTTP/1.1\r\nContent-Length: 1000\r\n",
+        b"{",
+        |writer, body| {
+            writer.write_all(body).unwrap();
+        },
+    );
+    let (status, body) = answer_on(stream);
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "cut after {took:?}, not after the idle time"
+    );
+    assert!(
+        status.is_empty() || status == "HTTP/1.1 408 Request Timeout",
+        "{status}"
+    );
+    assert!(
+        status.is_empty() || body.contains("no byte of the request's body came for 0.3 s"),
+        "{body}"
     );
     assert!(server.drain().is_empty(), "nothing reached the server");
     assert_eq!(
         block_on(post(&proxy.url(), &[], &list_request("1", None))).status,
         200
     );
+}
+
+#[test]
+fn a_body_that_stops_while_streaming_upstream_is_answered_with_a_json_rpc_timeout() {
+    let server = Paced::start(Pace::eager());
+    let proxy = Reverse::start_with(&server.url(), &[], |command| {
+        command.env("MCP_UNKNOWN_KEYS_TEST_IDLE_MS", "300");
+        // Past 1000 bytes held at once, a body streams on as it comes.
+        command.env("MCP_UNKNOWN_KEYS_TEST_MAX_HELD", "1000");
+    });
+    let opening = format!(
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"fs_read","arguments":{{"path":"{}"#,
+        "a".repeat(2000)
+    );
+    let head = "POST /mcp HTTP/1.1\r\nContent-Length: 5000\r\n";
+    let stream = posted(&proxy, head, opening.as_bytes(), |writer, body| {
+        writer.write_all(body).unwrap()
+    });
+    let (status, body) = answer_on(stream);
+    assert_eq!(status, "HTTP/1.1 408 Request Timeout", "{body}");
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(error["id"], 7);
+    assert_eq!(
+        error["error"]["message"],
+        "mcp-unknown-keys: no byte of the request's body came for 0.3 s"
+    );
+    let (stderr, _) = proxy.stop();
+    assert!(!stderr.contains("cannot reach"), "{stderr}");
+}
+
+#[test]
+fn a_long_body_a_slow_server_takes_for_longer_than_the_bounds_goes_through() {
+    // The server reads 8 KiB at a time, a moment apart: the body moves
+    // all along, but takes several times the bounds to arrive.
+    let server = Paced::start(Pace {
+        between: Duration::from_millis(2),
+        ..Pace::eager()
+    });
+    let proxy = Reverse::start_with(&server.url(), &[], |command| {
+        command.env("MCP_UNKNOWN_KEYS_TEST_BODY_WITHIN_MS", "300");
+        command.env("MCP_UNKNOWN_KEYS_TEST_IDLE_MS", "300");
+        // Past 1000 bytes held at once, a body streams on as it comes.
+        command.env("MCP_UNKNOWN_KEYS_TEST_MAX_HELD", "1000");
+    });
+    let message = long_read("2", 8 << 20);
+    let started = Instant::now();
+    let answer = block_on(post(&proxy.url(), &[], &message));
+    let took = started.elapsed();
+    assert_eq!(
+        answer.status,
+        200,
+        "{:?}",
+        String::from_utf8_lossy(&answer.messages.concat())
+    );
+    assert!(
+        took > Duration::from_millis(900),
+        "it took {took:?}: not slow enough to test the bounds"
+    );
+    let answered: Value = serde_json::from_slice(&answer.messages[0]).unwrap();
+    assert_eq!(answered["id"], 2);
+    assert!(
+        server
+            .bodies()
+            .last()
+            .is_some_and(|body| body == message.as_bytes())
+    );
+}
+
+#[test]
+fn a_server_that_stops_taking_a_request_is_answered_with_a_json_rpc_timeout() {
+    let (server, gate) = gated(1 << 20);
+    let proxy = Reverse::start_with(&server.url(), &[], |command| {
+        command.env("MCP_UNKNOWN_KEYS_TEST_IDLE_MS", "300");
+    });
+    let message = long_read("2", 12 << 20);
+    let answer = block_on(post(&proxy.url(), &[], &message));
+    assert_eq!(answer.status, 504);
+    let error: Value = serde_json::from_slice(&answer.messages[0]).unwrap();
+    assert_eq!(error["id"], 2);
+    let said = error["error"]["message"].as_str().unwrap();
+    assert!(said.contains("took no byte of the request for 0.3 s"), "{said}");
+    gate.open();
+    assert_eq!(
+        block_on(post(&proxy.url(), &[], &list_request("1", None))).status,
+        200,
+        "the proxy serves on"
+    );
+    let (stderr, _) = proxy.stop();
+    assert!(!stderr.contains("cannot reach"), "{stderr}");
+}
+
+#[test]
+fn a_body_holds_its_part_of_the_total_until_the_server_has_taken_it() {
+    // The server takes none of a 16 MB body until the gate opens.
+    let (server, gate) = gated(14 << 20);
+    let proxy = Reverse::start_with(&server.url(), &[], |command| {
+        // The 256 MiB bound, shortened for the test.
+        command.env("MCP_UNKNOWN_KEYS_TEST_MAX_HELD", (24 << 20).to_string());
+    });
+    block_on(post(&proxy.url(), &[], &list_request("1", None)));
+    let first = long_read("2", 16 << 20);
+    let url = proxy.url();
+    let writing = thread::spawn(move || block_on(post(&url, &[], &first)).status);
+    server.wait_for_head_over(14 << 20);
+    // Handed to the server's connection, not yet written: still held. A
+    // 12 MB body would pass the 24 MiB: it streams on, unread.
+    let second = call(
+        "3",
+        "fs_read",
+        &format!(r#"{{"path":"{}","while_writing":1}}"#, "q".repeat(12 << 20)),
+    );
+    assert_eq!(block_on(post(&proxy.url(), &[], &second)).status, 200);
+    proxy.wait_for_stderr(|line| line.contains("request bodies held whole at once reached 24 MiB"));
+    gate.open();
+    assert_eq!(writing.join().unwrap(), 200);
+    // Written: given back. The next is read, and warned of.
+    let after = call("4", "fs_read", r#"{"path":"a","after":1}"#);
+    assert_eq!(block_on(post(&proxy.url(), &[], &after)).status, 200);
+    proxy.wait_for_stderr(|line| line.contains("undeclared argument(s) after"));
+    let (stderr, _) = proxy.stop();
+    assert!(!stderr.contains("while_writing"), "{stderr}");
+    assert!(server.bodies().iter().any(|body| body == second.as_bytes()));
 }
 
 #[test]

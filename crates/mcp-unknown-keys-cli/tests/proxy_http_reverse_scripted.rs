@@ -216,10 +216,10 @@ fn an_event_stream_line_without_end_past_the_bound_cuts_that_stream_and_the_prox
     assert!(stderr.contains("the stream was cut there"), "{stderr}");
 }
 
-#[test]
-fn a_page_s_host_or_origin_is_refused_before_anything_is_forwarded() {
-    let server = Scripted::start(|seen| answer(seen, &["path"]));
-    let proxy = Reverse::start(
+/// The proxy in front of `server`, adding credentials, and letting
+/// `https://app.example.com` use it.
+fn adding_credentials(server: &Scripted) -> Reverse {
+    Reverse::start(
         &server.url(),
         &[
             "--header",
@@ -227,7 +227,13 @@ fn a_page_s_host_or_origin_is_refused_before_anything_is_forwarded() {
             "--allow-origin",
             "https://app.example.com",
         ],
-    );
+    )
+}
+
+#[test]
+fn a_page_s_host_or_origin_is_refused_before_anything_is_forwarded() {
+    let server = Scripted::start(|seen| answer(seen, &["path"]));
+    let proxy = adding_credentials(&server);
     let port = proxy.address.rsplit(':').next().unwrap().to_owned();
     let evil_host = format!("evil.example:{port}");
     let evil_origin = format!("http://evil.example:{port}");
@@ -252,4 +258,122 @@ fn a_page_s_host_or_origin_is_refused_before_anything_is_forwarded() {
     let said = |value: &str| stderr.lines().filter(|line| line.contains(value)).count();
     assert_eq!(said(&format!("Host \"{evil_host}\"")), 1, "{stderr}");
     assert_eq!(said(&format!("origin \"{evil_origin}\"")), 1, "{stderr}");
+}
+
+/// Sends a request without body (`head`: its request line and headers,
+/// each line ended) to `address` as it is; returns the answer's status and
+/// body.
+fn raw(address: &str, head: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(support::PATIENCE)).unwrap();
+    write!(stream, "{head}Host: {address}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|status| status.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP answer: {answer:?}"));
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    (status, body.to_owned())
+}
+
+#[test]
+fn a_page_s_request_without_origin_and_a_get_not_for_the_event_stream_are_refused() {
+    // A page on another site may send requests it cannot read the answers
+    // of: an <img>, a no-cors fetch. They carry no Origin and the proxy's
+    // own Host, and would reach the server with the credentials it adds.
+    let server = Scripted::start(|seen| match seen.method.as_str() {
+        "GET" => Reply::status(405),
+        _ => answer(seen, &["path"]),
+    });
+    let proxy = adding_credentials(&server);
+    let with =
+        |headers: &[(&str, &str)]| block_on(post(&proxy.url(), headers, &list_request("1", None))).status;
+    let get = |path: &str, accept: &str| raw(&proxy.address, &format!("GET {path} HTTP/1.1\r\n{accept}"));
+    for _ in 0..2 {
+        assert_eq!(with(&[("sec-fetch-site", "cross-site")]), 403);
+    }
+    assert_eq!(with(&[("sec-fetch-site", "same-site")]), 403);
+    let (status, body) = get("/mcp", "Accept: image/avif,image/webp,*/*;q=0.8\r\n");
+    assert_eq!(status, 406);
+    assert!(body.contains("text/event-stream"), "{body}");
+    assert_eq!(get("/mcp", "").0, 406, "no Accept");
+    assert_eq!(get("/", "Accept: text/html,*/*\r\n").0, 406, "the endpoint at /");
+    assert!(server.drain().is_empty(), "nothing refused reaches the server");
+    // A page's request with an Origin is judged by it; the rest pass.
+    assert_eq!(
+        with(&[
+            ("sec-fetch-site", "cross-site"),
+            ("origin", "https://evil.example")
+        ]),
+        403
+    );
+    assert_eq!(
+        with(&[
+            ("sec-fetch-site", "cross-site"),
+            ("origin", "https://app.example.com")
+        ]),
+        200
+    );
+    assert_eq!(with(&[("sec-fetch-site", "same-origin")]), 200);
+    assert_eq!(with(&[("sec-fetch-site", "none")]), 200, "typed by the user");
+    assert_eq!(with(&[]), 200, "not a browser");
+    assert_eq!(
+        get("/mcp", "Accept: text/event-stream\r\n").0,
+        405,
+        "the server's answer"
+    );
+    assert_eq!(
+        get("/.well-known/oauth-protected-resource", "").0,
+        405,
+        "another path than the endpoint's"
+    );
+    assert_eq!(server.drain().len(), 6);
+    let (stderr, _) = proxy.stop();
+    let said = |text: &str| stderr.lines().filter(|line| line.contains(text)).count();
+    assert_eq!(said("Sec-Fetch-Site: cross-site"), 1, "said once: {stderr}");
+    assert_eq!(said("Sec-Fetch-Site: same-site"), 1, "{stderr}");
+    assert_eq!(said("does not accept text/event-stream"), 1, "{stderr}");
+}
+
+#[test]
+fn an_upstream_s_userinfo_is_sent_as_basic_credentials_and_never_shown() {
+    let server = Scripted::start(|seen| answer(seen, &["path"]));
+    // "user:p@ss:w", as curl decodes it.
+    let upstream = format!("http://us%65r:p%40ss:w@{}/mcp", server.address);
+    let proxy = Reverse::start(&upstream, &[]);
+    let client = [("authorization", "Bearer from-the-client")];
+    block_on(post(&proxy.url(), &client, &list_request("1", None)));
+    let called = block_on(post(
+        &proxy.url(),
+        &client,
+        &call("2", "fs_read", r#"{"path":"a","extra":1}"#),
+    ));
+    assert_eq!(called.status, 200);
+    proxy.wait_for_stderr(|line| line.contains("undeclared argument(s) extra"));
+    let (stderr, lines) = proxy.stop_with_log();
+    let sent: Vec<Option<String>> = server
+        .drain()
+        .iter()
+        .map(|seen| seen.header("authorization").map(str::to_owned))
+        .collect();
+    let basic = Some("Basic dXNlcjpwQHNzOnc=".to_owned());
+    assert_eq!(
+        sent,
+        [basic.clone(), basic],
+        "the user's credentials, as --header's"
+    );
+    let log: String = lines.iter().map(Value::to_string).collect();
+    for secret in ["us%65r", "user", "p%40ss", "p@ss", "dXNlcjpwQHNzOnc"] {
+        assert!(!stderr.contains(secret), "{secret} in {stderr}");
+        assert!(!log.contains(secret), "{secret} in {log}");
+    }
+    assert!(lines.iter().all(|line| line["server"] == "127.0.0.1"), "{log}");
+    // A --header Authorization is the one sent.
+    let proxy = Reverse::start(&upstream, &["--header", "Authorization: Bearer sk-test"]);
+    block_on(post(&proxy.url(), &[], &list_request("1", None)));
+    let sent = server.drain();
+    assert_eq!(sent[0].header("authorization"), Some("Bearer sk-test"));
 }

@@ -5,6 +5,8 @@
 
 pub mod library;
 #[cfg(feature = "remote")]
+pub mod paced;
+#[cfg(feature = "remote")]
 pub mod remote;
 #[cfg(feature = "remote")]
 pub mod reverse;

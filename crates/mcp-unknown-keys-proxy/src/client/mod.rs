@@ -1,7 +1,8 @@
 //! The HTTP client the remote doors reach the server with, and OTLP its
 //! collector: hyper's HTTP/1.1 connections over plain TCP or rustls.
 //!
-//! - [`pool`] keeps the connections open between requests;
+//! - [`pool`] keeps the connections open between requests, and gives up
+//!   one whose server stopped taking a request ([`stall`]);
 //! - [`tls`] builds the rustls configuration (system and Mozilla roots,
 //!   `--ca-cert`);
 //! - [`url`] expands `${VAR}` in a URL and keeps its secret parts out of
@@ -10,6 +11,7 @@
 
 pub(crate) mod headers;
 mod pool;
+mod stall;
 pub(crate) mod tls;
 pub(crate) mod url;
 
@@ -35,6 +37,8 @@ use tokio_rustls::client::TlsStream;
 
 use self::pool::Pool;
 pub use self::pool::ResetBeforeAnswer;
+use self::stall::Progress;
+pub use self::stall::{Stalled, idle};
 use self::url::shown;
 
 /// Any error, boxed.
@@ -124,6 +128,19 @@ pub fn describe(error: &(dyn StdError + 'static)) -> String {
     text
 }
 
+/// The first error of type `E` in `error`'s chain: `error` itself, or one
+/// of its causes.
+pub fn cause<'a, E: StdError + 'static>(error: &'a (dyn StdError + 'static)) -> Option<&'a E> {
+    let mut next = Some(error);
+    while let Some(error) = next {
+        if let Some(found) = error.downcast_ref::<E>() {
+            return Some(found);
+        }
+        next = error.source();
+    }
+    None
+}
+
 /// Opens TCP connections, wrapped in TLS for `https`.
 #[derive(Clone)]
 struct Connector {
@@ -146,30 +163,59 @@ impl tower_service::Service<Uri> for Connector {
         Box::pin(async move {
             let tcp = connecting.await?;
             let Some(tls) = tls else {
-                return Ok(Stream::Plain(tcp));
+                return Ok(Stream::new(Io::Plain(tcp)));
             };
             let host = uri.host().unwrap_or_default();
             let host = host.trim_start_matches('[').trim_end_matches(']');
             let name = ServerName::try_from(host.to_owned())?;
             let stream = tls.connect(name, tcp.into_inner()).await?;
-            Ok(Stream::Tls(Box::new(TokioIo::new(stream))))
+            Ok(Stream::new(Io::Tls(Box::new(TokioIo::new(stream)))))
         })
     }
 }
 
-/// A connection: plain or TLS.
-enum Stream {
+/// A connection: plain or TLS, and what its writes tell of its progress.
+struct Stream {
+    io: Io,
+    progress: Arc<Progress>,
+}
+
+/// The bytes of a connection.
+enum Io {
     Plain(TokioIo<TcpStream>),
     Tls(Box<TokioIo<TlsStream<TcpStream>>>),
 }
 
 impl Stream {
+    fn new(io: Io) -> Stream {
+        Stream {
+            progress: Arc::new(Progress::new(io.socket())),
+            io,
+        }
+    }
+
     /// The TCP socket under it, TLS or not.
+    fn socket(&self) -> std::os::fd::RawFd {
+        self.io.socket()
+    }
+
+    /// Notes what a write did: bytes written, or none taken.
+    fn noted(&self, written: Poll<std::io::Result<usize>>) -> Poll<std::io::Result<usize>> {
+        match &written {
+            Poll::Ready(Ok(n)) if *n > 0 => self.progress.moved(),
+            Poll::Pending => self.progress.blocked(),
+            Poll::Ready(_) => {}
+        }
+        written
+    }
+}
+
+impl Io {
     fn socket(&self) -> std::os::fd::RawFd {
         use std::os::fd::AsRawFd;
         match self {
-            Stream::Plain(tcp) => tcp.inner().as_raw_fd(),
-            Stream::Tls(tls) => tls.inner().get_ref().0.as_raw_fd(),
+            Io::Plain(tcp) => tcp.inner().as_raw_fd(),
+            Io::Tls(tls) => tls.inner().get_ref().0.as_raw_fd(),
         }
     }
 }
@@ -180,32 +226,58 @@ impl Read for Stream {
         cx: &mut Context<'_>,
         buf: ReadBufCursor<'_>,
     ) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_read(cx, buf),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_read(cx, buf),
+        match &mut self.get_mut().io {
+            Io::Plain(tcp) => Pin::new(tcp).poll_read(cx, buf),
+            Io::Tls(tls) => Pin::new(tls.as_mut()).poll_read(cx, buf),
         }
     }
 }
 
 impl Write for Stream {
     fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_write(cx, buf),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_write(cx, buf),
+        let this = self.get_mut();
+        let written = match &mut this.io {
+            Io::Plain(tcp) => Pin::new(tcp).poll_write(cx, buf),
+            Io::Tls(tls) => Pin::new(tls.as_mut()).poll_write(cx, buf),
+        };
+        this.noted(written)
+    }
+
+    /// Vectored, so that hyper queues a body's bytes as they are rather than
+    /// copying them into a buffer of its own: a body is let go (and the
+    /// reverse proxy's budget with it) once written, and no connection
+    /// keeps a buffer the size of the largest body it ever sent.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let written = match &mut this.io {
+            Io::Plain(tcp) => Pin::new(tcp).poll_write_vectored(cx, bufs),
+            Io::Tls(tls) => Pin::new(tls.as_mut()).poll_write_vectored(cx, bufs),
+        };
+        this.noted(written)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match &self.io {
+            Io::Plain(tcp) => tcp.is_write_vectored(),
+            Io::Tls(tls) => tls.is_write_vectored(),
         }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_flush(cx),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_flush(cx),
+        match &mut self.get_mut().io {
+            Io::Plain(tcp) => Pin::new(tcp).poll_flush(cx),
+            Io::Tls(tls) => Pin::new(tls.as_mut()).poll_flush(cx),
         }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Stream::Plain(tcp) => Pin::new(tcp).poll_shutdown(cx),
-            Stream::Tls(tls) => Pin::new(tls.as_mut()).poll_shutdown(cx),
+        match &mut self.get_mut().io {
+            Io::Plain(tcp) => Pin::new(tcp).poll_shutdown(cx),
+            Io::Tls(tls) => Pin::new(tls.as_mut()).poll_shutdown(cx),
         }
     }
 }

@@ -25,6 +25,7 @@ use hyper::http::uri::PathAndQuery;
 use hyper::{Request, Uri};
 use tower_service::Service;
 
+use super::stall::{Progress, Stalled, idle};
 use super::{Body, BoxError, Connector, Response};
 
 /// How long after its last response began a connection may still be taken
@@ -50,11 +51,17 @@ pub(super) struct Pool {
     kept: Arc<Mutex<Vec<Kept>>>,
 }
 
-/// A connection put back, its socket, and when its last response began.
+/// A connection put back, and when its last response began.
 struct Kept {
+    connection: Connection,
+    since: Instant,
+}
+
+/// A connection's sending half, its socket, and its progress.
+struct Connection {
     sender: SendRequest<Body>,
     socket: RawFd,
-    since: Instant,
+    progress: Arc<Progress>,
 }
 
 impl Pool {
@@ -83,13 +90,14 @@ impl Pool {
     /// closed for, before it went out, goes on a new connection.
     pub(super) async fn send(&self, mut request: Request<Body>) -> Result<Response, BoxError> {
         self.to_origin_form(&mut request)?;
-        let Some((mut sender, socket)) = self.take() else {
+        let Some(mut connection) = self.take() else {
             return self.send_on_new(request).await;
         };
-        match sender.try_send_request(request).await {
-            Ok(response) => Ok(self.put_back(sender, socket, response)),
+        match connection.sender.try_send_request(request).await {
+            Ok(response) => Ok(self.put_back(connection, response)),
             Err(mut failed) => match failed.take_message() {
                 Some(request) => self.send_on_new(request).await,
+                None if connection.progress.was_stalled() => Err(Box::new(Stalled(idle()))),
                 None if was_reset(failed.error()) => Err(Box::new(ResetBeforeAnswer(failed.into_error()))),
                 None => Err(failed.into_error().into()),
             },
@@ -107,9 +115,12 @@ impl Pool {
     }
 
     async fn open_and_send(&self, request: Request<Body>) -> Result<Response, BoxError> {
-        let (mut sender, socket) = self.connect().await?;
-        let response = sender.send_request(request).await?;
-        Ok(self.put_back(sender, socket, response))
+        let mut connection = self.connect().await?;
+        match connection.sender.send_request(request).await {
+            Ok(response) => Ok(self.put_back(connection, response)),
+            Err(_) if connection.progress.was_stalled() => Err(Box::new(Stalled(idle()))),
+            Err(error) => Err(error.into()),
+        }
     }
 
     /// An HTTP/1.1 request names its path only, and its server in `Host`.
@@ -129,50 +140,59 @@ impl Pool {
         Ok(())
     }
 
-    /// The most recently used connection ready for a request, and its
-    /// socket; closed and long-idle ones are let go on the way.
-    fn take(&self) -> Option<(SendRequest<Body>, RawFd)> {
+    /// The most recently used connection ready for a request; closed and
+    /// long-idle ones are let go on the way.
+    fn take(&self) -> Option<Connection> {
         let mut kept = self.kept();
         let now = Instant::now();
-        kept.retain(|kept| !kept.sender.is_closed() && now.duration_since(kept.since) < IDLE_FOR);
+        kept.retain(|kept| !kept.connection.sender.is_closed() && now.duration_since(kept.since) < IDLE_FOR);
         loop {
             // hyper 1.12 (pinned) says ready only once the connection's
             // last response has been read to its end, and takes it back if
             // the connection is then closed: a busy one is never handed
             // out. A ready one still owns its socket.
-            let ready = kept.iter().rposition(|kept| kept.sender.is_ready())?;
-            let Kept { sender, socket, .. } = kept.remove(ready);
-            if !closed_by_peer(socket) {
-                return Some((sender, socket));
+            let ready = kept.iter().rposition(|kept| kept.connection.sender.is_ready())?;
+            let Kept { connection, .. } = kept.remove(ready);
+            if !closed_by_peer(connection.socket) {
+                return Some(connection);
             }
         }
     }
 
     /// Keeps the connection for the next request, which it can carry once
     /// this response's body has been read.
-    fn put_back(&self, sender: SendRequest<Body>, socket: RawFd, response: Response) -> Response {
+    fn put_back(&self, connection: Connection, response: Response) -> Response {
         let mut kept = self.kept();
         if kept.len() >= KEPT {
             kept.remove(0);
         }
         kept.push(Kept {
-            sender,
-            socket,
+            connection,
             since: Instant::now(),
         });
         response
     }
 
-    /// A new connection, driven by a task of its own until it closes, and
-    /// its socket.
-    async fn connect(&self) -> Result<(SendRequest<Body>, RawFd), BoxError> {
+    /// A new connection, driven by a task of its own until it closes or
+    /// stalls ([`stall`](super::stall): then it is dropped, its socket
+    /// closed, and the request on it fails).
+    async fn connect(&self) -> Result<Connection, BoxError> {
         let stream = self.connector.clone().call(self.origin.clone()).await?;
         let socket = stream.socket();
-        let (sender, connection) = http1::handshake(stream).await?;
+        let progress = stream.progress.clone();
+        let (sender, driven) = http1::handshake(stream).await?;
+        let watched = progress.clone();
         tokio::spawn(async move {
-            let _ = connection.await;
+            tokio::select! {
+                _ = driven => {}
+                () = watched.stall(idle()) => {}
+            }
         });
-        Ok((sender, socket))
+        Ok(Connection {
+            sender,
+            socket,
+            progress,
+        })
     }
 
     /// The kept connections, locked (a panic while they were held left

@@ -1,7 +1,9 @@
 //! The server's URL as the user wrote it: `${VAR}` in `--url` read from the
 //! environment as in a `--header` value (so that `wrap` can keep a token in
 //! the host's `env` block), and the parts that may hold a secret — the
-//! userinfo, the query — never shown.
+//! userinfo, the query — never shown. A userinfo (`user:password@`) is
+//! taken out of the URL and sent as `Authorization: Basic`, as curl sends
+//! it.
 //!
 //! A URL whose userinfo holds an unencoded `/`, `?` or `#` reads, by
 //! RFC 3986 and by every client, as if the authority ended there: the user
@@ -9,7 +11,9 @@
 //! Such a URL is refused before anything is read from it, with nothing of
 //! it quoted.
 
-use super::headers::{self, Reference};
+use hyper::header::HeaderValue;
+
+use super::headers::{self, Reference, base64};
 
 /// The text after `scheme://` and up to the first `/`, `?` or `#`: the
 /// authority, userinfo included.
@@ -55,6 +59,56 @@ pub fn expand(template: &str, env: impl Fn(&str) -> Option<String>) -> Result<St
         );
     }
     Ok(expanded)
+}
+
+/// The URL without its userinfo, and the userinfo as the value of an
+/// `Authorization: Basic` header: user name and password percent-decoded,
+/// joined by `:` (a user name alone is sent with an empty password),
+/// marked sensitive so that hyper never shows it either.
+pub fn take_userinfo(url: &str) -> (String, Option<HeaderValue>) {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return (url.to_owned(), None);
+    };
+    let authority = authority(url);
+    let Some((userinfo, host)) = authority.rsplit_once('@') else {
+        return (url.to_owned(), None);
+    };
+    let without = format!("{scheme}://{host}{}", &rest[authority.len()..]);
+    if userinfo.is_empty() {
+        return (without, None);
+    }
+    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+    let mut credentials = percent_decoded(user);
+    credentials.push(b':');
+    credentials.extend(percent_decoded(password));
+    let mut value =
+        HeaderValue::from_str(&format!("Basic {}", base64(&credentials))).expect("base64 is a header value");
+    value.set_sensitive(true);
+    (without, Some(value))
+}
+
+/// `%XX` read as the byte it encodes; any other `%` kept as it is.
+fn percent_decoded(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = bytes
+            .get(at + 1..at + 3)
+            .and_then(|hex| std::str::from_utf8(hex).ok())
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match (bytes[at], hex) {
+            (b'%', Some(byte)) => {
+                decoded.push(byte);
+                at += 3;
+            }
+            (byte, _) => {
+                decoded.push(byte);
+                at += 1;
+            }
+        }
+    }
+    decoded
 }
 
 /// The URL as messages name it: scheme, host, port and path, without
@@ -122,6 +176,30 @@ mod tests {
         // Encoded, it is a URL like any other.
         assert!(expand("https://admin:s3cr%2Fet@h/mcp", env).is_ok());
         assert!(check_userinfo("https://h/a%40b?mail=x%40y", "--url").is_ok());
+    }
+
+    #[test]
+    fn a_userinfo_becomes_basic_credentials_decoded_as_curl_decodes_them() {
+        let basic = |url: &str| {
+            let (without, value) = take_userinfo(url);
+            (without, value.map(|v| v.to_str().unwrap().to_owned()))
+        };
+        // "user:pa:ss@/" in base64.
+        assert_eq!(
+            basic("https://us%65r:pa:ss%40%2F@h.example:8443/mcp?k=v"),
+            (
+                "https://h.example:8443/mcp?k=v".to_owned(),
+                Some("Basic dXNlcjpwYTpzc0Av".to_owned())
+            )
+        );
+        // "me:" and ":pw".
+        assert_eq!(basic("http://me@h/").1.as_deref(), Some("Basic bWU6"));
+        assert_eq!(basic("http://:pw@h/").1.as_deref(), Some("Basic OnB3"));
+        // "a%zz:" : a % that encodes nothing stays.
+        assert_eq!(basic("http://a%zz@h").1.as_deref(), Some("Basic YSV6ejo="));
+        assert_eq!(basic("http://@h/mcp"), ("http://h/mcp".to_owned(), None));
+        assert_eq!(basic("http://h/a%40b"), ("http://h/a%40b".to_owned(), None));
+        assert!(take_userinfo("http://u:p@h/").1.unwrap().is_sensitive());
     }
 
     #[test]

@@ -14,6 +14,8 @@ use mcp_unknown_keys::jsonrpc::ListingPage;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::client::headers::base64;
+
 /// The largest integer a `Mcp-Param` header may carry (JavaScript's safe
 /// range).
 const SAFE_INTEGER: i64 = (1 << 53) - 1;
@@ -152,26 +154,6 @@ pub fn header_text(value: &str) -> String {
     } else {
         format!("=?base64?{}?=", base64(value.as_bytes()))
     }
-}
-
-/// Standard base64 with padding.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for group in bytes.chunks(3) {
-        let n = group
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= group.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use hyper::header::HeaderMap;
+use hyper::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 
 use crate::client::{Upstream, headers, url};
 use crate::door::{Door, Failure};
@@ -46,8 +46,9 @@ impl Bridge {
     /// the environment, values never said) with every request, and trusting
     /// the CA certificates of `ca_certs` beside the system's and Mozilla's.
     pub fn new(url: &str, headers: &[String], ca_certs: &[PathBuf]) -> Result<Bridge, Failure> {
-        let headers = parse_headers(headers)?;
         let url = url::expand(url, |name| std::env::var(name).ok()).map_err(|e| Failure::new(e, 2))?;
+        let (url, credentials) = url::take_userinfo(&url);
+        let headers = user_headers(headers, credentials)?;
         let upstream = Upstream::new(&url, ca_certs).map_err(|e| Failure::new(e, 2))?;
         Ok(Bridge {
             url,
@@ -102,7 +103,6 @@ impl Reverse {
         headers: &[String],
         ca_certs: &[PathBuf],
     ) -> Result<Reverse, Failure> {
-        let headers = parse_headers(headers)?;
         if !listen.ip().is_loopback() && !non_loopback {
             return Err(Failure::new(
                 format!(
@@ -113,9 +113,10 @@ impl Reverse {
             ));
         }
         url::check_userinfo(upstream, "--upstream").map_err(|e| Failure::new(e, 2))?;
+        let (url, credentials) = url::take_userinfo(upstream);
+        let headers = user_headers(headers, credentials)?;
         let guard = reverse::Guard::new(listen, origins).map_err(|e| Failure::new(e, 2))?;
-        let url = upstream.to_owned();
-        let upstream = Upstream::new(upstream, ca_certs).map_err(|e| Failure::new(e, 2))?;
+        let upstream = Upstream::new(&url, ca_certs).map_err(|e| Failure::new(e, 2))?;
         Ok(Reverse {
             listen,
             url,
@@ -149,9 +150,17 @@ impl Door for Reverse {
     }
 }
 
-/// The user's `--header`s, `${VAR}` read from the environment.
-fn parse_headers(headers: &[String]) -> Result<HeaderMap, Failure> {
-    headers::parse_all(headers, |name| std::env::var(name).ok()).map_err(|e| Failure::new(e.to_string(), 2))
+/// The user's `--header`s, `${VAR}` read from the environment, and the
+/// URL's userinfo as `Authorization` unless a `--header` gives one.
+fn user_headers(headers: &[String], credentials: Option<HeaderValue>) -> Result<HeaderMap, Failure> {
+    let mut headers = headers::parse_all(headers, |name| std::env::var(name).ok())
+        .map_err(|e| Failure::new(e.to_string(), 2))?;
+    if let Some(credentials) = credentials
+        && !headers.contains_key(AUTHORIZATION)
+    {
+        headers.insert(AUTHORIZATION, credentials);
+    }
+    Ok(headers)
 }
 
 /// Says something about the transport on stderr: not a warning, so not

@@ -2,8 +2,12 @@
 //! on the way (so that the host does not wait for ever), and the stdio
 //! form of a subscription the server closed. Each says what happened.
 
+use std::time::Duration;
+
 use hyper::StatusCode;
 use serde_json::value::RawValue;
+
+use crate::client::{BoxError, Stalled, cause, describe};
 
 /// The JSON-RPC code of an error the bridge authors: in the range JSON-RPC
 /// leaves to implementations, as the failure is the transport's, not the
@@ -18,6 +22,8 @@ const QUOTED: usize = 200;
 pub enum Failure {
     /// The server could not be reached, or the connection failed.
     Unreachable(String),
+    /// The server took no byte of the request for this long: given up.
+    Stalled(Duration),
     /// The server ended the session (HTTP 404 to a request that carried it).
     Expired,
     /// An HTTP error status without a JSON-RPC answer.
@@ -36,11 +42,23 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// Why a request could not be sent, or its answer not begin.
+    pub fn of_request(error: &BoxError) -> Failure {
+        match cause::<Stalled>(&**error) {
+            Some(Stalled(idle)) => Failure::Stalled(*idle),
+            None => Failure::Unreachable(describe(&**error)),
+        }
+    }
+
     /// The failure in words, for stderr and for the host.
     pub fn explain(&self, server: &str, method: &str) -> String {
         let what = if method.is_empty() { "the request" } else { method };
         match self {
             Failure::Unreachable(cause) => format!("cannot reach {server} ({what}): {cause}"),
+            Failure::Stalled(idle) => format!(
+                "{server} took no byte of {what} for {} s, so it was given up (a request the server takes, however slowly, is never cut)",
+                idle.as_secs_f64()
+            ),
             Failure::Expired => format!(
                 "{server} ended the MCP session (HTTP 404 Not Found to {what}); restart this server in your host to start a new session"
             ),

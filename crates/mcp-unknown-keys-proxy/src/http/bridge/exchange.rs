@@ -127,7 +127,7 @@ impl Exchange {
                 .post(message, &self.routing, self.declared.as_deref())
                 .await;
             match response {
-                Err(error) => Some(Failure::Unreachable(describe(&*error))),
+                Err(error) => Some(Failure::of_request(&error)),
                 Ok(response) => self.answer(&bridge, response, sent.as_ref()).await.err(),
             }
         };
@@ -267,7 +267,7 @@ impl Exchange {
             .upstream
             .request(request)
             .await
-            .map_err(|e| Failure::Unreachable(describe(&*e)))?;
+            .map_err(|e| Failure::of_request(&e))?;
         let status = response.status();
         if status == StatusCode::NOT_FOUND && bridge.session.expire(sent.as_ref()) {
             return Err(Failure::Expired);

@@ -40,7 +40,7 @@ impl Bridge {
             .post(message.message, &message.routing, message.declared.as_deref())
             .await;
         let failure = match answer {
-            Err(error) => Some(Failure::Unreachable(describe(&*error))),
+            Err(error) => Some(Failure::of_request(&error)),
             Ok(response)
                 if response.status() == StatusCode::NOT_FOUND && self.session.expire(sent.as_ref()) =>
             {

@@ -10,15 +10,27 @@
 //! servers to check `Origin`; the `Host` check is what stops a page whose
 //! browser sends no `Origin` (a plain GET, say).
 //!
+//! Without DNS rebinding, a page cannot read the answers, but it can still
+//! send requests: an `<img>` or a `no-cors` fetch carries no `Origin` and
+//! the proxy's own `Host`, and would reach the server with the user's
+//! credentials. Browsers say where such a request came from
+//! (`Sec-Fetch-Site`), and a GET of the endpoint from a page does not ask
+//! for an event stream, as every MCP client's does.
+//!
 //! A request is let through when its `Host` is a loopback name
 //! (`localhost`, `127.0.0.0/8`, `[::1]`, any port), the address the proxy
 //! listens on (when the user gave one that is not loopback: any IP literal
 //! when it listens on all interfaces), or the host of an origin the user
-//! allowed (`--allow-origin`); and when it has no `Origin` (a client that
+//! allowed (`--allow-origin`); when it has no `Origin` (a client that
 //! is not a browser), or one on a loopback name or the listening address,
-//! or one the user allowed.
+//! or one the user allowed; when a browser that marks it as sent from
+//! another site (`Sec-Fetch-Site: cross-site` or `same-site`) gave it an
+//! `Origin` too, so that the rule before decides; and, a GET of the MCP
+//! endpoint, when it accepts `text/event-stream`.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use hyper::StatusCode;
 
 /// The longest `Host` or `Origin` quoted on stderr.
 const QUOTED: usize = 100;
@@ -37,11 +49,15 @@ pub struct Guard {
 }
 
 /// Why a request is refused: the `Host` or the `Origin` it came with, as
-/// it may be quoted (shortened, control characters dropped).
+/// it may be quoted (shortened, control characters dropped), the
+/// `Sec-Fetch-Site` of a page's request without `Origin`, or a GET of the
+/// endpoint that does not accept an event stream.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Refused {
     Host(String),
     Origin(String),
+    FromSite(String),
+    NotEventStream,
 }
 
 impl Refused {
@@ -55,13 +71,30 @@ impl Refused {
             Refused::Origin(origin) => format!(
                 "refused requests from the web origin {origin:?} (403): add --allow-origin {origin} if that page may use the server with the credentials the proxy adds"
             ),
+            Refused::FromSite(site) => format!(
+                "refused a web page's request without Origin (Sec-Fetch-Site: {site}; 403), such as an <img> or a no-cors fetch: \
+                 it would reach the server with the credentials the proxy adds. A page that may use the server sends its Origin: \
+                 allow it with --allow-origin"
+            ),
+            Refused::NotEventStream => "refused a GET of the MCP endpoint that does not accept text/event-stream (406): \
+                 MCP clients ask for the event stream with Accept: text/event-stream; a web page's <img> or link does not"
+                .to_owned(),
+        }
+    }
+
+    /// The status the refusal is answered with.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Refused::NotEventStream => StatusCode::NOT_ACCEPTABLE,
+            _ => StatusCode::FORBIDDEN,
         }
     }
 
     /// The value refused, the key stderr says it once by.
     pub fn value(&self) -> &str {
         match self {
-            Refused::Host(value) | Refused::Origin(value) => value,
+            Refused::Host(value) | Refused::Origin(value) | Refused::FromSite(value) => value,
+            Refused::NotEventStream => "GET without text/event-stream",
         }
     }
 }
@@ -104,6 +137,18 @@ impl Guard {
         Ok(())
     }
 
+    /// Whether a request with this `Sec-Fetch-Site` may go on: one a
+    /// browser sent from another site only with an `Origin`, which
+    /// [`Guard::check`] then judges.
+    pub fn check_site(&self, fetch_site: &[u8], has_origin: bool) -> Result<(), Refused> {
+        let from_elsewhere =
+            fetch_site.eq_ignore_ascii_case(b"cross-site") || fetch_site.eq_ignore_ascii_case(b"same-site");
+        if from_elsewhere && !has_origin {
+            return Err(Refused::FromSite(quoted(fetch_site).to_ascii_lowercase()));
+        }
+        Ok(())
+    }
+
     fn host_allowed(&self, host: &[u8]) -> bool {
         let Some(host) = std::str::from_utf8(host).ok().and_then(split_authority) else {
             return false;
@@ -138,6 +183,36 @@ impl Guard {
             Host::Ip(ip) => ip.is_loopback() || self.any_ip || self.own == Some(*ip),
         }
     }
+}
+
+/// Whether the `Accept` values of a request name `text/event-stream` (with
+/// a weight above 0): a wildcard is not enough, as every `<img>` and link
+/// accepts `*/*`.
+pub fn accepts_event_stream<'a>(accept: impl IntoIterator<Item = &'a [u8]>) -> bool {
+    accept
+        .into_iter()
+        .filter_map(|value| std::str::from_utf8(value).ok())
+        .flat_map(|value| value.split(','))
+        .any(|range| {
+            let mut parts = range.split(';').map(str::trim);
+            let media = parts.next().unwrap_or("");
+            let refused = parts.any(|parameter| {
+                parameter.split_once('=').is_some_and(|(name, weight)| {
+                    name.trim().eq_ignore_ascii_case("q") && is_zero(weight.trim())
+                })
+            });
+            media.eq_ignore_ascii_case("text/event-stream") && !refused
+        })
+}
+
+/// A weight of 0 (`0`, `0.`, `0.000`).
+fn is_zero(weight: &str) -> bool {
+    weight.strip_prefix('0').is_some_and(|rest| {
+        rest.is_empty()
+            || rest
+                .strip_prefix('.')
+                .is_some_and(|zeros| zeros.bytes().all(|b| b == b'0'))
+    })
 }
 
 /// The host of an authority (`host[:port]`), port set aside.
@@ -307,6 +382,43 @@ mod tests {
         assert!(refused.explain().contains("--allow-origin http://evil.example:1"));
         let host = guard.check(Some(b"evil.example"), None).unwrap_err();
         assert_eq!(host.value(), "evil.example");
+    }
+
+    #[test]
+    fn a_page_s_request_from_another_site_needs_an_origin() {
+        let guard = Guard::new("127.0.0.1:1".parse().unwrap(), &[]).unwrap();
+        for site in ["cross-site", "same-site", "Cross-Site"] {
+            let refused = guard.check_site(site.as_bytes(), false).unwrap_err();
+            assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+            assert!(
+                refused.explain().contains("--allow-origin"),
+                "{}",
+                refused.explain()
+            );
+            // With its Origin, the Origin decides.
+            assert!(guard.check_site(site.as_bytes(), true).is_ok());
+        }
+        for site in ["same-origin", "none", ""] {
+            assert!(guard.check_site(site.as_bytes(), false).is_ok(), "{site}");
+        }
+    }
+
+    #[test]
+    fn only_an_accept_naming_the_event_stream_accepts_it() {
+        let accepts = |values: &[&str]| accepts_event_stream(values.iter().map(|v| v.as_bytes()));
+        assert!(accepts(&["text/event-stream"]));
+        assert!(accepts(&["application/json, Text/Event-Stream; charset=utf-8"]));
+        assert!(accepts(&["application/json", "text/event-stream;q=0.5"]));
+        assert!(!accepts(&[]));
+        assert!(!accepts(&["*/*"]));
+        assert!(!accepts(&["text/*"]));
+        assert!(!accepts(&[
+            "image/avif,image/webp,image/apng,image/svg+xml,image/*,*/*;q=0.8"
+        ]));
+        assert!(!accepts(&["text/event-stream;q=0"]));
+        assert!(!accepts(&["text/event-stream; q=0.000"]));
+        assert!(!accepts(&["text/event-streams"]));
+        assert_eq!(Refused::NotEventStream.status(), StatusCode::NOT_ACCEPTABLE);
     }
 
     #[test]

@@ -24,8 +24,8 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{
-    ACCEPT_ENCODING, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue,
-    ORIGIN, PROXY_AUTHENTICATE, PROXY_AUTHORIZATION, TE, TRAILER, TRANSFER_ENCODING, UPGRADE,
+    ACCEPT, ACCEPT_ENCODING, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, HOST, HeaderMap, HeaderName,
+    HeaderValue, ORIGIN, PROXY_AUTHENTICATE, PROXY_AUTHORIZATION, TE, TRAILER, TRANSFER_ENCODING, UPGRADE,
 };
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -35,15 +35,16 @@ use self::body::{Carries, Tapped};
 pub use self::guard::Guard;
 use self::guard::Refused;
 pub use self::sessions::Sessions;
-use super::message::Outgoing;
+use super::message::{Kind, Leading, Outgoing};
 use super::note;
 use super::reply::{self, Failure};
 use super::sse::Parser;
-use crate::client::{Body, Upstream, describe};
+use crate::client::{Body, Upstream, cause, idle};
 use crate::relay::LineTap;
 use crate::tap::Tap;
 
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
 
 /// Headers that belong to one connection, never forwarded (RFC 9110,
 /// 7.6.1), besides those `Connection` names.
@@ -170,42 +171,36 @@ fn is_one_connection_s(error: &std::io::Error) -> bool {
 impl Proxy {
     /// One request, to the upstream and back.
     async fn forward(self: Arc<Self>, request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
-        if let Err(refused) = self.guarded(request.headers()) {
+        let target = self.target(request.uri());
+        let to_endpoint = target.path() == self.upstream.url().path();
+        if let Err(refused) = self.guarded(request.method(), request.headers(), to_endpoint) {
             let text = refused.explain();
             self.say_refused(&refused, &text);
-            return Ok(plain(StatusCode::FORBIDDEN, &text));
+            return Ok(plain(refused.status(), &text));
         }
         let (parts, incoming) = request.into_parts();
         let key = self.sessions.key(&parts.headers);
         let (tap, evicted) = self.sessions.tap(&key);
         self.summarise(evicted);
         let client = tap.client();
-        // The headers are in: the body has its time from now.
-        let deadline = tokio::time::Instant::now() + request::body_within();
-        let read = request::read_request(incoming, client.keep_limit(), &self.budget, deadline).await;
+        // The headers are in: the body has its time to be held from now.
+        let hold_until = tokio::time::Instant::now() + request::hold_within();
+        let read =
+            request::read_request(incoming, client.keep_limit(), &self.budget, hold_until, idle()).await;
         let (body, id, tapped) = match read {
             Ok(request::Request::Whole(bytes, body)) => {
                 let tapped = client.before_forward(&bytes);
-                let id = Outgoing::read(&bytes).id().map(ToOwned::to_owned);
-                (body, id, tapped)
+                let message = Outgoing::read(&bytes);
+                let id = (message.kind() == Kind::Request).then(|| message.id().map(ToOwned::to_owned));
+                (body, id.flatten(), tapped)
             }
-            Ok(request::Request::Streamed(body)) => {
+            Ok(request::Request::Streamed { head, body }) => {
                 client.passed_over();
-                (body, None, false)
+                let leading = Leading::read(&head);
+                (body, leading.id.filter(|_| leading.method.is_some()), false)
             }
-            Err(request::Unread::TooSlow(within)) => {
-                let text = request::Unread::TooSlow(within).to_string();
-                let mut cut = plain(StatusCode::REQUEST_TIMEOUT, &text);
-                // The rest of the body may still trickle in: the connection
-                // is not read any further.
-                cut.headers_mut()
-                    .insert(CONNECTION, HeaderValue::from_static("close"));
-                return Ok(cut);
-            }
-            Err(error) => return Ok(plain(StatusCode::BAD_REQUEST, &error.to_string())),
+            Err(unread) => return Ok(self.failed(&Failed::Body(&unread), None, &tap)),
         };
-        let target = self.target(&parts.uri);
-        let to_endpoint = target.path() == self.upstream.url().path();
         let mut upstream = Request::new(body);
         *upstream.method_mut() = parts.method.clone();
         *upstream.uri_mut() = target;
@@ -233,8 +228,11 @@ impl Proxy {
         let response = match answer {
             Ok(response) => response,
             Err(error) => {
-                let failure = Failure::Unreachable(describe(&*error));
-                return Ok(self.unreachable(&failure, id.as_deref(), &tap));
+                let failed = match cause::<request::Unread>(&*error) {
+                    Some(unread) => Failed::Body(unread),
+                    None => Failed::Upstream(Failure::of_request(&error)),
+                };
+                return Ok(self.failed(&failed, id.as_deref(), &tap));
             }
         };
         let status = response.status();
@@ -265,13 +263,24 @@ impl Proxy {
         Ok(Response::from_parts(head, body))
     }
 
-    /// Checks every `Host` and `Origin` the request came with.
-    fn guarded(&self, headers: &HeaderMap) -> Result<(), Refused> {
+    /// Checks every `Host`, `Origin` and `Sec-Fetch-Site` the request came
+    /// with, and what a GET of the endpoint accepts.
+    fn guarded(&self, method: &Method, headers: &HeaderMap, to_endpoint: bool) -> Result<(), Refused> {
         for host in headers.get_all(HOST) {
             self.guard.check(Some(host.as_bytes()), None)?;
         }
         for origin in headers.get_all(ORIGIN) {
             self.guard.check(None, Some(origin.as_bytes()))?;
+        }
+        let has_origin = headers.contains_key(ORIGIN);
+        for site in headers.get_all(SEC_FETCH_SITE) {
+            self.guard.check_site(site.as_bytes(), has_origin)?;
+        }
+        if method == Method::GET
+            && to_endpoint
+            && !guard::accepts_event_stream(headers.get_all(ACCEPT).iter().map(HeaderValue::as_bytes))
+        {
+            return Err(Refused::NotEventStream);
         }
         Ok(())
     }
@@ -317,28 +326,65 @@ impl Proxy {
         Uri::from_parts(parts).unwrap_or_else(|_| url.clone())
     }
 
-    /// 502, with a JSON-RPC error answering the request when it had an id
-    /// (shown to the tap as the proxy's own reply: the server did not
-    /// answer), and said on stderr.
-    fn unreachable(
+    /// The proxy's own answer to a request that failed: a JSON-RPC error
+    /// answering it when it is a request with an id (shown to the tap as
+    /// the proxy's own reply: the server did not answer), plain text
+    /// otherwise. The upstream's failures are said on stderr; a client's
+    /// own (its body stopped, its connection failed) are its to see.
+    fn failed(
         &self,
-        failure: &Failure,
+        failed: &Failed<'_>,
         id: Option<&serde_json::value::RawValue>,
         tap: &Tap,
     ) -> Response<Body> {
-        let text = failure.explain(self.upstream.shown(), "");
-        note(&text);
-        let Some(id) = id else {
-            return plain(StatusCode::BAD_GATEWAY, &text);
+        let text = match failed {
+            Failed::Body(unread) => unread.to_string(),
+            Failed::Upstream(failure) => {
+                let text = failure.explain(self.upstream.shown(), "");
+                note(&text);
+                text
+            }
         };
-        let error = reply::error(id, &text);
-        tap.own_reply(error.as_bytes());
-        let mut response = Response::new(full(Bytes::from(error)));
-        *response.status_mut() = StatusCode::BAD_GATEWAY;
+        let mut response = match id {
+            Some(id) => {
+                let error = reply::error(id, &text);
+                tap.own_reply(error.as_bytes());
+                let mut response = Response::new(full(Bytes::from(error)));
+                *response.status_mut() = failed.status();
+                response
+                    .headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                response
+            }
+            None => plain(failed.status(), &text),
+        };
+        if let Failed::Body(_) = failed {
+            // The rest of the body may still trickle in: the connection
+            // is not read any further.
+            response
+                .headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
+        }
         response
-            .headers_mut()
-            .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        response
+    }
+}
+
+/// Why the proxy answers a request itself.
+enum Failed<'a> {
+    /// The client's body stopped coming, or its connection failed.
+    Body(&'a request::Unread),
+    /// The upstream could not be reached, or took none of the request.
+    Upstream(Failure),
+}
+
+impl Failed<'_> {
+    fn status(&self) -> StatusCode {
+        match self {
+            Failed::Body(request::Unread::Idle(_)) => StatusCode::REQUEST_TIMEOUT,
+            Failed::Body(request::Unread::Failed(_)) => StatusCode::BAD_REQUEST,
+            Failed::Upstream(Failure::Stalled(_)) => StatusCode::GATEWAY_TIMEOUT,
+            Failed::Upstream(_) => StatusCode::BAD_GATEWAY,
+        }
     }
 }
 

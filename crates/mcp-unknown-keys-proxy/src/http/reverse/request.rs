@@ -3,7 +3,11 @@
 //! longer body streams through unread), the total held whole at once
 //! across every connection (past it, a body streams through unread too,
 //! and stderr says so once), and the time since its headers (a body not
-//! whole by then is cut, as hyper cuts headers that trickle in).
+//! whole by then streams on unread as well, rather than being held). The
+//! bytes held count against the total until the upstream connection has
+//! written them, not merely taken them. A body is cut only when it stops:
+//! no byte of it for [`idle`](crate::client::idle), however long it takes
+//! as a whole.
 
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -21,25 +25,26 @@ use tokio::time::{Instant, Sleep};
 use crate::client::{Body, BoxError};
 use crate::http::note;
 
-/// How long a request's body may take to arrive whole, from its headers.
-pub const BODY_WITHIN: Duration = Duration::from_secs(30);
+/// How long a request's body may take to arrive whole, from its headers,
+/// to be held and read; a slower one is sent on as it comes, unread.
+pub const HOLD_WITHIN: Duration = Duration::from_secs(30);
 
 /// The most bytes of request bodies held whole at once, across every
 /// connection: four bodies of the longest the tap reads.
 pub const MAX_HELD: usize = 4 * crate::MAX_TAPPED_LINE;
 
-/// For tests only, never documented for use: [`BODY_WITHIN`] in
+/// For tests only, never documented for use: [`HOLD_WITHIN`] in
 /// milliseconds, so that a test of it need not wait 30 s.
-const BODY_WITHIN_KNOB: &str = "MCP_UNKNOWN_KEYS_TEST_BODY_WITHIN_MS";
+const HOLD_WITHIN_KNOB: &str = "MCP_UNKNOWN_KEYS_TEST_BODY_WITHIN_MS";
 
 /// For tests only, never documented for use: [`MAX_HELD`] in bytes, so
 /// that a test of it need not send hundreds of megabytes.
 const MAX_HELD_KNOB: &str = "MCP_UNKNOWN_KEYS_TEST_MAX_HELD";
 
-/// [`BODY_WITHIN`], or the test's value: read once.
-pub fn body_within() -> Duration {
+/// [`HOLD_WITHIN`], or the test's value: read once.
+pub fn hold_within() -> Duration {
     static WITHIN: OnceLock<Duration> = OnceLock::new();
-    *WITHIN.get_or_init(|| knob(BODY_WITHIN_KNOB).map_or(BODY_WITHIN, |ms| Duration::from_millis(ms as u64)))
+    *WITHIN.get_or_init(|| knob(HOLD_WITHIN_KNOB).map_or(HOLD_WITHIN, |ms| Duration::from_millis(ms as u64)))
 }
 
 fn knob(name: &str) -> Option<usize> {
@@ -51,7 +56,9 @@ pub struct Budget {
     held: AtomicUsize,
     max: usize,
     /// Whether stderr said the budget was reached.
-    said: AtomicBool,
+    said_full: AtomicBool,
+    /// Whether stderr said a body was too slow to hold.
+    said_slow: AtomicBool,
 }
 
 impl Budget {
@@ -65,7 +72,8 @@ impl Budget {
         Arc::new(Budget {
             held: AtomicUsize::new(0),
             max,
-            said: AtomicBool::new(false),
+            said_full: AtomicBool::new(false),
+            said_slow: AtomicBool::new(false),
         })
     }
 
@@ -82,6 +90,13 @@ impl Budget {
     #[allow(dead_code)] // read by the tests and the fuzz target `request_body`
     pub fn held(&self) -> usize {
         self.held.load(Ordering::Acquire)
+    }
+}
+
+/// Says `text` on stderr, the first time `said` is set.
+fn say_once(said: &AtomicBool, text: &str) {
+    if !said.swap(true, Ordering::AcqRel) {
+        note(text);
     }
 }
 
@@ -107,6 +122,13 @@ impl Held {
         }
         taken
     }
+
+    /// `bytes`, which give this back once every copy of them is let go:
+    /// once the upstream connection has written them (it queues them as
+    /// they are, and drops each once written).
+    fn keeping(self, bytes: Bytes) -> Bytes {
+        Bytes::from_owner(HeldBytes { bytes, _held: self })
+    }
 }
 
 impl Drop for Held {
@@ -115,19 +137,33 @@ impl Drop for Held {
     }
 }
 
+/// Bytes and what they hold of the budget.
+struct HeldBytes {
+    bytes: Bytes,
+    _held: Held,
+}
+
+impl AsRef<[u8]> for HeldBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
 /// A request body, as [`read_request`] read it.
 pub enum Request {
-    /// All of it, held against the budget until it is sent.
+    /// All of it, held against the budget until it is written.
     Whole(Bytes, Body),
-    /// Too long to tap, or past the budget: sent as it streams.
-    Streamed(Body),
+    /// Too long to tap, past the budget, or too slow to hold: sent as it
+    /// streams. `head` is what was read of it before (held until written
+    /// too), to tell what it is.
+    Streamed { head: Bytes, body: Body },
 }
 
 /// Why a body could not be read.
 #[derive(Debug)]
 pub enum Unread {
-    /// It did not arrive whole within [`body_within`] of its headers.
-    TooSlow(Duration),
+    /// No byte of it came for this long.
+    Idle(Duration),
     /// The client's connection failed.
     Failed(BoxError),
 }
@@ -135,10 +171,10 @@ pub enum Unread {
 impl std::fmt::Display for Unread {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Unread::TooSlow(within) => write!(
+            Unread::Idle(idle) => write!(
                 f,
-                "the request's body did not arrive whole within {} s of its headers",
-                within.as_secs_f64()
+                "no byte of the request's body came for {} s",
+                idle.as_secs_f64()
             ),
             Unread::Failed(error) => write!(f, "{}", crate::client::describe(&**error)),
         }
@@ -147,15 +183,17 @@ impl std::fmt::Display for Unread {
 
 impl std::error::Error for Unread {}
 
-/// A request body: read whole when it is no longer than `limit` and fits
-/// the `budget` (a JSON-RPC message, to show the tap before it is sent);
-/// else what was read is sent, followed by the rest as it comes, untapped.
-/// Either way it must be whole by `deadline`.
+/// A request body: read whole when it is no longer than `limit`, fits the
+/// `budget` and is whole by `hold_until` (a JSON-RPC message, to show the
+/// tap before it is sent); else what was read is sent, followed by the rest
+/// as it comes, untapped. Either way no `idle` time may pass without a
+/// byte of it.
 pub async fn read_request<B>(
     mut body: B,
     limit: usize,
     budget: &Arc<Budget>,
-    deadline: Instant,
+    hold_until: Instant,
+    idle: Duration,
 ) -> Result<Request, Unread>
 where
     B: HttpBody<Data = Bytes> + Send + Sync + Unpin + 'static,
@@ -163,54 +201,81 @@ where
 {
     let mut read = BytesMut::new();
     let mut held = Held::new(budget);
+    let hold = tokio::time::sleep_until(hold_until);
+    tokio::pin!(hold);
     loop {
-        let frame = tokio::time::timeout_at(deadline, body.frame())
-            .await
-            .map_err(|_| Unread::TooSlow(body_within()))?;
+        let frame = tokio::select! {
+            biased;
+            frame = tokio::time::timeout(idle, body.frame()) => frame.map_err(|_| Unread::Idle(idle))?,
+            () = &mut hold => {
+                say_once(&budget.said_slow, &format!(
+                    "a request body not whole {} s after its headers was sent on as it came, unread (not audited); said once",
+                    hold_within().as_secs_f64()
+                ));
+                return Ok(streamed(read, held, body, idle));
+            }
+        };
         let Some(frame) = frame else {
-            let bytes = read.freeze();
-            let whole = Prefixed::whole(bytes.clone(), held);
-            return Ok(Request::Whole(bytes, whole.boxed()));
+            let bytes = held.keeping(read.freeze());
+            return Ok(Request::Whole(bytes.clone(), Prefixed::whole(bytes).boxed()));
         };
         let frame = frame.map_err(|error| Unread::Failed(error.into()))?;
         let Some(data) = frame.data_ref() else { continue };
         let fits = held.grow(data.len());
         read.extend_from_slice(data);
-        if !fits && !budget.said.swap(true, Ordering::AcqRel) {
-            note(&format!(
-                "request bodies held whole at once reached {} MiB: a request was sent on as it streamed, unread (not audited); said once",
-                budget.max >> 20
-            ));
+        if !fits {
+            say_once(
+                &budget.said_full,
+                &format!(
+                    "request bodies held whole at once reached {} MiB: a request was sent on as it streamed, unread (not audited); said once",
+                    budget.max >> 20
+                ),
+            );
         }
         if !fits || read.len() > limit {
-            let rest = Prefixed {
-                prefix: Some(read.freeze()),
-                held: Some(held),
-                rest: Some(body.map_err(Into::into).boxed()),
-                deadline: Some(Box::pin(tokio::time::sleep_until(deadline))),
-            };
-            return Ok(Request::Streamed(rest.boxed()));
+            return Ok(streamed(read, held, body, idle));
         }
     }
 }
 
-/// What was read of a body (held against the budget until it is sent),
-/// then the rest of it, which must come by the deadline.
+/// What was read of a body, then the rest of it as it comes.
+fn streamed<B>(read: BytesMut, held: Held, rest: B, idle: Duration) -> Request
+where
+    B: HttpBody<Data = Bytes> + Send + Sync + Unpin + 'static,
+    B::Error: Into<BoxError>,
+{
+    let head = held.keeping(read.freeze());
+    let body = Prefixed {
+        prefix: Some(head.clone()),
+        rest: Some(rest.map_err(Into::into).boxed()),
+        idle,
+        waiting: None,
+    };
+    Request::Streamed {
+        head,
+        body: body.boxed(),
+    }
+}
+
+/// What was read of a body, then the rest of it, which may not pause for
+/// `idle` or longer.
 struct Prefixed {
     prefix: Option<Bytes>,
-    held: Option<Held>,
     rest: Option<Body>,
-    deadline: Option<Pin<Box<Sleep>>>,
+    idle: Duration,
+    /// While the rest is awaited from the client, when it is given up.
+    /// The time the upstream takes to want more is not the client's.
+    waiting: Option<Pin<Box<Sleep>>>,
 }
 
 impl Prefixed {
     /// A whole body.
-    fn whole(bytes: Bytes, held: Held) -> Prefixed {
+    fn whole(bytes: Bytes) -> Prefixed {
         Prefixed {
             prefix: Some(bytes),
-            held: Some(held),
             rest: None,
-            deadline: None,
+            idle: Duration::ZERO,
+            waiting: None,
         }
     }
 }
@@ -223,23 +288,29 @@ impl HttpBody for Prefixed {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        if let Some(prefix) = self.prefix.take() {
-            // Handed to the connection: no longer the proxy's to hold.
-            self.held = None;
-            if !prefix.is_empty() {
-                return Poll::Ready(Some(Ok(Frame::data(prefix))));
-            }
-        }
-        if let Some(deadline) = &mut self.deadline
-            && deadline.as_mut().poll(cx).is_ready()
+        let this = &mut *self;
+        if let Some(prefix) = this.prefix.take()
+            && !prefix.is_empty()
         {
-            self.rest = None;
-            return Poll::Ready(Some(Err(Box::new(Unread::TooSlow(body_within())))));
+            return Poll::Ready(Some(Ok(Frame::data(prefix))));
         }
-        match &mut self.rest {
-            Some(rest) => Pin::new(rest).poll_frame(cx),
-            None => Poll::Ready(None),
+        let Some(rest) = &mut this.rest else {
+            return Poll::Ready(None);
+        };
+        if let Poll::Ready(frame) = Pin::new(rest).poll_frame(cx) {
+            this.waiting = None;
+            return Poll::Ready(frame);
         }
+        let idle = this.idle;
+        let waiting = this
+            .waiting
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(idle)));
+        if waiting.as_mut().poll(cx).is_ready() {
+            this.rest = None;
+            this.waiting = None;
+            return Poll::Ready(Some(Err(Box::new(Unread::Idle(idle)))));
+        }
+        Poll::Pending
     }
 
     fn is_end_stream(&self) -> bool {
@@ -269,10 +340,12 @@ mod tests {
     use super::*;
     use std::collections::VecDeque;
 
-    /// A body of these pieces, then its end; or, `endless`, nothing more.
+    /// A body of these pieces, each at the next tick of `every` if any,
+    /// then its end; or, `endless`, nothing more.
     struct Pieces {
         pieces: VecDeque<Bytes>,
         endless: bool,
+        every: Option<tokio::time::Interval>,
     }
 
     impl HttpBody for Pieces {
@@ -281,8 +354,11 @@ mod tests {
 
         fn poll_frame(
             mut self: Pin<&mut Self>,
-            _: &mut Context<'_>,
+            cx: &mut Context<'_>,
         ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+            if let Some(every) = &mut self.every {
+                std::task::ready!(every.poll_tick(cx));
+            }
             match self.pieces.pop_front() {
                 Some(piece) => Poll::Ready(Some(Ok(Frame::data(piece)))),
                 None if self.endless => Poll::Pending,
@@ -298,6 +374,7 @@ mod tests {
                 .map(|piece| Bytes::from_static(piece.as_bytes()))
                 .collect(),
             endless,
+            every: None,
         }
     }
 
@@ -305,42 +382,53 @@ mod tests {
         Instant::now() + Duration::from_secs(60)
     }
 
+    const IDLE: Duration = Duration::from_secs(30);
+
+    async fn read(pieces: Pieces, limit: usize, budget: &Arc<Budget>) -> Request {
+        match read_request(pieces, limit, budget, later(), IDLE).await {
+            Ok(request) => request,
+            Err(error) => panic!("{error}"),
+        }
+    }
+
     async fn sent(body: Body) -> Vec<u8> {
         body.collect().await.unwrap().to_bytes().to_vec()
     }
 
     #[tokio::test(flavor = "current_thread")]
-    async fn a_body_is_held_against_the_budget_until_it_is_sent() {
+    async fn a_body_is_held_against_the_budget_until_every_copy_is_let_go() {
         let budget = Budget::of(10);
-        let Ok(Request::Whole(bytes, whole)) =
-            read_request(body(&["abc", "def"], false), 100, &budget, later()).await
-        else {
+        let Request::Whole(bytes, whole) = read(body(&["abc", "def"], false), 100, &budget).await else {
             panic!("read whole")
         };
         assert_eq!(&bytes[..], b"abcdef");
         assert_eq!(budget.held(), 6);
         assert_eq!(whole.size_hint().exact(), Some(6), "sent with its length");
-        assert_eq!(sent(whole).await, b"abcdef");
+        // Handed on is not written: the connection's copy still holds.
+        let mut whole = whole;
+        let frame = whole.frame().await.unwrap().unwrap().into_data().unwrap();
+        drop(whole);
+        drop(bytes);
+        assert_eq!(budget.held(), 6, "held while the connection has the bytes");
+        drop(frame);
         assert_eq!(budget.held(), 0);
     }
 
     #[tokio::test(flavor = "current_thread")]
     async fn past_the_budget_or_the_limit_a_body_streams_through_whole() {
         let budget = Budget::of(10);
-        let Ok(Request::Whole(_, first)) =
-            read_request(body(&["12345678"], false), 100, &budget, later()).await
-        else {
+        let Request::Whole(_, first) = read(body(&["12345678"], false), 100, &budget).await else {
             panic!("the first fits")
         };
-        let Ok(Request::Streamed(second)) =
-            read_request(body(&["abc", "def"], false), 100, &budget, later()).await
+        let Request::Streamed { head, body: second } = read(body(&["abc", "def"], false), 100, &budget).await
         else {
             panic!("the second does not")
         };
+        assert_eq!(&head[..], b"abc", "what was read before the budget ran out");
+        drop(head);
         assert_eq!(budget.held(), 8, "only the first is held");
         assert_eq!(sent(second).await, b"abcdef");
-        let Ok(Request::Streamed(long)) =
-            read_request(body(&["ab", "cd", "ef"], false), 3, &budget, later()).await
+        let Request::Streamed { body: long, .. } = read(body(&["ab", "cd", "ef"], false), 3, &budget).await
         else {
             panic!("too long")
         };
@@ -349,19 +437,68 @@ mod tests {
         assert_eq!(budget.held(), 0);
     }
 
-    #[tokio::test(flavor = "current_thread")]
-    async fn a_body_not_whole_by_the_deadline_is_cut() {
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn a_body_that_stops_is_cut_after_the_idle_time_whether_read_or_streamed() {
         let budget = Budget::of(100);
-        let soon = Instant::now() + Duration::from_millis(50);
-        let cut = read_request(body(&["{"], true), 100, &budget, soon).await;
-        assert!(matches!(cut, Err(Unread::TooSlow(_))));
+        let started = Instant::now();
+        let cut = read_request(body(&["{"], true), 100, &budget, later(), IDLE).await;
+        assert!(matches!(cut, Err(Unread::Idle(_))));
+        assert_eq!(started.elapsed(), IDLE);
         assert_eq!(budget.held(), 0);
         // Streamed (past the limit), the rest is cut alike.
-        let soon = Instant::now() + Duration::from_millis(50);
-        let Ok(Request::Streamed(rest)) = read_request(body(&["abcd"], true), 2, &budget, soon).await else {
+        let Request::Streamed { body: rest, .. } = read(body(&["abcd"], true), 2, &budget).await else {
             panic!("streamed")
         };
         let error = rest.collect().await.unwrap_err();
-        assert!(error.to_string().contains("did not arrive whole"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("no byte of the request's body came for 30 s"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn a_streamed_body_is_not_cut_for_the_time_the_upstream_takes() {
+        let budget = Budget::of(100);
+        let Request::Streamed { body: mut rest, .. } = read(body(&["abcd", "ef"], true), 2, &budget).await
+        else {
+            panic!("streamed")
+        };
+        // The upstream takes a piece, then wants the next only a minute later.
+        assert!(rest.frame().await.is_some());
+        assert!(rest.frame().await.is_some());
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        let waited = Instant::now();
+        assert!(
+            rest.frame().await.unwrap().is_err(),
+            "the client sent nothing more"
+        );
+        assert_eq!(
+            waited.elapsed(),
+            IDLE,
+            "counted from when the proxy asked the client"
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn a_body_slower_than_the_hold_bound_is_let_go_and_streams_on_never_cut() {
+        let budget = Budget::of(1 << 20);
+        let within = Instant::now() + Duration::from_secs(30);
+        // A byte a second, for longer than the test reads.
+        let trickle = Pieces {
+            every: Some(tokio::time::interval(Duration::from_secs(1))),
+            ..body(&[" "; 200], true)
+        };
+        let Ok(Request::Streamed { body: mut rest, .. }) =
+            read_request(trickle, 1 << 20, &budget, within, IDLE).await
+        else {
+            panic!("streamed on")
+        };
+        assert_eq!(Instant::now(), within);
+        for _ in 0..100 {
+            assert!(rest.frame().await.unwrap().is_ok());
+        }
+        assert_eq!(budget.held(), 0, "nothing held once what was read is sent");
     }
 }
