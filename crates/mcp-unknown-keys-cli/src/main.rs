@@ -1,6 +1,8 @@
 //! `mcp-unknown-keys`: see the arguments a model's tool calls carry that the
 //! tools never declared.
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};

@@ -180,6 +180,7 @@
 //! of an input with no file: what the fuzz targets call. Neither panics,
 //! whatever the bytes.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod audit;

@@ -12,6 +12,8 @@
 //! the rules no grant lifts. The model is told in an error result when a
 //! call was refused; the provider never sees it.
 
+#![forbid(unsafe_code)]
+
 mod ask;
 mod checks;
 pub mod command;

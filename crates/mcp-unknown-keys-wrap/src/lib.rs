@@ -18,6 +18,7 @@
 //! with an error naming it and the position; the others are still done.
 //! The command line is the CLI's; nothing here prints.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod diff;

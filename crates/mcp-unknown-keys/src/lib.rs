@@ -104,6 +104,7 @@
 //! auditor compares the keys the model wrote with the declarations the model
 //! was shown, and sees only the calls the policy let through.
 
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod audit;
