@@ -68,6 +68,14 @@ const MAX_VALUES_PER_CALL: usize = 64;
 pub(crate) const MAX_VALUE_BYTES: usize = 256;
 
 impl Dimension {
+    /// A grouping's dimensions as a report names them: `model, tool`.
+    pub(crate) fn names(by: &[Dimension]) -> String {
+        by.iter()
+            .map(|dimension| dimension.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
     /// Every dimension, in the order `--by` lists them.
     pub const ALL: [Dimension; 5] = [
         Dimension::Model,

@@ -155,7 +155,7 @@ impl Compiled {
         let mut roots: Vec<(String, Lexical)> = config
             .roots
             .iter()
-            .map(|(prefix, dir)| (prefix.clone(), Lexical::of_dir(dir)))
+            .map(|(prefix, dir)| (prefix.clone(), dir.lexical()))
             .collect();
         // Longest prefix first, so the first match is the most specific.
         roots.sort_by_key(|(prefix, _)| std::cmp::Reverse(prefix.len()));

@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use super::evaluate::{self, Source};
 use super::facts::Facts;
 use super::paths::Unknown;
-use super::{Answer, Decision, Policy, Question, Rule, ToolPattern};
+use super::{Answer, Decision, Dir, Policy, Question, Rule, ToolPattern};
 use mcp_unknown_keys::ToolCall;
 use mcp_unknown_keys::reasons::REASON_PARAMETER;
 
@@ -110,7 +110,11 @@ fn suggested_grant(facts: &Facts<'_>) -> Option<Rule> {
     // not become a grant for other tools.
     let exact = ToolPattern::new(facts.tool).ok().filter(ToolPattern::is_exact)?;
     let tool = Rule::new(Decision::Allow, exact.as_str()).ok()?;
-    let narrowed = if let Some(dir) = facts.paths.suggested_dir(facts.root) {
+    let narrowed = if let Some(dir) = facts
+        .paths
+        .suggested_dir(facts.root)
+        .and_then(|dir| Dir::new(dir.to_string()).ok())
+    {
         tool.clone().under(dir.as_str())
     } else if let Some(host) = facts.single_host() {
         tool.clone().host(host)

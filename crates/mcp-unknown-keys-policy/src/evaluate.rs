@@ -4,7 +4,7 @@
 use super::checks::{Checks, Tristate};
 use super::command::Command;
 use super::facts::Facts;
-use super::paths::{Case, Lexical};
+use super::paths::Case;
 use super::{Decision, Rule};
 
 /// Who decided.
@@ -115,7 +115,7 @@ fn matches(rule: &Rule, facts: &Facts<'_>, command: Option<&Command>, checks: &C
     }
     let allow = rule.decision == Decision::Allow;
     if let Some(under) = &rule.under {
-        let dir = Lexical::of_dir(under).resolve(facts.root);
+        let dir = under.lexical().resolve(facts.root);
         let case = if allow { Case::Exact } else { Case::Folded };
         let placement = facts.paths.placement(&dir, case);
         let fires = match allow {

@@ -6,8 +6,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::RuleError;
 use super::patterns::checked_string;
+use crate::error::RuleError;
 
 /// The websites a rule is about: an exact host (`docs.rs`), or every host
 /// below one (`*.example.com`). Compared without case, on a `.` boundary.

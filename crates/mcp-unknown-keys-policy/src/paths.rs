@@ -5,7 +5,6 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use super::Dir;
 use mcp_unknown_keys::ToolCall;
 
 /// A path with `.` and empty parts dropped. Never holds `..`.
@@ -39,11 +38,6 @@ impl Lexical {
             absolute: path.starts_with('/'),
             parts,
         })
-    }
-
-    /// A directory from the configuration, already checked by [`Dir::new`].
-    pub(super) fn of_dir(dir: &Dir) -> Lexical {
-        Lexical::parse(dir.as_str()).expect("a Dir has been checked to be placeable")
     }
 
     /// This path resolved against `root`: an absolute path stays as it is,
@@ -268,7 +262,7 @@ impl<'a> CallPaths<'a> {
     /// of the directories holding the paths, relative to `root` when inside
     /// it; the root (`.`) when some path cannot be placed; `None` when the
     /// call names no path.
-    pub(super) fn suggested_dir(&self, root: Option<&Lexical>) -> Option<Dir> {
+    pub(super) fn suggested_dir(&self, root: Option<&Lexical>) -> Option<Lexical> {
         if self.readable && self.named.is_empty() {
             return None;
         }
@@ -277,7 +271,7 @@ impl<'a> CallPaths<'a> {
             (Some(common), None) => common,
             (None, _) => Lexical::parse(".").expect("`.` is a path"),
         };
-        Dir::new(dir.to_string()).ok()
+        Some(dir)
     }
 
     /// The deepest directory holding every path, when every path is placed

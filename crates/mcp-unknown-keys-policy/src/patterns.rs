@@ -4,8 +4,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::RuleError;
 use super::paths::Lexical;
+use crate::error::RuleError;
 
 /// Gives a checked string type its conversions: from `String` through the
 /// check (so serde refuses what `new` refuses), back to `String`, `as_str`
@@ -134,6 +134,13 @@ impl Dir {
 }
 
 checked_string!(Dir);
+
+impl Dir {
+    /// The directory as paths are read, which [`Dir::new`] checked it is.
+    pub(crate) fn lexical(&self) -> Lexical {
+        Lexical::parse(self.as_str()).expect("a Dir has been checked to be placeable")
+    }
+}
 
 /// The programs a rule is about, by base name: `git` matches `git`,
 /// `/usr/bin/git` and `./git`; a trailing `*` makes a prefix (`mkfs*`

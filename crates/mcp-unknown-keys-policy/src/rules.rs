@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::host::HostPattern;
 use super::patterns::{CommandPattern, Dir, ToolPattern};
+use crate::error::RuleError;
 
 /// What a rule (or a grant) decides about the calls it matches.
 ///
@@ -359,25 +360,3 @@ pub fn default_rules() -> Vec<Rule> {
         .map(|tool| Rule::allow(tool).expect("a tool name is a valid pattern"))
         .collect()
 }
-
-/// A rule, pattern, directory or configuration that cannot be used, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RuleError {
-    message: String,
-}
-
-impl RuleError {
-    pub(super) fn new(message: impl Into<String>) -> RuleError {
-        RuleError {
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for RuleError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for RuleError {}

@@ -13,10 +13,17 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use crate::failure::Failure;
 use crate::report::{ReportOptions, Reports};
 
-/// One way in front of an MCP server.
-pub trait Door {
+/// One way in front of an MCP server: the stdio proxy ([`Stdio`](crate::Stdio)),
+/// the bridge ([`Bridge`](crate::Bridge)) and the reverse proxy
+/// ([`Reverse`](crate::Reverse)).
+///
+/// Sealed on purpose: a door serves through this crate's reports and tap,
+/// whose types stay private, so no door can be written outside it. A new
+/// door is added here (docs/architecture.md, "Add a door").
+pub trait Door: sealed::Sealed {
     /// The name the server goes by in the log when the user gives none:
     /// the command's base name, or the URL's host.
     fn server_name(&self) -> String;
@@ -29,28 +36,6 @@ pub trait Door {
     /// Serves until the host or the server is done, reporting through
     /// `reports`; the status the process should exit with.
     fn serve(self, reports: Arc<Reports>) -> Result<ExitCode, Failure>;
-}
-
-/// Why a door could not serve: said on stderr, with the exit code.
-#[derive(Debug)]
-pub struct Failure {
-    /// What went wrong, as one line.
-    pub message: String,
-    /// The exit code: 2 for a command line that cannot work, 1 otherwise.
-    pub code: u8,
-}
-
-impl Failure {
-    /// A failure to say, exiting with `code`.
-    pub fn new(message: String, code: u8) -> Failure {
-        Failure { message, code }
-    }
-
-    /// Says the failure on stderr; the code to exit with.
-    pub fn report(self) -> ExitCode {
-        eprintln!("mcp-unknown-keys: {}", self.message);
-        ExitCode::from(self.code)
-    }
 }
 
 /// Runs `door` with the reports `options` ask for: opens them, serves, and
@@ -68,4 +53,10 @@ pub fn run(door: impl Door, options: &ReportOptions<'_>) -> ExitCode {
     let served = door.serve(reports.clone());
     reports.finish();
     served.unwrap_or_else(Failure::report)
+}
+
+/// The seal: only this crate's doors implement [`Door`].
+pub(crate) mod sealed {
+    /// Implemented by each door of this crate, and nothing else.
+    pub trait Sealed {}
 }

@@ -32,6 +32,7 @@
 #[cfg(feature = "remote")]
 mod client;
 mod door;
+mod failure;
 #[cfg(feature = "remote")]
 mod http;
 mod relay;
@@ -42,7 +43,8 @@ mod summary;
 mod tap;
 pub mod utc;
 
-pub use self::door::{Door, Failure, run};
+pub use self::door::{Door, run};
+pub use self::failure::Failure;
 #[cfg(feature = "remote")]
 pub use self::http::{Bridge, Reverse};
 pub use self::report::ReportOptions;

@@ -7,7 +7,6 @@ use std::collections::HashSet;
 use mcp_unknown_keys::audit::{Cause, Coverage, MAX_UNLISTED_NAME_BYTES};
 
 use super::ReportData;
-use super::form::names;
 use crate::groups::MAX_VALUE_BYTES;
 use crate::{Dimension, Group, OTHER};
 
@@ -42,7 +41,7 @@ pub fn check(data: &ReportData) -> Result<(), String> {
         if by.is_empty() || distinct.len() != by.len() || !groupings.insert(by) {
             return Err(format!(
                 "groups: a grouping by {:?} is no grouping a report has (none, or one said twice)",
-                names(by)
+                Dimension::names(by)
             ));
         }
         grouping(by, groups, &data.coverage)?;
@@ -103,7 +102,7 @@ fn grouping(by: &[Dimension], groups: &[Group], coverage: &Coverage) -> Result<(
             format!(
                 "groups: the group {:?} of a grouping by {}",
                 group.values,
-                names(by)
+                Dimension::names(by)
             )
         };
         if !values.insert(&group.values) {
@@ -130,7 +129,7 @@ fn grouping(by: &[Dimension], groups: &[Group], coverage: &Coverage) -> Result<(
         return Err(format!(
             "groups: the groups of a grouping by {} count {calls} calls, {audited} audited, \
              where the coverage counts {}, {}",
-            names(by),
+            Dimension::names(by),
             found.0,
             found.1
         ));

@@ -252,7 +252,7 @@ impl GroupForm {
         if let Some(other) = self.group.keys().next() {
             return Err(format!(
                 "a group of a grouping by {} has a value for {other:?}, which it is not grouped by",
-                names(by)
+                Dimension::names(by)
             ));
         }
         Ok(Group {
@@ -265,14 +265,6 @@ impl GroupForm {
             from_proxy_log: self.from_proxy_log,
         })
     }
-}
-
-/// `model, tool`.
-pub(super) fn names(by: &[Dimension]) -> String {
-    by.iter()
-        .map(|dimension| dimension.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 fn notices<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<String>>, D::Error> {

@@ -28,7 +28,8 @@ use std::sync::Arc;
 use hyper::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 
 use crate::client::{Upstream, headers, url};
-use crate::door::{Door, Failure};
+use crate::door::{Door, sealed::Sealed};
+use crate::failure::Failure;
 use crate::report::Reports;
 use crate::report::attribution::url_host;
 use crate::tap::Tap;
@@ -57,6 +58,8 @@ impl Bridge {
         })
     }
 }
+
+impl Sealed for Bridge {}
 
 impl Door for Bridge {
     fn server_name(&self) -> String {
@@ -126,6 +129,8 @@ impl Reverse {
         })
     }
 }
+
+impl Sealed for Reverse {}
 
 impl Door for Reverse {
     fn server_name(&self) -> String {

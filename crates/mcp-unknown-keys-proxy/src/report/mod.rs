@@ -33,7 +33,8 @@ use self::log::Log;
 use super::summary::Summary;
 use super::tap::trace::TraceContext;
 use super::tap::{Report, Tap};
-use super::{Failure, LOG_AT_EXIT, SETTLE_AT_EXIT};
+use super::{LOG_AT_EXIT, SETTLE_AT_EXIT};
+use crate::failure::Failure;
 
 /// The outputs of one proxy run.
 pub struct Reports {

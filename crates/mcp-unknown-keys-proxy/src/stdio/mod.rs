@@ -23,7 +23,8 @@ use std::thread;
 
 use self::output::ServerOutput;
 use self::process::Event;
-use crate::door::{Door, Failure};
+use crate::door::{Door, sealed::Sealed};
+use crate::failure::Failure;
 use crate::relay;
 use crate::report::Reports;
 use crate::report::attribution::command_name;
@@ -50,6 +51,8 @@ impl Stdio {
         Ok(Stdio { command, blocked })
     }
 }
+
+impl Sealed for Stdio {}
 
 impl Door for Stdio {
     fn server_name(&self) -> String {

@@ -33,7 +33,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::Failure;
+use crate::failure::Failure;
 use crate::signals::Blocked;
 
 /// What the main thread waits on.
