@@ -62,3 +62,36 @@ fn a_ping_after_a_call_with_a_hundred_thousand_undeclared_keys_is_not_delayed() 
         Some(mcp_unknown_keys::limits::MAX_UNDECLARED_PER_CALL)
     );
 }
+
+/// A call to `fs_read` with the undeclared keys `k{from}` … `k{to - 1}`.
+fn keys(id: usize, from: usize, to: usize) -> String {
+    let members: Vec<String> = (from..to).map(|n| format!(r#""k{n}":1"#)).collect();
+    call(&id.to_string(), "fs_read", &format!("{{{}}}", members.join(",")))
+}
+
+#[test]
+fn past_the_pairs_remembered_new_pairs_are_counted_and_that_is_said_once() {
+    use mcp_unknown_keys::limits::MAX_SAID_PAIRS;
+    let mut s = Session::start(&[], &["cat"]);
+    s.echo(&list_request("1", None));
+    s.echo(&list_response("1", FS_READ, None));
+    let total = MAX_SAID_PAIRS + 1_500;
+    for (n, from) in (0..total).step_by(1_000).enumerate() {
+        s.echo(&keys(n + 2, from, (from + 1_000).min(total)));
+    }
+    let finished = s.finish();
+    assert!(finished.status.success());
+    let full = finished
+        .stderr
+        .matches("distinct (tool, key) pairs have been said")
+        .count();
+    assert_eq!(full, 1, "{}", finished.stderr);
+    let summary = finished.logged_summary();
+    assert_eq!(summary["findings"].as_array().map(Vec::len), Some(MAX_SAID_PAIRS));
+    assert_eq!(summary["unkept_findings"], 1_500);
+    assert!(
+        finished
+            .stderr
+            .contains("1500 more occurrence(s) of pairs found past the 65536 kept")
+    );
+}

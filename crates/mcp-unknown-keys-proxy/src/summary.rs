@@ -109,8 +109,16 @@ struct Logged<'a> {
     coverage: &'a Coverage,
     findings: Vec<LoggedFinding<'a>>,
     declared_keys: BTreeMap<&'a str, &'a [String]>,
+    /// How many times a call carried a pair found once the findings held
+    /// as many as are kept (`limits::MAX_SAID_PAIRS`); written only then.
+    #[serde(skip_serializing_if = "is_zero")]
+    unkept_findings: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     otlp: Option<&'a OtlpCounts>,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 impl Summary<'_> {
@@ -142,6 +150,7 @@ impl Summary<'_> {
             coverage: self.coverage,
             findings,
             declared_keys,
+            unkept_findings: self.findings.unkept(),
             otlp: self.otlp,
         };
         #[derive(Serialize)]
@@ -244,6 +253,14 @@ impl Summary<'_> {
         let more = more(findings.len(), MAX_SHOWN_FINDINGS);
         if !more.is_empty() {
             let _ = writeln!(text, "   {more} (the log has them all)");
+        }
+        if findings.unkept() > 0 {
+            let _ = writeln!(
+                text,
+                "  {} more occurrence(s) of pairs found past the {} kept, counted only",
+                findings.unkept(),
+                mcp_unknown_keys::limits::MAX_SAID_PAIRS
+            );
         }
     }
 }
