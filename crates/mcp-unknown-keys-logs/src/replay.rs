@@ -83,7 +83,8 @@ impl<O: Observer> Handler for Audit<O> {
         let mut judged = Vec::new();
         if found.as_listed {
             let key = found.rpc_id.cloned();
-            let step = self.session.read_audited_call(&as_shown, key, outcome);
+            // Counted once, in the report, below.
+            let step = self.session.pair_audited_call(&as_shown, key, outcome);
             let call = step.call.expect("a call read is a call step");
             (outcome, judged) = (call.outcome, step.verdicts);
         }

@@ -7,11 +7,9 @@
 //! core's [`ListedTools`]), a schema that nests too deep loses that tool
 //! only: it stays listed, declaring nothing, and the rest are audited.
 
-use mcp_unknown_keys::audit::{ListedTools, declarations};
-use mcp_unknown_keys::jsonrpc::{self, members};
+use mcp_unknown_keys::audit::ListedTools;
+use mcp_unknown_keys::jsonrpc::read_listing;
 use napi::{Error, Result, Status};
-use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::js::{Js, Kind};
 
@@ -24,12 +22,9 @@ pub fn listed_tools(tools: Js) -> Result<ListedTools> {
         _ => tools.json_text().map_err(|_| no_json_form())?,
     };
     let text = text.ok_or_else(not_a_listing)?;
-    match tools_array(&text) {
-        Some(array) => ListedTools::read(array).ok_or_else(not_a_listing),
-        None => match serde_json::from_str(&text) {
-            Ok(value) => lone_declaration(value).ok_or_else(not_a_listing),
-            Err(error) => Err(Error::new(Status::InvalidArg, format!("not JSON: {error}"))),
-        },
+    match read_listing(&text) {
+        Ok(listed) => listed.ok_or_else(not_a_listing),
+        Err(error) => Err(Error::new(Status::InvalidArg, format!("not JSON: {error}"))),
     }
 }
 
@@ -47,33 +42,4 @@ fn not_a_listing() -> Error {
         "expected an array of tools, a listing with a `tools` array (a tools/list \
          result or response), or the JSON text of one",
     )
-}
-
-/// The text of a listing's tools: the text itself when it is an array, or
-/// its `tools` member, or its `result`'s (each the last of its name, as the
-/// core reads members); `None` when there is none.
-fn tools_array(text: &str) -> Option<&str> {
-    if text.trim_start().starts_with('[') {
-        return Some(text);
-    }
-    let present = |member: &&RawValue| !jsonrpc::absent(Some(member));
-    let [tools, result] = members(text, ["tools", "result"])?;
-    let tools = match tools.filter(present) {
-        Some(tools) => tools,
-        None => members(result?.get(), ["tools"])?[0].filter(present)?,
-    };
-    Some(tools.get())
-}
-
-/// One declaration given on its own, as a listing of one; `None` when it
-/// declares nothing.
-fn lone_declaration(value: Value) -> Option<ListedTools> {
-    match value {
-        Value::Object(_) if declarations(&value).next().is_some() => {
-            let mut listed = ListedTools::default();
-            listed.tools.push(value);
-            Some(listed)
-        }
-        _ => None,
-    }
 }

@@ -6,13 +6,11 @@
 //! tool's schema is lost: it stays listed, declaring nothing, so its calls
 //! count as `declares_nothing` and the rest are audited.
 
-use mcp_unknown_keys::audit::{ListedTools, declarations};
-use mcp_unknown_keys::jsonrpc::{self, members};
+use mcp_unknown_keys::audit::ListedTools;
+use mcp_unknown_keys::jsonrpc::read_listing;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::convert::{
     NotUtf8, host_value, host_value_within_depth, json_text, model_dump, not_utf8, sequence,
@@ -36,33 +34,11 @@ pub(crate) fn listed_tools(tools: &Bound<'_, PyAny>) -> PyResult<ListedTools> {
     })
 }
 
-/// A listing given as JSON text, its array found without building what
-/// surrounds it (so no depth limit applies until each tool is read).
+/// A listing given as JSON text, read as the core reads one
+/// ([`read_listing`]: its array found without building what surrounds it).
 fn from_text(py: Python<'_>, text: &str) -> PyResult<Option<ListedTools>> {
-    match py.detach(|| tools_array(text).map(ListedTools::read)) {
-        Some(listed) => Ok(listed),
-        // A lone declaration, or text that is not JSON (said as such).
-        None => match serde_json::from_str(text) {
-            Ok(value) => Ok(lone_declaration(value)),
-            Err(error) => Err(PyValueError::new_err(format!("not JSON: {error}"))),
-        },
-    }
-}
-
-/// The text of a listing's tools: the text itself when it is an array, or
-/// its `tools` member, or its `result`'s (each the last of its name, as the
-/// core reads members); `None` when there is none.
-fn tools_array(text: &str) -> Option<&str> {
-    if text.trim_start().starts_with('[') {
-        return Some(text);
-    }
-    let present = |member: &&RawValue| !jsonrpc::absent(Some(member));
-    let [tools, result] = members(text, ["tools", "result"])?;
-    let tools = match tools.filter(present) {
-        Some(tools) => tools,
-        None => members(result?.get(), ["tools"])?[0].filter(present)?,
-    };
-    Some(tools.get())
+    py.detach(|| read_listing(text))
+        .map_err(|error| PyValueError::new_err(format!("not JSON: {error}")))
 }
 
 /// A listing given as Python values: each tool converted on its own.
@@ -92,7 +68,7 @@ fn from_host(value: &Bound<'_, PyAny>) -> PyResult<Option<ListedTools>> {
             Some(items) => each_tool(items).map(Some),
             None => Ok(None),
         },
-        None => Ok(lone_declaration(host_value(value)?)),
+        None => Ok(ListedTools::declaration(host_value(value)?)),
     }
 }
 
@@ -126,22 +102,4 @@ fn name_of(tool: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
             .map(|name| name.to_string_lossy().into_owned()),
         None => None,
     })
-}
-
-/// One declaration given on its own, as a listing of one; `None` when it
-/// declares nothing.
-fn lone_declaration(value: Value) -> Option<ListedTools> {
-    match value {
-        Value::Array(tools) => {
-            let mut listed = ListedTools::default();
-            listed.tools = tools;
-            Some(listed)
-        }
-        Value::Object(_) if declarations(&value).next().is_some() => {
-            let mut listed = ListedTools::default();
-            listed.tools.push(value);
-            Some(listed)
-        }
-        _ => None,
-    }
 }

@@ -98,7 +98,7 @@ impl Pool {
             Err(mut failed) => match failed.take_message() {
                 Some(request) => self.send_on_new(request).await,
                 None if connection.progress.was_stalled() => Err(Box::new(Stalled(idle()))),
-                None if was_reset(failed.error()) => Err(Box::new(ResetBeforeAnswer(failed.into_error()))),
+                None if lost_on_kept(failed.error()) => Err(Box::new(ResetBeforeAnswer(failed.into_error()))),
                 None => Err(failed.into_error().into()),
             },
         }
@@ -202,12 +202,14 @@ impl Pool {
     }
 }
 
-/// A request a kept connection lost: the server reset the connection before
-/// it answered. A socket resets when it is closed with what came unread, or
-/// when bytes come after it closed: the server did not read the request
-/// whole, so it can be sent again on another connection without running
-/// twice (a server that closes a connection just as a request comes on it,
-/// unannounced, is the one case the look at the socket cannot foresee).
+/// A request a kept connection lost: the server reset the connection, or
+/// closed it, before it answered. A socket resets when it is closed with
+/// what came unread, or when bytes come after it closed: the server did not
+/// read the request whole. A close that crosses the request on the wire (a
+/// server whose keep-alive time ran out just then, unannounced: the one case
+/// the look at the socket cannot foresee) reads as the connection ending
+/// before an answer. Either way the request can be sent again, once, on a
+/// new connection, as curl does for a request a reused connection lost.
 #[derive(Debug)]
 pub struct ResetBeforeAnswer(hyper::Error);
 
@@ -221,6 +223,12 @@ impl std::error::Error for ResetBeforeAnswer {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.0.source()
     }
+}
+
+/// Whether hyper's error on a kept connection is the server resetting it,
+/// or closing it before an answer came.
+fn lost_on_kept(error: &hyper::Error) -> bool {
+    error.is_incomplete_message() || was_reset(error)
 }
 
 /// Whether hyper's error is the server resetting the connection.

@@ -147,6 +147,18 @@ impl ListedTools {
         }
         Some(listed)
     }
+
+    /// One declaration given on its own (in any form [`declarations`]
+    /// reads), as a listing of one; `None` when it declares nothing.
+    ///
+    /// [`declarations`]: super::declarations
+    pub fn declaration(value: Value) -> Option<ListedTools> {
+        let declares = value.is_object() && super::declarations(&value).next().is_some();
+        declares.then(|| ListedTools {
+            tools: vec![value],
+            unreadable: Vec::new(),
+        })
+    }
 }
 
 /// The `name` of a tool that cannot be read whole, if that much can be: its

@@ -3,6 +3,8 @@
 
 use std::collections::VecDeque;
 
+use serde_json::value::RawValue;
+
 use super::{Id, absent, members};
 use crate::audit::ListedTools;
 
@@ -15,6 +17,46 @@ pub const MAX_AWAITED_LISTINGS: usize = 64;
 /// awaited must not keep reading them all for one never answered (or
 /// answered with an id it does not match).
 pub const MAX_RESPONSES_AWAITING: u64 = 256;
+
+/// Reads a listing in any form a host hands one as JSON text: an array of
+/// tools, an object holding one under `tools` or `result.tools` (a
+/// `tools/list` result or response; the last member of a name wins, as
+/// everywhere), or one declaration on its own. Read tool by tool
+/// ([`ListedTools::read`]): a schema nesting too deep loses its tool only.
+/// `Ok(None)` for JSON that is none of these; the parser's error for text
+/// that is not JSON. The Python and Node packages read listings with it.
+///
+/// ```
+/// use mcp_unknown_keys::jsonrpc::read_listing;
+///
+/// let response = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"read","inputSchema":{}}]}}"#;
+/// assert_eq!(read_listing(response).unwrap().unwrap().tools[0]["name"], "read");
+/// let lone = r#"{"name":"read","inputSchema":{"properties":{"path":{}}}}"#;
+/// assert_eq!(read_listing(lone).unwrap().unwrap().tools.len(), 1);
+/// assert_eq!(read_listing(r#"{"content":[]}"#).unwrap(), None);
+/// assert!(read_listing("not JSON").is_err());
+/// ```
+pub fn read_listing(text: &str) -> Result<Option<ListedTools>, serde_json::Error> {
+    if let Some(array) = tools_array(text) {
+        return Ok(ListedTools::read(array));
+    }
+    serde_json::from_str(text).map(ListedTools::declaration)
+}
+
+/// The text of a listing's tools: the text itself when it is an array, or
+/// its `tools` member, or its `result`'s; `None` when there is none.
+fn tools_array(text: &str) -> Option<&str> {
+    if text.trim_start().starts_with('[') {
+        return Some(text);
+    }
+    let present = |member: &&RawValue| !absent(Some(member));
+    let [tools, result] = members(text, ["tools", "result"])?;
+    let tools = match tools.filter(present) {
+        Some(tools) => tools,
+        None => members(result?.get(), ["tools"])?[0].filter(present)?,
+    };
+    Some(tools.get())
+}
 
 /// One page of a `tools/list` listing: the `result` of the response.
 ///

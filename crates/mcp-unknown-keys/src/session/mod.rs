@@ -246,13 +246,22 @@ impl Session {
     /// when too many await), and the notice of a reason to skip new to
     /// the session.
     pub fn read_audited_call(&mut self, call: &Call<'_>, key: Option<Id>, outcome: Outcome) -> Step {
+        self.coverage.record(call, &outcome);
+        self.findings.record(call, &outcome);
+        self.pair_audited_call(call, key, outcome)
+    }
+
+    /// [`Session::read_audited_call`] for a door that counts calls in
+    /// counts of its own (the log reader's report, across inputs): the
+    /// call is paired with its answer, and neither counted in
+    /// [`Session::coverage`] nor in [`Session::findings`], so that no call
+    /// is counted twice.
+    pub fn pair_audited_call(&mut self, call: &Call<'_>, key: Option<Id>, outcome: Outcome) -> Step {
         let mut notices: Vec<Notice> = key
             .as_ref()
             .and_then(|key| self.shared_id(key))
             .into_iter()
             .collect();
-        self.coverage.record(call, &outcome);
-        self.findings.record(call, &outcome);
         let flagged = matches!(&outcome, Outcome::Audited { undeclared, undeclared_paths, .. }
             if !undeclared.is_empty() || !undeclared_paths.is_empty());
         let verdicts = match key.filter(|_| flagged) {

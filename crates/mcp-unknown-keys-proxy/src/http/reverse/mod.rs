@@ -39,7 +39,7 @@ use super::message::{Kind, Leading, Outgoing};
 use super::note;
 use super::reply::{self, Failure};
 use super::sse::Parser;
-use crate::client::{Body, Upstream, cause, idle};
+use crate::client::{Body, ResetBeforeAnswer, Upstream, cause, idle};
 use crate::relay::LineTap;
 use crate::tap::Tap;
 
@@ -187,17 +187,17 @@ impl Proxy {
         let hold_until = tokio::time::Instant::now() + request::hold_within();
         let read =
             request::read_request(incoming, client.keep_limit(), &self.budget, hold_until, idle()).await;
-        let (body, id, tapped) = match read {
+        let (body, id, tapped, again) = match read {
             Ok(request::Request::Whole(bytes, body)) => {
                 let tapped = client.before_forward(&bytes);
                 let message = Outgoing::read(&bytes);
                 let id = (message.kind() == Kind::Request).then(|| message.id().map(ToOwned::to_owned));
-                (body, id.flatten(), tapped)
+                (body, id.flatten(), tapped, Some(bytes))
             }
             Ok(request::Request::Streamed { head, body }) => {
                 client.passed_over();
                 let leading = Leading::read(&head);
-                (body, leading.id.filter(|_| leading.method.is_some()), false)
+                (body, leading.id.filter(|_| leading.method.is_some()), false, None)
             }
             Err(unread) => return Ok(self.failed(&Failed::Body(&unread), None, &tap)),
         };
@@ -220,11 +220,30 @@ impl Proxy {
         for (name, value) in &self.headers {
             headers.append(name, value.clone());
         }
-        let answer = if tapped {
+        // A body held whole can go again, should a kept connection lose it
+        // before any answer ([`ResetBeforeAnswer`]).
+        let retry = again.map(|bytes| {
+            (
+                bytes,
+                upstream.method().clone(),
+                upstream.uri().clone(),
+                upstream.headers().clone(),
+            )
+        });
+        let mut answer = if tapped {
             waking_the_audit(self.upstream.request(upstream), &tap).await
         } else {
             self.upstream.request(upstream).await
         };
+        if let (Err(error), Some((bytes, method, uri, headers))) = (&answer, retry)
+            && error.is::<ResetBeforeAnswer>()
+        {
+            let mut upstream = Request::new(request::whole(bytes));
+            *upstream.method_mut() = method;
+            *upstream.uri_mut() = uri;
+            *upstream.headers_mut() = headers;
+            answer = self.upstream.request(upstream).await;
+        }
         let response = match answer {
             Ok(response) => response,
             Err(error) => {

@@ -217,7 +217,7 @@ where
         };
         let Some(frame) = frame else {
             let bytes = held.keeping(read.freeze());
-            return Ok(Request::Whole(bytes.clone(), Prefixed::whole(bytes).boxed()));
+            return Ok(Request::Whole(bytes.clone(), whole(bytes)));
         };
         let frame = frame.map_err(|error| Unread::Failed(error.into()))?;
         let Some(data) = frame.data_ref() else { continue };
@@ -333,6 +333,11 @@ impl HttpBody for Prefixed {
             }
         }
     }
+}
+
+/// A body of bytes held whole, as the upstream is sent one.
+pub(super) fn whole(bytes: Bytes) -> Body {
+    Prefixed::whole(bytes).boxed()
 }
 
 #[cfg(test)]
