@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mcp_unknown_keys_wrap::hosts::{HOSTS, Host};
-use mcp_unknown_keys_wrap::{Mode, process, targets, this_binary};
+use mcp_unknown_keys_wrap::launch::Launch;
+use mcp_unknown_keys_wrap::{Mode, process, targets, this_launch};
 
 /// Which files, which servers, and whether to write.
 #[derive(clap::Args, Debug)]
@@ -42,9 +43,11 @@ pub struct WrapArgs {
     #[arg(long, value_name = "DIR")]
     log_dir: Option<PathBuf>,
     /// The proxy's program as hosts will run it. Default: the absolute path
-    /// of this binary, which works where a host does not see your shell's
-    /// PATH; `--command mcp-unknown-keys` looks it up on PATH (for a
-    /// project file the whole team shares).
+    /// of this binary (of the command on PATH that runs it, when it came
+    /// from a wheel or npm), which works where a host does not see your
+    /// shell's PATH; `npx -y`/`uvx mcp-unknown-keys@VERSION` when it runs
+    /// from npx's or uv's cache. `--command mcp-unknown-keys` looks it up
+    /// on PATH (for a project file the whole team shares).
     #[arg(long, value_name = "PROGRAM")]
     command: Option<String>,
 }
@@ -59,10 +62,14 @@ pub struct UnwrapArgs {
 /// Runs `wrap`: exits 0 when every file found was done, 2 when one could
 /// not be read or written (the others are still done).
 pub fn run_wrap(args: WrapArgs) -> ExitCode {
-    let program = match args.command {
-        Some(program) => program,
-        None => match this_binary() {
-            Ok(program) => program,
+    let launch = match args.command {
+        Some(program) => Launch {
+            program,
+            args: Vec::new(),
+            why: "--command".to_owned(),
+        },
+        None => match this_launch() {
+            Ok(launch) => launch,
             Err(message) => return usage_error(&message),
         },
     };
@@ -75,7 +82,18 @@ pub fn run_wrap(args: WrapArgs) -> ExitCode {
     {
         return usage_error(&format!("cannot create the log directory {}: {e}", dir.display()));
     }
-    run(&args.selection, &Mode::Wrap { program, log_dir })
+    if args.selection.dry_run {
+        let form: Vec<&str> = std::iter::once(launch.program.as_str())
+            .chain(launch.args.iter().map(String::as_str))
+            .collect();
+        eprintln!("hosts will run the proxy as: {} ({})", form.join(" "), launch.why);
+    }
+    let mode = Mode::Wrap {
+        program: launch.program,
+        program_args: launch.args,
+        log_dir,
+    };
+    run(&args.selection, &mode)
 }
 
 /// Runs `unwrap`; exits as `wrap` does.

@@ -547,3 +547,63 @@ fn the_guides_before_and_after_are_what_wrap_does() {
         assert_eq!(text(&path), blocks[1], "{title}");
     }
 }
+
+/// The binary placed at `relative` under `dir`, as a package manager
+/// installs it (a link is no use: the binary reads its real path).
+fn installed_at(dir: &Path, relative: &str) -> std::path::PathBuf {
+    let exe = dir.join(relative);
+    fs::create_dir_all(exe.parent().unwrap()).unwrap();
+    if fs::hard_link(binary(), &exe).is_err() {
+        fs::copy(binary(), &exe).unwrap();
+    }
+    exe
+}
+
+#[test]
+fn run_from_a_package_managers_cache_wrap_writes_the_launcher_pinned() {
+    let version = env!("CARGO_PKG_VERSION");
+    let cases = [
+        (
+            ".npm/_npx/0a1b2c/node_modules/mcp-unknown-keys-linux-x64-gnu/mcp-unknown-keys",
+            format!("npx -y mcp-unknown-keys@{version}"),
+            format!(r#""args": ["-y", "mcp-unknown-keys@{version}", "proxy", "--name", "sqlite""#),
+        ),
+        (
+            ".cache/uv/archive-v0/EA7JV5tRMNHu/bin/mcp-unknown-keys",
+            format!("uvx mcp-unknown-keys@{version}"),
+            format!(r#""args": ["mcp-unknown-keys@{version}", "proxy", "--name", "sqlite""#),
+        ),
+    ];
+    for (relative, said, written) in cases {
+        let (dir, path) = scratch("claude-desktop.json");
+        let exe = installed_at(dir.path(), relative);
+        let config = path.to_str().unwrap();
+        let dry = std::process::Command::new(&exe)
+            .args(["wrap", "--dry-run", "--config", config])
+            .env("PATH", "/usr/bin:/bin")
+            .env_remove("UV_CACHE_DIR")
+            .output()
+            .unwrap();
+        let report = succeeded(&dry);
+        assert!(
+            report.contains(&format!("hosts will run the proxy as: {said} (")),
+            "{report}"
+        );
+        let wrapped = std::process::Command::new(&exe)
+            .args(["wrap", "--config", config])
+            .env_remove("UV_CACHE_DIR")
+            .output()
+            .unwrap();
+        succeeded(&wrapped);
+        let written_text = text(&path);
+        assert!(written_text.contains(&written), "{written_text}");
+        assert!(
+            !written_text.contains(dir.path().to_str().unwrap()),
+            "no cache path: {written_text}"
+        );
+        let again = run(&["wrap", "--config", config, "--command", "mcp-unknown-keys"]);
+        assert!(succeeded(&again).contains("sqlite: already wrapped"));
+        succeeded(&run(&["unwrap", "--config", config]));
+        assert_eq!(text(&path), fixture("claude-desktop.json"));
+    }
+}

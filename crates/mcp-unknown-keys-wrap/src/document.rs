@@ -23,10 +23,12 @@ pub type MapPath = &'static [&'static str];
 
 /// What to do to each server.
 pub enum Action<'a> {
-    /// Put the proxy in front: run as `program`, logging to
-    /// `log_dir/NAME.jsonl` when a directory is given.
+    /// Put the proxy in front: run as `program` with `program_args`
+    /// before `proxy` (a launcher's: `npx -y mcp-unknown-keys@1.0.0`),
+    /// logging to `log_dir/NAME.jsonl` when a directory is given.
     Wrap {
         program: &'a str,
+        program_args: &'a [String],
         log_dir: Option<&'a Path>,
     },
     /// Take the proxy out, with the backups' texts to restore from.
@@ -112,8 +114,15 @@ pub fn plan(
         let form = entry::classify(text, server.value, name)?;
         let what = match (action, &form) {
             (_, Entry::Unsupported(reason)) => What::Skipped(reason.clone()),
-            (Action::Wrap { program, log_dir }, Entry::Stdio { .. } | Entry::Remote { .. }) => {
-                let proxy = invocation(program, *log_dir, name);
+            (
+                Action::Wrap {
+                    program,
+                    program_args,
+                    log_dir,
+                },
+                Entry::Stdio { .. } | Entry::Remote { .. },
+            ) => {
+                let proxy = invocation(program, program_args, *log_dir, name);
                 plan.edits
                     .extend(entry::wrap(text, server.value, &form, name, &proxy));
                 What::Wrapped
@@ -146,9 +155,10 @@ pub fn plan(
 }
 
 /// How wrap calls the proxy for the server `name`.
-fn invocation(program: &str, log_dir: Option<&Path>, name: &str) -> Invocation {
+fn invocation(program: &str, program_args: &[String], log_dir: Option<&Path>, name: &str) -> Invocation {
     Invocation {
         program: program.to_owned(),
+        program_args: program_args.to_vec(),
         log: log_dir.map(|dir| dir.join(log_file_name(name)).to_string_lossy().into_owned()),
     }
 }
@@ -204,6 +214,7 @@ fn original(
     }
     let proxy = Invocation {
         program: wrapped.program.clone(),
+        program_args: wrapped.program_args.clone(),
         log: wrapped.log.clone(),
     };
     backups.iter().find_map(|(text, root)| {
@@ -315,6 +326,7 @@ mod tests {
     fn wrap(text: &str) -> (String, Vec<What>) {
         let action = Action::Wrap {
             program: "mcp-unknown-keys",
+            program_args: &[],
             log_dir: None,
         };
         let plan = plan(text, MAPS, URL, &action, &[]).unwrap();
@@ -330,6 +342,46 @@ mod tests {
             apply(text, &plan.edits),
             plan.servers.into_iter().map(|s| s.what).collect(),
         )
+    }
+
+    #[test]
+    fn a_launcher_form_wraps_is_known_again_and_unwraps() {
+        let original = r#"{"mcpServers": {"t": {"command": "uvx", "args": ["mcp-server-time"]}, "r": {"url": "https://x/mcp?k=1"}}}"#;
+        let program_args = ["-y".to_owned(), "mcp-unknown-keys@1.2.3".to_owned()];
+        let action = Action::Wrap {
+            program: "npx",
+            program_args: &program_args,
+            log_dir: None,
+        };
+        let wrapped = apply(original, &plan(original, MAPS, URL, &action, &[]).unwrap().edits);
+        assert!(
+            wrapped.contains(r#""command": "npx", "args": ["-y", "mcp-unknown-keys@1.2.3", "proxy", "--name", "t", "--", "uvx", "mcp-server-time"]"#),
+            "{wrapped}"
+        );
+        let again = plan(&wrapped, MAPS, URL, &action, &[]).unwrap();
+        assert!(again.edits.is_empty(), "wrapping twice nests no second proxy");
+        assert_eq!(
+            again.servers.iter().map(|s| &s.what).collect::<Vec<_>>(),
+            [&What::AlreadyWrapped, &What::AlreadyWrapped]
+        );
+        assert_eq!(
+            unwrap(&wrapped, &[original.to_owned()]),
+            (original.to_owned(), vec![What::Restored, What::Restored])
+        );
+        let (rebuilt, what) = unwrap(&wrapped, &[]);
+        assert_eq!(rebuilt, original);
+        assert_eq!(what, [What::Rebuilt, What::Rebuilt]);
+    }
+
+    #[test]
+    fn npx_running_another_package_is_not_a_proxy() {
+        let text = r#"{"mcpServers": {"t": {"command": "npx", "args": ["-y", "mcp-unknown-keys-helper", "proxy", "--name", "x"]}}}"#;
+        let (wrapped, what) = wrap(text);
+        assert_eq!(what, [What::Wrapped]);
+        assert!(
+            wrapped.contains(r#""--", "npx", "-y", "mcp-unknown-keys-helper""#),
+            "{wrapped}"
+        );
     }
 
     #[test]

@@ -24,6 +24,7 @@
 use super::edit::{Edit, json_string, remove_member, separator_after, slice};
 use super::headers::{self, Restore};
 use super::jsonc::{Member, Unreadable, Value};
+use super::launch::COMMAND;
 use super::url as urls;
 
 /// How a host spells what differs between hosts.
@@ -39,6 +40,9 @@ pub struct Dialect {
 pub struct Invocation {
     /// The proxy's program: an absolute path, or a name found on PATH.
     pub program: String,
+    /// The program's arguments before `proxy`: a launcher's (`-y
+    /// mcp-unknown-keys@1.0.0` for npx), or none.
+    pub program_args: Vec<String>,
     /// The entry's `--log` file, if any.
     pub log: Option<String>,
 }
@@ -72,6 +76,8 @@ pub struct Wrapped {
     env: Option<usize>,
     /// The proxy's program, decoded.
     pub program: String,
+    /// The program's arguments before `proxy`, decoded.
+    pub program_args: Vec<String>,
     /// The `--name` it was given.
     pub name: Option<String>,
     /// The `--log` it was given.
@@ -136,7 +142,8 @@ pub fn classify(text: &str, entry: &Value, name: &str) -> Result<Entry, Unreadab
             Some(i) => strings(&members[i].value)?,
             None => Vec::new(),
         };
-        if values.first() == Some(&"proxy")
+        let head = proxy_at(program, &values);
+        if let Some(head) = head
             && let Some(args) = args
         {
             let elements = members[args].value.as_array().unwrap_or_default();
@@ -146,11 +153,11 @@ pub fn classify(text: &str, entry: &Value, name: &str) -> Result<Entry, Unreadab
                 kind,
                 env: find(members, "env")?,
             };
-            let wrapped = read_wrapped(text, program, members, elements, &values);
-            let shaped = values.get(1) == Some(&"--name")
+            let wrapped = read_wrapped(text, program, members, elements, &values, head);
+            let shaped = values.get(head + 1) == Some(&"--name")
                 && wrapped.name.as_deref() == Some(name)
                 && !matches!(wrapped.target, Target::Unknown);
-            if is_proxy(program) || shaped {
+            if is_proxy(program) || head > 0 || shaped {
                 return Ok(Entry::Wrapped(wrapped));
             }
         }
@@ -361,9 +368,10 @@ pub fn rebuild(text: &str, entry: &Value, wrapped: &Wrapped, dialect: Dialect) -
     }
 }
 
-/// `proxy --name NAME [--log FILE]`, as JSON string tokens.
+/// `[PROGRAM_ARGS…] proxy --name NAME [--log FILE]`, as JSON string tokens.
 fn proxy_head(name: &str, proxy: &Invocation) -> Vec<String> {
-    let mut head = vec![json_string("proxy"), json_string("--name"), json_string(name)];
+    let mut head: Vec<String> = proxy.program_args.iter().map(|arg| json_string(arg)).collect();
+    head.extend([json_string("proxy"), json_string("--name"), json_string(name)]);
     if let Some(log) = &proxy.log {
         head.push(json_string("--log"));
         head.push(json_string(log));
@@ -373,12 +381,42 @@ fn proxy_head(name: &str, proxy: &Invocation) -> Vec<String> {
 
 /// Whether `program` is this tool: its file name, with or without `.exe`.
 fn is_proxy(program: &str) -> bool {
+    stem(program) == COMMAND
+}
+
+/// The index in `values` (the entry's `args`) of the proxy's `proxy`
+/// subcommand: 0 for the binary itself, after the package for a launcher
+/// that runs this tool (`npx -y mcp-unknown-keys@1.0.0 proxy …`, `uvx
+/// mcp-unknown-keys@1.0.0 proxy …`); `None` when the entry is no proxy.
+fn proxy_at(program: &str, values: &[&str]) -> Option<usize> {
+    if values.first() == Some(&"proxy") {
+        return Some(0);
+    }
+    if !["npx", "uvx"].contains(&stem(program)) {
+        return None;
+    }
+    let at = values.iter().position(|value| *value == "proxy")?;
+    let (flags, package) = values[..at].split_at(at.checked_sub(1)?);
+    let package = package[0];
+    let ours = package == COMMAND
+        || package
+            .strip_prefix(COMMAND)
+            .is_some_and(|version| version.starts_with('@'));
+    (ours && flags.iter().all(|flag| flag.starts_with('-'))).then_some(at)
+}
+
+/// A program's file name without its folder and a Windows extension.
+fn stem(program: &str) -> &str {
     let file = program.rsplit(['/', '\\']).next().unwrap_or(program);
-    let stem = file
-        .get(file.len().saturating_sub(4)..)
-        .filter(|tail| tail.eq_ignore_ascii_case(".exe"))
-        .map_or(file, |_| &file[..file.len() - 4]);
-    stem == "mcp-unknown-keys"
+    [".exe", ".cmd"]
+        .iter()
+        .find_map(|ext| {
+            file.len()
+                .checked_sub(ext.len())
+                .filter(|&cut| file.is_char_boundary(cut) && file[cut..].eq_ignore_ascii_case(ext))
+                .map(|cut| &file[..cut])
+        })
+        .unwrap_or(file)
 }
 
 /// Where a wrapped entry's members are.
@@ -389,7 +427,14 @@ struct Members {
     env: Option<usize>,
 }
 
-fn read_wrapped(text: &str, program: &str, members: Members, elements: &[Value], values: &[&str]) -> Wrapped {
+fn read_wrapped(
+    text: &str,
+    program: &str,
+    members: Members,
+    elements: &[Value],
+    values: &[&str],
+    head: usize,
+) -> Wrapped {
     let Members {
         command,
         args,
@@ -402,13 +447,14 @@ fn read_wrapped(text: &str, program: &str, members: Members, elements: &[Value],
         kind,
         env,
         program: program.to_owned(),
+        program_args: values[..head].iter().map(|arg| (*arg).to_owned()).collect(),
         name: None,
         log: None,
         target: Target::Unknown,
     };
     let mut url = None;
     let mut headers = Vec::new();
-    let mut i = 1;
+    let mut i = head + 1;
     while i < values.len() {
         if values[i] == "--" {
             if i + 1 < values.len() {

@@ -11,6 +11,8 @@
 //! - `edit` and `diff` make the edits and show them, and `redact` what a
 //!   diff may show of a configuration: no secret;
 //! - `file` writes safely: backup, then atomic replace;
+//! - [`launch`] tells how hosts should start the proxy, from where this
+//!   binary was installed;
 //! - this module finds the files ([`targets`]) and does one ([`process`]).
 //!
 //! A file is edited as text, never re-serialised: comments, whitespace and
@@ -29,6 +31,7 @@ mod file;
 mod headers;
 pub mod hosts;
 pub mod jsonc;
+pub mod launch;
 mod redact;
 mod url;
 
@@ -44,6 +47,8 @@ pub enum Mode {
     Wrap {
         /// The proxy's program as hosts will run it.
         program: String,
+        /// The program's arguments before `proxy` (a launcher's).
+        program_args: Vec<String>,
         /// Give each server `--log DIR/NAME.jsonl`.
         log_dir: Option<PathBuf>,
     },
@@ -107,8 +112,13 @@ pub fn process(target: &ConfigFile, mode: &Mode, servers: &[String], dry_run: bo
     let config = file::read(&target.path)?;
     let backups;
     let action = match mode {
-        Mode::Wrap { program, log_dir } => Action::Wrap {
+        Mode::Wrap {
             program,
+            program_args,
+            log_dir,
+        } => Action::Wrap {
+            program,
+            program_args,
             log_dir: log_dir.as_deref(),
         },
         Mode::Unwrap => {
@@ -174,15 +184,25 @@ fn servers_report(plan: &Plan) -> String {
         .collect()
 }
 
-/// This binary's absolute path, for hosts to run.
-pub fn this_binary() -> Result<String, String> {
-    let path = std::env::current_exe()
+/// How hosts should start this binary as the proxy: see [`launch`].
+pub fn this_launch() -> Result<launch::Launch, String> {
+    let exe = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .map_err(|e| format!("cannot tell where this binary is ({e}); name it with --command"))?;
-    path.into_os_string().into_string().map_err(|path| {
-        format!(
+    if exe.to_str().is_none() {
+        return Err(format!(
             "{} is not UTF-8; name the binary with --command",
-            Path::new(&path).display()
-        )
-    })
+            exe.display()
+        ));
+    }
+    let path = std::env::var_os("PATH");
+    let uv_cache_dir = std::env::var_os("UV_CACHE_DIR").map(PathBuf::from);
+    let real_path = |path: &Path| std::fs::canonicalize(path).ok().filter(|real| real.is_file());
+    let around = launch::Surroundings {
+        path: path.as_deref(),
+        uv_cache_dir: uv_cache_dir.as_deref(),
+        version: env!("CARGO_PKG_VERSION"),
+        real_path: &real_path,
+    };
+    Ok(launch::launch(&exe, &around))
 }
