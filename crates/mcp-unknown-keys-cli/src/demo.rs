@@ -22,6 +22,23 @@ use mcp_unknown_keys_policy::{Answer, Question, default_rules};
 use serde_json::{Value, json};
 use tower_layer::Layer;
 
+/// `println!`, except that a reader gone away (`demo | head`) ends the
+/// demo quietly, as a pipe's writer should, rather than with a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        say_line(format_args!($($arg)*))
+    };
+}
+
+fn say_line(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    if let Err(error) = writeln!(std::io::stdout().lock(), "{line}")
+        && error.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        std::process::exit(0);
+    }
+}
+
 /// The command line of `demo`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -88,10 +105,8 @@ async fn demo(style: Style) -> Result<(), BoxError> {
     )?;
     let stack = build_stack(registry, &host);
 
-    println!("{}", style.bold("mcp-unknown-keys demo"));
-    println!(
-        "The specification's stack, Policy(UnknownKeys(Reasons(Registry))), over the example MCP server."
-    );
+    say!("{}", style.bold("mcp-unknown-keys demo"));
+    say!("The specification's stack, Policy(UnknownKeys(Reasons(Registry))), over the example MCP server.");
 
     section(
         &style,
@@ -99,7 +114,7 @@ async fn demo(style: Style) -> Result<(), BoxError> {
     );
     let catalogue = stack.tools_for_llm().await?;
     for declaration in &catalogue {
-        println!(
+        say!(
             "  {:<10} {}",
             declaration.name().unwrap_or("?"),
             declared_keys(declaration).join(", ")
@@ -117,9 +132,9 @@ async fn demo(style: Style) -> Result<(), BoxError> {
 
     server.close().await;
     section(&style, "What happened");
-    println!("  Every call ran exactly as the model sent it, and the server reported no error. But the read");
-    println!("  started at line 0, not 12 (the server dropped `ffset`), and the task ran on a prompt cut to");
-    println!("  \"Investigate the\". Only the warnings above say so; each was said once.");
+    say!("  Every call ran exactly as the model sent it, and the server reported no error. But the read");
+    say!("  started at line 0, not 12 (the server dropped `ffset`), and the task ran on a prompt cut to");
+    say!("  \"Investigate the\". Only the warnings above say so; each was said once.");
     Ok(())
 }
 
@@ -183,9 +198,9 @@ async fn play(
     style: &Style,
     calls: Vec<ToolCall>,
 ) -> Result<(), BoxError> {
-    println!("  {}", style.dim("what the model sent:"));
+    say!("  {}", style.dim("what the model sent:"));
     for call in &calls {
-        println!(
+        say!(
             "    {} {} {}",
             call.id_text(),
             call.name().unwrap_or("?"),
@@ -195,14 +210,14 @@ async fn play(
     let results = stack.execute_tool_calls(calls).await?;
     let notes = host.take();
     print_notes(style, &notes);
-    println!("  {}", style.dim("results:"));
+    say!("  {}", style.dim("results:"));
     for result in &results {
         let status = if result.is_error {
             style.red("error")
         } else {
             style.green("ok")
         };
-        println!(
+        say!(
             "    {} {status}: {}",
             result.tool_call_id,
             first_line(&result.content)
@@ -215,8 +230,8 @@ async fn play(
 fn print_notes(style: &Style, notes: &[Note]) {
     for note in notes {
         if let Note::Question(question) = note {
-            println!("  {} {question}", style.dim("policy asks:"));
-            println!("  {} allow once", style.dim("human answers:"));
+            say!("  {} {question}", style.dim("policy asks:"));
+            say!("  {} allow once", style.dim("human answers:"));
         }
     }
     let reasons: Vec<&String> = notes
@@ -224,24 +239,24 @@ fn print_notes(style: &Style, notes: &[Note]) {
         .filter_map(|n| if let Note::Reason(r) = n { Some(r) } else { None })
         .collect();
     for reason in reasons {
-        println!("  {} {reason}", style.dim("reason given:"));
+        say!("  {} {reason}", style.dim("reason given:"));
     }
     let warnings: Vec<&Warning> = notes
         .iter()
         .filter_map(|n| if let Note::Warning(w) = n { Some(w) } else { None })
         .collect();
     if warnings.is_empty() {
-        println!("  {}", style.dim("warnings: none"));
+        say!("  {}", style.dim("warnings: none"));
     } else {
-        println!("  {}", style.dim("warnings (each pair said once):"));
+        say!("  {}", style.dim("warnings (each pair said once):"));
         for warning in warnings {
-            println!("    {} {warning}", style.yellow("mcp-unknown-keys:"));
+            say!("    {} {warning}", style.yellow("mcp-unknown-keys:"));
         }
     }
-    println!("  {}", style.dim("what the server received:"));
+    say!("  {}", style.dim("what the server received:"));
     for note in notes {
         if let Note::Received(call) = note {
-            println!("    {} {}", call.name().unwrap_or("?"), call.arguments_text());
+            say!("    {} {}", call.name().unwrap_or("?"), call.arguments_text());
         }
     }
 }
@@ -283,8 +298,8 @@ fn first_line(text: &str) -> String {
 }
 
 fn section(style: &Style, title: &str) {
-    println!();
-    println!("{}", style.bold(title));
+    say!("");
+    say!("{}", style.bold(title));
 }
 
 /// ANSI colour, only when stdout is a terminal.

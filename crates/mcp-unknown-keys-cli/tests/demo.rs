@@ -49,3 +49,23 @@ fn the_demo_shows_each_warning_once_runs_every_call_and_exits_zero() {
     assert!(!stdout.contains('\u{1b}'));
     assert_eq!(String::from_utf8_lossy(&output.stderr), "");
 }
+
+#[test]
+fn a_reader_gone_away_ends_the_demo_quietly() {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut demo = Command::new(env!("CARGO_BIN_EXE_mcp-unknown-keys"))
+        .arg("demo")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // As `demo | head -1`: the first line read, then the pipe closed.
+    let mut first = [0u8; 8];
+    demo.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let mut stderr = String::new();
+    demo.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = demo.wait().unwrap();
+    assert!(status.success(), "{status}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
