@@ -41,7 +41,6 @@ mod signals;
 mod stdio;
 mod summary;
 mod tap;
-pub mod utc;
 
 pub use self::door::{Door, run};
 pub use self::failure::Failure;

@@ -12,7 +12,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt, PermissionsExt
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use mcp_unknown_keys_proxy::utc::Utc;
+use mcp_unknown_keys::utc::Utc;
 
 /// How backups end, after `<file name>.<UTC time>`.
 const BACKUP_SUFFIX: &str = ".mcp-unknown-keys.bak";

@@ -120,6 +120,10 @@ mod registry;
 pub mod session;
 mod settle;
 mod unknown_keys;
+/// UTC timestamps for the doors' logs and wrap's backups: a helper the
+/// workspace shares, not part of the alarm's API.
+#[doc(hidden)]
+pub mod utc;
 mod wire;
 
 #[cfg(feature = "http")]

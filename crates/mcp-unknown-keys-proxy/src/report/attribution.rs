@@ -9,7 +9,7 @@ use std::io::Read;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::utc::Utc;
+use mcp_unknown_keys::utc::Utc;
 
 /// The attribution of one proxy run.
 #[derive(Clone, Debug)]
