@@ -13,7 +13,7 @@
 //! (docs/audit.md), by design.
 
 use mcp_unknown_keys::audit::{Auditor, Coverage, Judged, Warning};
-use mcp_unknown_keys::session::From;
+use mcp_unknown_keys::session::Side;
 use mcp_unknown_keys_logs::{Audit, Input, Observer, Options};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -38,7 +38,7 @@ fn through_the_session(messages: &[Message], allow: &[&str], top_level_only: boo
         .allow_all(allow.iter().copied())
         .top_level_only(top_level_only);
     let messages = messages.iter().map(|(from_host, text)| {
-        let from = if *from_host { From::Host } else { From::Server };
+        let from = if *from_host { Side::Host } else { Side::Server };
         (from, text.as_str())
     });
     let Fed {

@@ -13,7 +13,7 @@
 
 use mcp_unknown_keys::audit::{Arguments, Call, Catalog, Judged, ListedTools, Note, Outcome, Skip, Warning};
 use mcp_unknown_keys::jsonrpc::Message;
-use mcp_unknown_keys::session::From;
+use mcp_unknown_keys::session::Side;
 use serde_json::{Map, Value};
 
 use crate::audit::Audit;
@@ -199,10 +199,10 @@ impl<O: Observer> Handler for Audit<O> {
         let from = match &message {
             Message::ListTools { .. } => {
                 self.session.take_unrequested_listings(false);
-                From::Host
+                Side::Host
             }
-            Message::Cancelled { .. } | Message::TaskResult { .. } | Message::CancelTask { .. } => From::Host,
-            Message::ListChanged | Message::Response { .. } => From::Server,
+            Message::Cancelled { .. } | Message::TaskResult { .. } | Message::CancelTask { .. } => Side::Host,
+            Message::ListChanged | Message::Response { .. } => Side::Server,
             // A call is handed over as any call is, through `call`.
             Message::Call { .. } | Message::Other => return false,
         };

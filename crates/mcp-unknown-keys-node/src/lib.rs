@@ -7,7 +7,7 @@
 //! server) and the Vercel AI SDK.
 //!
 //! - `auditor`: `Auditor`, over the core's [`Auditor`](mcp_unknown_keys::audit::Auditor);
-//! - `session`: `Session`, over the core's [`Session`](mcp_unknown_keys::session::Session),
+//! - `session`: `JsSession` (`Session` in JavaScript), over the core's [`Session`](mcp_unknown_keys::session::Session),
 //!   for hosts that see the server's answers too;
 //! - `options`: what a host passes to build either;
 //! - `arguments`: a call's object as `index.js` read it, once, as

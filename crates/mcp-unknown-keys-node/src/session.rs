@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use mcp_unknown_keys::audit::{self, Judged};
 use mcp_unknown_keys::jsonrpc::{Line, read_line};
-use mcp_unknown_keys::session::{From, Session as CoreSession, Step};
+use mcp_unknown_keys::session::{Session as CoreSession, Side, Step};
 use napi::bindgen_prelude::Unknown;
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -53,8 +53,8 @@ pub struct SessionOptions {
 
 /// One MCP session as the alarm sees it: hand it each message the host
 /// sends (`fromHost`) and each the server sends back (`fromServer`).
-#[napi]
-pub struct Session {
+#[napi(js_name = "Session")]
+pub struct JsSession {
     auditor: audit::Auditor,
     queue: Arc<Queue>,
     callbacks: Rc<Callbacks>,
@@ -64,10 +64,10 @@ pub struct Session {
 }
 
 #[napi]
-impl Session {
+impl JsSession {
     /// A session with nothing read yet.
     #[napi(constructor)]
-    pub fn new(options: Option<SessionOptions>) -> Session {
+    pub fn new(options: Option<SessionOptions>) -> JsSession {
         let options = options.unwrap_or_default();
         let Built {
             auditor,
@@ -80,7 +80,7 @@ impl Session {
             allow: options.allow,
             top_level_only: options.top_level_only,
         });
-        Session {
+        JsSession {
             auditor,
             queue,
             callbacks,
@@ -94,7 +94,7 @@ impl Session {
     /// message holds; a value with no JSON form throws a `TypeError`.
     #[napi(js_name = "fromHost", ts_args_type = "message: unknown")]
     pub fn read_from_host(&self, env: &Env, message: Unknown<'_>) -> Result<Vec<Warning>> {
-        self.read(env, From::Host, message)
+        self.read(env, Side::Host, message)
     }
 
     /// Reads one message (or batch) the server sent: listings, answers,
@@ -102,7 +102,7 @@ impl Session {
     /// no call).
     #[napi(js_name = "fromServer", ts_args_type = "message: unknown")]
     pub fn read_from_server(&self, env: &Env, message: Unknown<'_>) -> Result<Vec<Warning>> {
-        self.read(env, From::Server, message)
+        self.read(env, Side::Server, message)
     }
 
     /// Ends the session: every call still awaiting its answer is judged
@@ -142,9 +142,9 @@ impl Session {
     }
 }
 
-impl Session {
+impl JsSession {
     /// Reads a message from `from`, then delivers what the session said.
-    fn read(&self, env: &Env, from: From, message: Unknown<'_>) -> Result<Vec<Warning>> {
+    fn read(&self, env: &Env, from: Side, message: Unknown<'_>) -> Result<Vec<Warning>> {
         let message = js(env, message);
         let line = match message.kind() {
             Kind::String => message.text().ok(),
@@ -163,7 +163,7 @@ impl Session {
 
     /// Hands each message of a line to the session. A bug met reading one
     /// message loses that message only.
-    fn steps(&self, from: From, line: &[u8]) -> Vec<Step> {
+    fn steps(&self, from: Side, line: &[u8]) -> Vec<Step> {
         let messages = match catch_unwind(|| read_line(line)) {
             Ok(Line::Message(message)) => vec![message],
             Ok(Line::Batch(messages)) => messages,

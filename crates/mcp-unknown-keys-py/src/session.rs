@@ -14,7 +14,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use mcp_unknown_keys::audit::{self, Judged};
 use mcp_unknown_keys::jsonrpc::{Line, read_line};
-use mcp_unknown_keys::session::{From, Session, Step};
+use mcp_unknown_keys::session::{Session, Side, Step};
 use pyo3::prelude::*;
 
 use crate::convert::DETACH_FROM_BYTES;
@@ -81,7 +81,7 @@ impl PySession {
     /// `TypeError`.
     #[pyo3(name = "from_host")]
     fn read_from_host(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<Vec<PyWarning>> {
-        self.read(py, From::Host, message)
+        self.read(py, Side::Host, message)
     }
 
     /// Reads one message (or batch) the server sent, in the same forms as
@@ -89,7 +89,7 @@ impl PySession {
     /// it raised (none: a server sends no call).
     #[pyo3(name = "from_server")]
     fn read_from_server(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<Vec<PyWarning>> {
-        self.read(py, From::Server, message)
+        self.read(py, Side::Server, message)
     }
 
     /// Ends the session: every call still awaiting its answer is judged
@@ -157,7 +157,7 @@ impl PySession {
     }
 
     /// Reads a message from `from`, then delivers what the session said.
-    fn read(&self, py: Python<'_>, from: From, message: &Bound<'_, PyAny>) -> PyResult<Vec<PyWarning>> {
+    fn read(&self, py: Python<'_>, from: Side, message: &Bound<'_, PyAny>) -> PyResult<Vec<PyWarning>> {
         let steps = match wire_bytes(message)? {
             Some(line) if line.len() >= DETACH_FROM_BYTES => py.detach(|| self.steps(from, &line)),
             Some(line) => self.steps(from, &line),
@@ -172,7 +172,7 @@ impl PySession {
 
     /// Hands each message of a line to the session, under its lock. A bug
     /// met reading one message loses that message only.
-    fn steps(&self, from: From, line: &[u8]) -> Vec<Step> {
+    fn steps(&self, from: Side, line: &[u8]) -> Vec<Step> {
         let messages = match catch_unwind(|| read_line(line)) {
             Ok(Line::Message(message)) => vec![message],
             Ok(Line::Batch(messages)) => messages,

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use mcp_unknown_keys::audit::{Auditor, Coverage, Judged, Warning};
-use mcp_unknown_keys::session::{From, Session as Core};
+use mcp_unknown_keys::session::{Session as Core, Side as CoreSide};
 use serde_json::Value;
 use support::library::Fed;
 
@@ -45,8 +45,8 @@ pub fn library(session: &Session) -> Said {
         .top_level_only(session.options.top_level_only);
     let messages = session.messages.iter().map(|recorded| {
         let from = match recorded.from {
-            Side::Host => From::Host,
-            Side::Server => From::Server,
+            Side::Host => CoreSide::Host,
+            Side::Server => CoreSide::Server,
         };
         (from, recorded.text.as_str())
     });

@@ -4,7 +4,7 @@
 
 use mcp_unknown_keys::audit::{Auditor, Judged, Warning};
 use mcp_unknown_keys::jsonrpc::{Line, read_line};
-use mcp_unknown_keys::session::{From, Session};
+use mcp_unknown_keys::session::{Session, Side};
 
 /// A session fed to its end: its state (coverage, findings, verdicts
 /// counted), the warnings its steps said, and every verdict, those of the
@@ -18,7 +18,7 @@ pub struct Fed {
 /// Feeds each message (its side, its text as it travelled; a batch
 /// message by message) to a new session auditing through `auditor`, then
 /// ends the session.
-pub fn feed<'a>(auditor: &Auditor, messages: impl IntoIterator<Item = (From, &'a str)>) -> Fed {
+pub fn feed<'a>(auditor: &Auditor, messages: impl IntoIterator<Item = (Side, &'a str)>) -> Fed {
     let mut session = Session::new();
     let mut warnings = Vec::new();
     let mut verdicts = Vec::new();

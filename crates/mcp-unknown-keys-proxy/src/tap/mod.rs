@@ -34,7 +34,7 @@ use std::time::Duration;
 use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Judged, Skip, Verdicts, Warning};
 use memchr::memmem;
 
-use self::queue::{From, Queue};
+use self::queue::{Queue, Source};
 use self::trace::TraceContext;
 use self::worker::{Gates, Worker};
 use super::MAX_TAPPED_LINE;
@@ -220,7 +220,8 @@ impl Tap {
     /// call it answers is unanswered by the server; a listing it answers is
     /// no longer awaited.
     pub fn own_reply(&self, message: &[u8]) {
-        if message.len() <= MAX_TAPPED_LINE && self.shared.queue.try_push(From::Proxy, message, false, false)
+        if message.len() <= MAX_TAPPED_LINE
+            && self.shared.queue.try_push(Source::Proxy, message, false, false)
         {
             self.shared.queue.wake();
         }
@@ -322,7 +323,7 @@ impl LineTap for ClientLines<'_> {
         if may_call {
             gates.calls_unread.fetch_add(1, Ordering::SeqCst);
         }
-        if self.0.queue.try_push(From::Client, line, in_window, may_call) {
+        if self.0.queue.try_push(Source::Client, line, in_window, may_call) {
             return true;
         }
         if in_window {
@@ -468,7 +469,7 @@ impl LineTap for ServerLines<'_> {
         if !wanted {
             return false;
         }
-        if self.0.queue.try_push(From::Server, line, false, false) {
+        if self.0.queue.try_push(Source::Server, line, false, false) {
             return true;
         }
         self.0.unread.server_behind.fetch_add(1, Ordering::Relaxed);

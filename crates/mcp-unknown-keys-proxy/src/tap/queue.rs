@@ -20,7 +20,7 @@ const WAKE_AT: usize = 32;
 
 /// Which relay saw a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum From {
+pub enum Source {
     Client,
     Server,
     /// A line the proxy wrote to the client in the server's place (an
@@ -31,7 +31,7 @@ pub enum From {
 /// One line for the worker.
 #[derive(Debug)]
 pub struct Entry {
-    pub from: From,
+    pub from: Source,
     pub line: Vec<u8>,
     /// The relay counted this line in the listing window (see
     /// `Shared::window`): the worker closes it once the line is read.
@@ -104,7 +104,7 @@ impl Queue {
     /// at once. The copy is made before the lock is taken. The worker is not
     /// woken here: call [`Queue::wake`] once the line is forwarded, so the
     /// wake-up costs the relay nothing first.
-    pub fn try_push(&self, from: From, line: &[u8], in_window: bool, may_call: bool) -> bool {
+    pub fn try_push(&self, from: Source, line: &[u8], in_window: bool, may_call: bool) -> bool {
         if self.bytes_hint.load(Ordering::Relaxed) + line.len() > self.capacity {
             return false;
         }
@@ -210,13 +210,13 @@ mod tests {
     #[test]
     fn lines_come_out_in_order_and_a_full_queue_refuses_without_waiting() {
         let queue = Queue::new(10);
-        assert!(queue.try_push(From::Client, b"12345", false, false));
-        assert!(queue.try_push(From::Server, b"6789", true, false));
+        assert!(queue.try_push(Source::Client, b"12345", false, false));
+        assert!(queue.try_push(Source::Server, b"6789", true, false));
         assert!(
-            !queue.try_push(From::Client, b"ab", false, false),
+            !queue.try_push(Source::Client, b"ab", false, false),
             "11 bytes do not fit in 10"
         );
-        let popped: Vec<(From, Vec<u8>)> = queue
+        let popped: Vec<(Source, Vec<u8>)> = queue
             .pop_all()
             .unwrap()
             .into_iter()
@@ -225,14 +225,14 @@ mod tests {
         assert_eq!(
             popped,
             [
-                (From::Client, b"12345".to_vec()),
-                (From::Server, b"6789".to_vec())
+                (Source::Client, b"12345".to_vec()),
+                (Source::Server, b"6789".to_vec())
             ]
         );
         // Popped but not finished: their bytes still count.
-        assert!(!queue.try_push(From::Client, b"ab", false, false));
+        assert!(!queue.try_push(Source::Client, b"ab", false, false));
         queue.finished(2, 9);
-        assert!(queue.try_push(From::Client, b"ab", false, false));
+        assert!(queue.try_push(Source::Client, b"ab", false, false));
         assert_eq!(queue.pop_all().unwrap()[0].line, b"ab");
     }
 
@@ -242,7 +242,7 @@ mod tests {
         let line = vec![b'x'; 1 << 16];
         let at = line.as_ptr();
         let entry = Entry {
-            from: From::Client,
+            from: Source::Client,
             line,
             in_window: false,
             may_call: false,
@@ -255,15 +255,20 @@ mod tests {
             "the queue keeps the allocation it was given"
         );
         // A line that cannot fit is refused before it is copied.
-        assert!(!queue.try_push(From::Client, &vec![b'y'; (1 << 20) - (1 << 16) + 1], false, false));
+        assert!(!queue.try_push(
+            Source::Client,
+            &vec![b'y'; (1 << 20) - (1 << 16) + 1],
+            false,
+            false
+        ));
         queue.finished(1, 1 << 16);
-        assert!(queue.try_push(From::Client, &vec![b'y'; 1 << 20], false, false));
+        assert!(queue.try_push(Source::Client, &vec![b'y'; 1 << 20], false, false));
     }
 
     #[test]
     fn settling_waits_for_the_worker_and_gives_up_when_told() {
         let queue = Arc::new(Queue::new(100));
-        queue.try_push(From::Client, b"one", false, false);
+        queue.try_push(Source::Client, b"one", false, false);
         assert_eq!(queue.settle(Some(Duration::from_millis(10))), 1);
         let worker = {
             let queue = queue.clone();
@@ -274,7 +279,7 @@ mod tests {
                 }
             })
         };
-        queue.try_push(From::Client, b"two", false, false);
+        queue.try_push(Source::Client, b"two", false, false);
         queue.wake();
         assert_eq!(queue.settle(None), 0);
         queue.close();

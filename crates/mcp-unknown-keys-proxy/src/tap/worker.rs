@@ -12,11 +12,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Judged, Skip, Verdicts, Warning};
 use mcp_unknown_keys::jsonrpc::{Id, Line, Message, read_line};
-use mcp_unknown_keys::session::{From as Side, Session};
+use mcp_unknown_keys::session::{Session, Side};
 
 use super::Report;
 use super::answers::AwaitedIds;
-use super::queue::{Entry, From};
+use super::queue::{Entry, Source};
 use super::trace::TraceContext;
 
 /// Moves the window by as many listings as a message made the session
@@ -224,10 +224,10 @@ impl Worker {
     /// no lock held.
     fn act<'a>(&self, entry: &'a Entry, message: Message<'a>, gates: &Gates) {
         let from = match entry.from {
-            From::Client => Side::Host,
-            From::Server => Side::Server,
+            Source::Client => Side::Host,
+            Source::Server => Side::Server,
             // The proxy answered in the server's place: the server never did.
-            From::Proxy => Side::Door,
+            Source::Proxy => Side::Door,
         };
         // The id under which an answer may now be awaited: a call's, or a
         // `tasks/result` request's (whose answer settles a task's call).

@@ -50,7 +50,7 @@
 //! ```
 //! use mcp_unknown_keys::audit::{Auditor, Skip};
 //! use mcp_unknown_keys::jsonrpc::{Line, read_line};
-//! use mcp_unknown_keys::session::{From, Session};
+//! use mcp_unknown_keys::session::{Session, Side};
 //!
 //! let auditor = Auditor::new().with_sink(());
 //! let mut session = Session::new();
@@ -58,17 +58,17 @@
 //!     let Line::Message(message) = read_line(line.as_bytes()) else { unreachable!() };
 //!     session.read(&auditor, from, message)
 //! };
-//! read(From::Host, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+//! read(Side::Host, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
 //! read(
-//!     From::Server,
+//!     Side::Server,
 //!     r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"read","inputSchema":{"properties":{"path":{}}}}]}}"#,
 //! );
 //! let step = read(
-//!     From::Host,
+//!     Side::Host,
 //!     r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"a","ffset":1}}}"#,
 //! );
 //! assert_eq!(step.warning().unwrap().unknown_keys, ["ffset"]);
-//! let step = read(From::Server, r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#);
+//! let step = read(Side::Server, r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#);
 //! assert_eq!(step.verdicts[0].verdict.as_str(), "ignored");
 //! assert_eq!((session.coverage().calls, session.coverage().audited), (1, 1));
 //! # let _ = Skip::NoCatalogue;
@@ -84,7 +84,7 @@ use crate::jsonrpc::{AwaitedListings, Id, ListingPage, Message};
 
 /// Where a message came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum From {
+pub enum Side {
     /// The host (the MCP client): requests, and notifications such as
     /// `notifications/cancelled`.
     Host,
@@ -184,31 +184,31 @@ impl Session {
 
     /// Acts on one message from `from`, auditing calls through `auditor`
     /// (its catalogue and its said-once memory).
-    pub fn read(&mut self, auditor: &Auditor, from: From, message: Message<'_>) -> Step {
+    pub fn read(&mut self, auditor: &Auditor, from: Side, message: Message<'_>) -> Step {
         let mut step = Step::default();
         match (from, message) {
-            (From::Host, Message::ListTools { id, first }) => {
+            (Side::Host, Message::ListTools { id, first }) => {
                 step.notices.extend(self.shared_id(&id));
                 self.awaited.request(id, first);
                 step.used = true;
             }
-            (From::Host, Message::Call { id, name, arguments }) => {
+            (Side::Host, Message::Call { id, name, arguments }) => {
                 step = self.call(auditor, &name, arguments.as_deref(), id);
             }
-            (From::Host, Message::TaskResult { id, task }) => {
+            (Side::Host, Message::TaskResult { id, task }) => {
                 step.notices.extend(self.shared_id(&id));
                 step.used = self.verdicts.task_result(id, &task);
             }
-            (From::Host, Message::CancelTask { task }) => {
+            (Side::Host, Message::CancelTask { task }) => {
                 step.verdicts.extend(self.verdicts.cancel_task(&task));
                 step.used = !step.verdicts.is_empty();
             }
-            (From::Host, Message::Cancelled { request }) => {
+            (Side::Host, Message::Cancelled { request }) => {
                 let listing = self.awaited.cancel(&request);
                 step.verdicts.extend(self.verdicts.cancel(&request));
                 step.used = listing || !step.verdicts.is_empty();
             }
-            (From::Server, Message::ListChanged) => {
+            (Side::Server, Message::ListChanged) => {
                 // Nothing is audited until the next listing, the first
                 // answered from now on (the host may have asked for it
                 // before the notification reached it).
@@ -216,14 +216,14 @@ impl Session {
                 step.installed = Some(auditor.install_catalog(Catalog::none()));
                 step.used = true;
             }
-            (From::Server | From::Door, Message::Response { id, result }) => {
+            (Side::Server | Side::Door, Message::Response { id, result }) => {
                 let result = result.map(|raw| raw.get());
                 let listing = self.answered(auditor, &id, result, &mut step);
                 // The answer is read only for a call that awaits one: most
                 // responses (large tool results among them) are not.
                 if self.verdicts.awaits(&id) {
                     let judged = match from {
-                        From::Door => self.verdicts.cancel(&id),
+                        Side::Door => self.verdicts.cancel(&id),
                         _ => self.verdicts.answer(&id, Answer::read(result)),
                     };
                     step.verdicts.extend(judged);

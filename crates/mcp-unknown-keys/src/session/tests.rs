@@ -15,7 +15,7 @@ impl Run {
         }
     }
 
-    fn read(&mut self, from: From, line: &str) -> Step {
+    fn read(&mut self, from: Side, line: &str) -> Step {
         let Line::Message(message) = read_line(line.as_bytes()) else {
             panic!("not a message: {line}")
         };
@@ -25,7 +25,7 @@ impl Run {
     fn list(&mut self, id: &str, cursor: Option<&str>) {
         let params = cursor.map_or(String::new(), |c| format!(r#","params":{{"cursor":"{c}"}}"#));
         self.read(
-            From::Host,
+            Side::Host,
             &format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"{params}}}"#),
         );
     }
@@ -39,7 +39,7 @@ impl Run {
             .collect();
         let next = next.map_or(String::new(), |n| format!(r#","nextCursor":"{n}""#));
         self.read(
-            From::Server,
+            Side::Server,
             &format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{}]{next}}}}}"#,
                 tools.join(",")
@@ -49,7 +49,7 @@ impl Run {
 
     fn call(&mut self, id: &str, tool: &str, arguments: &str) -> Step {
         self.read(
-            From::Host,
+            Side::Host,
             &format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
             ),
@@ -111,7 +111,7 @@ fn list_changed_drops_the_catalogue_until_the_next_listing_and_a_relisting_repla
     run.list("1", None);
     run.page("1", &[("read", "path")], None);
     run.read(
-        From::Server,
+        Side::Server,
         r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#,
     );
     let step = run.call("2", "read", r#"{"x":1}"#);
@@ -138,7 +138,7 @@ fn an_error_answering_a_listing_keeps_the_catalogue_and_gives_up_the_listing() {
     run.page("1", &[("read", "path")], Some("p2"));
     run.list("2", Some("p2"));
     run.read(
-        From::Server,
+        Side::Server,
         r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad cursor"}}"#,
     );
     assert_eq!(run.auditor.audited_tools(), ["read"]);
@@ -162,22 +162,22 @@ fn a_flagged_call_is_judged_by_its_answer_its_cancellation_or_the_end() {
     }
     let verdict = |step: Step| step.verdicts.first().map(|judged| judged.verdict);
     let ignored = run.read(
-        From::Server,
+        Side::Server,
         r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#,
     );
     assert_eq!(verdict(ignored), Some(Verdict::Ignored));
     let rejected = run.read(
-        From::Server,
+        Side::Server,
         r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"x"}}"#,
     );
     assert_eq!(verdict(rejected), Some(Verdict::Rejected));
     let cancelled = run.read(
-        From::Host,
+        Side::Host,
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}}"#,
     );
     assert_eq!(verdict(cancelled), Some(Verdict::Unanswered));
     let door = run.read(
-        From::Door,
+        Side::Door,
         r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32000,"message":"x"}}"#,
     );
     assert_eq!(
@@ -198,7 +198,7 @@ fn each_skip_is_first_said_once_and_a_tool_too_deep_is_a_note() {
     for id in ["3", "4"] {
         run.list(id, None);
         let step = run.read(
-            From::Server,
+            Side::Server,
             &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"deep","inputSchema":{deep}}}]}}}}"#),
         );
         // Listed, declaring nothing, with a note the auditor says once.
@@ -247,7 +247,7 @@ fn a_call_audited_by_the_door_is_counted_and_awaits_its_answer_as_any_call() {
     assert_eq!((coverage.calls, coverage.audited), (3, 2));
     assert_eq!(run.session.findings().len(), 1);
     let step = run.read(
-        From::Server,
+        Side::Server,
         r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}}"#,
     );
     assert!(step.used);
@@ -267,7 +267,7 @@ fn unrequested_listings_are_taken_only_while_the_door_says_so() {
     assert_eq!(run.auditor.audited_tools(), ["list"], "a new listing");
     // A response that is no listing answers nothing.
     let step = run.read(
-        From::Server,
+        Side::Server,
         r#"{"jsonrpc":"2.0","id":4,"result":{"content":[]}}"#,
     );
     assert!(!step.used);
@@ -293,25 +293,25 @@ fn an_abandoned_listing_takes_no_further_page() {
 #[test]
 fn a_step_says_whether_the_message_was_of_use() {
     let mut run = Run::new();
-    let used = |run: &mut Run, from: From, line: &str| run.read(from, line).used;
+    let used = |run: &mut Run, from: Side, line: &str| run.read(from, line).used;
     let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
-    assert!(!used(&mut run, From::Host, cancel), "nothing awaits 1");
+    assert!(!used(&mut run, Side::Host, cancel), "nothing awaits 1");
     run.list("1", None);
-    assert!(used(&mut run, From::Host, cancel), "gives up the listing request");
+    assert!(used(&mut run, Side::Host, cancel), "gives up the listing request");
     assert!(!used(
         &mut run,
-        From::Server,
+        Side::Server,
         r#"{"jsonrpc":"2.0","id":9,"result":{"tools":[]}}"#
     ));
     assert!(used(
         &mut run,
-        From::Server,
+        Side::Server,
         r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
     ));
     assert!(
         !used(
             &mut run,
-            From::Host,
+            Side::Host,
             r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#
         ),
         "the host sends no list_changed"
@@ -319,7 +319,7 @@ fn a_step_says_whether_the_message_was_of_use() {
     assert!(run.call("2", "read", "{}").used);
     assert!(!used(
         &mut run,
-        From::Host,
+        Side::Host,
         r#"{"jsonrpc":"2.0","method":"ping","id":3}"#
     ));
 }
@@ -346,7 +346,7 @@ fn requests_in_flight_under_one_id_by_value_are_ambiguous_and_said_once() {
             step.notices
         );
         let answered = run.read(
-            From::Server,
+            Side::Server,
             &format!(r#"{{"jsonrpc":"2.0","id":{second},"error":{{}}}}"#),
         );
         assert_eq!(
@@ -366,7 +366,7 @@ fn verdicts_write_the_id_as_it_came() {
         let mut run = listed();
         run.call(id, "read", r#"{"path":"a","ffset":1}"#);
         let step = run.read(
-            From::Server,
+            Side::Server,
             &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#),
         );
         assert_eq!(step.verdicts[0].id, id);
@@ -378,23 +378,23 @@ fn an_interim_answer_and_a_task_are_followed_to_the_final_one() {
     let mut run = listed();
     run.call("1", "read", r#"{"path":"a","ffset":1}"#);
     let interim = run.read(
-        From::Server,
+        Side::Server,
         r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required","inputRequests":{}}}"#,
     );
     assert!(interim.verdicts.is_empty());
     run.call("2", "read", r#"{"path":"a","ffset":1}"#);
     let task = run.read(
-        From::Server,
+        Side::Server,
         r#"{"jsonrpc":"2.0","id":2,"result":{"task":{"taskId":"t1","status":"working"}}}"#,
     );
     assert!(task.verdicts.is_empty());
     let fetch = run.read(
-        From::Host,
+        Side::Host,
         r#"{"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":"t1"}}"#,
     );
     assert!(fetch.used);
     let result = run.read(
-        From::Server,
+        Side::Server,
         r#"{"jsonrpc":"2.0","id":3,"result":{"isError":true}}"#,
     );
     assert_eq!(
@@ -403,11 +403,11 @@ fn an_interim_answer_and_a_task_are_followed_to_the_final_one() {
     );
     run.call("4", "read", r#"{"path":"a","ffset":1}"#);
     run.read(
-        From::Server,
+        Side::Server,
         r#"{"jsonrpc":"2.0","id":4,"result":{"task":{"taskId":"t4","status":"working"}}}"#,
     );
     let cancel = run.read(
-        From::Host,
+        Side::Host,
         r#"{"jsonrpc":"2.0","id":5,"method":"tasks/cancel","params":{"taskId":"t4"}}"#,
     );
     assert_eq!(cancel.verdicts[0].verdict, Verdict::Unanswered);

@@ -34,7 +34,7 @@ use tokio::task::AbortHandle;
 
 use self::host::HostLine;
 use self::one_way::OneWay;
-use self::session::{Outbound, Routing, Session};
+use self::session::{Outbound, Routing, UpstreamSession};
 use self::to_host::{ToHost, Writer};
 use super::message::{Kind, Leading, Outgoing};
 use super::note;
@@ -55,7 +55,7 @@ const STOP_PATIENCE: Duration = Duration::from_secs(2);
 /// The bridge's shared state.
 struct Bridge {
     upstream: Upstream,
-    session: Session,
+    session: UpstreamSession,
     tap: Arc<Tap>,
     out: Out,
     /// Requests awaiting their answer, by id: to close a 2026-07-28
@@ -100,7 +100,7 @@ pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), 
     let (lines, from_host) = mpsc::channel(64);
     host::start(lines, &runtime)?;
     let bridge = Arc::new(Bridge {
-        session: Session::new(headers),
+        session: UpstreamSession::new(headers),
         upstream,
         out: Out {
             lines: to_host,

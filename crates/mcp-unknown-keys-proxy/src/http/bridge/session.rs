@@ -33,7 +33,7 @@ const EVENTS: HeaderValue = HeaderValue::from_static("text/event-stream");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 /// The protocol's state between requests.
-pub struct Session {
+pub struct UpstreamSession {
     /// The user's `--header`s.
     headers: HeaderMap,
     state: Mutex<State>,
@@ -78,9 +78,9 @@ impl Routing {
     }
 }
 
-impl Session {
-    pub fn new(headers: HeaderMap) -> Session {
-        Session {
+impl UpstreamSession {
+    pub fn new(headers: HeaderMap) -> UpstreamSession {
+        UpstreamSession {
             headers,
             state: Mutex::default(),
             params: Mutex::default(),
@@ -289,7 +289,7 @@ mod tests {
             .map(|v| v.to_str().unwrap().to_owned())
     }
 
-    fn post(session: &Session, line: &str) -> Request<Body> {
+    fn post(session: &UpstreamSession, line: &str) -> Request<Body> {
         let message = Outgoing::read(line.as_bytes());
         let routing = session.route(&message);
         session
@@ -306,7 +306,7 @@ mod tests {
     fn a_legacy_session_sends_its_id_and_negotiated_version_after_initialize() {
         let mut user = HeaderMap::new();
         user.insert("authorization", HeaderValue::from_static("Bearer t"));
-        let session = Session::new(user);
+        let session = UpstreamSession::new(user);
         let initialize = post(
             &session,
             r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#,
@@ -338,7 +338,7 @@ mod tests {
 
     #[test]
     fn a_modern_request_carries_the_headers_its_message_names() {
-        let session = Session::new(HeaderMap::new());
+        let session = UpstreamSession::new(HeaderMap::new());
         let line = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"Ünïcode","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
         let call = post(&session, line);
         assert_eq!(session.era(), Era::Modern);
