@@ -338,7 +338,7 @@ fn deep_values_are_read_to_a_bound_and_never_make_a_call_unreadable() {
         text
     };
     // Each level of the tree is two of JSON: the deepest read is 32 down.
-    let reachable = mcp_unknown_keys::audit::MAX_NESTED_DEPTH / 2;
+    let reachable = mcp_unknown_keys::limits::MAX_NESTED_DEPTH / 2;
     let line = |id: &str, depth: usize, key: &str| {
         format!(
             r#"{{"type":"tool_use","id":"{id}","name":"tree","input":{}}}"#,

@@ -306,7 +306,7 @@ pub(crate) struct Read {
 /// object (not part of the API). napi-rs exports a constant under its Rust
 /// name, whatever `js_name` says.
 #[napi]
-pub const MAX_NESTED_DEPTH: u32 = audit::MAX_NESTED_DEPTH as u32;
+pub const MAX_NESTED_DEPTH: u32 = mcp_unknown_keys::limits::MAX_NESTED_DEPTH as u32;
 
 /// A value handed to this call.
 pub(crate) fn js(env: &Env, value: Unknown<'_>) -> Js {

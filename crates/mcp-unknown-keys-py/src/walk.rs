@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use mcp_unknown_keys::audit::MAX_NESTED_DEPTH;
+use mcp_unknown_keys::limits::MAX_NESTED_DEPTH;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};

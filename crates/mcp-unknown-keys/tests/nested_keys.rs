@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use common::said::{audit, listed, undeclared};
 use mcp_unknown_keys::audit::{
-    Arguments, Auditor, Call, Catalog, Findings, HostObject, MAX_NESTED_DEPTH, NotAnObject, Outcome, Sink,
-    TracingSink, Warning,
+    Arguments, Auditor, Call, Catalog, Findings, HostObject, NotAnObject, Outcome, Sink, TracingSink, Warning,
 };
+use mcp_unknown_keys::limits::MAX_NESTED_DEPTH;
 use mcp_unknown_keys::{Provider, ToolCall, ToolDeclaration, UnknownKeysLayer};
 use proptest::prelude::*;
 use serde_json::{Value, json};

@@ -7,7 +7,8 @@
 use crate::common;
 
 use common::said::{audit, listed, undeclared};
-use mcp_unknown_keys::audit::{Catalog, MAX_LISTING_WORK, MAX_SCHEMA_WORK, Outcome, Problem, Skip};
+use mcp_unknown_keys::audit::{Catalog, Outcome, Problem, Skip};
+use mcp_unknown_keys::limits::{MAX_LISTING_WORK, MAX_SCHEMA_WORK};
 use serde_json::{Map, Value, json};
 
 fn tool(name: &str, schema: Value) -> Value {

@@ -247,7 +247,7 @@ fn a_local_ref_to_nothing_leaves_the_tool_unaudited() {
 fn a_schema_past_the_bounds_is_not_audited_and_says_so() {
     // An allOf chain deeper than MAX_COMPOSITION_DEPTH.
     let mut schema = json!({"properties": {"deep": {}}});
-    for _ in 0..=mcp_unknown_keys::audit::MAX_COMPOSITION_DEPTH {
+    for _ in 0..=mcp_unknown_keys::limits::MAX_COMPOSITION_DEPTH {
         schema = json!({"allOf": [schema]});
     }
     let (auditor, said) = listed(&[tool(schema)]);
@@ -413,7 +413,7 @@ fn a_subschema_met_in_a_branch_and_through_all_of_still_closes_the_object() {
 
 #[test]
 fn past_the_bound_on_shapes_nested_values_go_unread_but_the_tool_is_audited() {
-    let shapes = mcp_unknown_keys::audit::MAX_SHAPES;
+    let shapes = mcp_unknown_keys::limits::MAX_SHAPES;
     let properties: serde_json::Map<String, Value> = (0..shapes + 10)
         .map(|i| (format!("p{i:05}"), json!({"properties": {format!("q{i}"): {}}})))
         .collect();

@@ -4,7 +4,8 @@
 
 use std::collections::HashSet;
 
-use mcp_unknown_keys::audit::{Cause, Coverage, MAX_UNLISTED_NAME_BYTES};
+use mcp_unknown_keys::audit::{Cause, Coverage};
+use mcp_unknown_keys::limits::MAX_UNLISTED_NAME_BYTES;
 
 use super::ReportData;
 use crate::groups::MAX_VALUE_BYTES;

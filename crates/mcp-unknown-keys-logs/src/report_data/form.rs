@@ -11,9 +11,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
 
-use mcp_unknown_keys::audit::{
-    Cause, Coverage, MAX_NAMED_UNLISTED_TOOLS, OTHER_UNLISTED_TOOLS, Skip, Warning,
-};
+use mcp_unknown_keys::audit::{Cause, Coverage, OTHER_UNLISTED_TOOLS, Skip, Warning};
+use mcp_unknown_keys::limits::MAX_NAMED_UNLISTED_TOOLS;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 

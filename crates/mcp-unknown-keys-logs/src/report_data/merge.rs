@@ -12,7 +12,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use mcp_unknown_keys::audit::{Coverage, MAX_NAMED_UNLISTED_TOOLS, OTHER_UNLISTED_TOOLS};
+use mcp_unknown_keys::audit::{Coverage, OTHER_UNLISTED_TOOLS};
+use mcp_unknown_keys::limits::MAX_NAMED_UNLISTED_TOOLS;
 
 use super::{Finding, MAX_NOTICES, ReportData};
 use crate::{Dimension, Group, Lines, MAX_GROUPS, MAX_KEYS_PER_GROUP, OTHER, sort_groups};

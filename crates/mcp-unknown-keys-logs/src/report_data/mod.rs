@@ -39,7 +39,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! [`MAX_NAMED_UNLISTED_TOOLS`]: mcp_unknown_keys::audit::MAX_NAMED_UNLISTED_TOOLS
+//! [`MAX_NAMED_UNLISTED_TOOLS`]: mcp_unknown_keys::limits::MAX_NAMED_UNLISTED_TOOLS
 
 use std::collections::BTreeMap;
 

@@ -186,7 +186,7 @@ fn unanswered_listings_are_forgotten_beyond_a_bound() {
     tap.settle(None);
     assert_eq!(
         tap.shared.gates.window.load(Ordering::SeqCst),
-        mcp_unknown_keys::jsonrpc::MAX_AWAITED_LISTINGS
+        mcp_unknown_keys::limits::MAX_AWAITED_LISTINGS
     );
 }
 
@@ -194,7 +194,7 @@ fn unanswered_listings_are_forgotten_beyond_a_bound() {
 fn a_listing_left_unanswered_while_the_server_answers_much_else_is_forgotten() {
     let (tap, _) = tap();
     from_client(&tap, r#"{"jsonrpc":"2.0","id":"never","method":"tools/list"}"#);
-    for id in 0..mcp_unknown_keys::jsonrpc::MAX_RESPONSES_AWAITING {
+    for id in 0..mcp_unknown_keys::limits::MAX_RESPONSES_AWAITING {
         from_server(&tap, &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#));
     }
     tap.settle(None);
@@ -551,7 +551,7 @@ fn the_ids_awaited_by_the_server_side_stay_bounded_and_are_forgotten_once_answer
     };
     // Far more calls carrying an undeclared key than are awaited at once,
     // none answered: the oldest are judged unanswered as new ones come.
-    let calls = 3 * mcp_unknown_keys::audit::MAX_AWAITED;
+    let calls = 3 * mcp_unknown_keys::limits::MAX_AWAITED;
     for id in 2..2 + calls {
         from_client(&tap, &misspelt_call(id as u32));
         if id % 256 == 0 {
@@ -562,11 +562,11 @@ fn the_ids_awaited_by_the_server_side_stay_bounded_and_are_forgotten_once_answer
     assert_eq!(tap.server().keep_limit(), MAX_TAPPED_LINE, "answers are awaited");
     let size = gate_size(&tap);
     assert!(
-        (mcp_unknown_keys::audit::MAX_AWAITED..=2 * mcp_unknown_keys::audit::MAX_AWAITED).contains(&size),
+        (mcp_unknown_keys::limits::MAX_AWAITED..=2 * mcp_unknown_keys::limits::MAX_AWAITED).contains(&size),
         "{size} ids"
     );
     // Every awaited call answered: the server side narrows again.
-    for id in 2 + calls - mcp_unknown_keys::audit::MAX_AWAITED..2 + calls {
+    for id in 2 + calls - mcp_unknown_keys::limits::MAX_AWAITED..2 + calls {
         from_server(&tap, &format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#));
     }
     tap.settle(None);

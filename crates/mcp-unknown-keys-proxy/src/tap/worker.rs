@@ -338,7 +338,7 @@ impl Worker {
 /// Drops from the server relay's gate the ids no longer awaited. Swept only
 /// once the gate holds twice as many ids as calls are awaited, or none is
 /// awaited: a sweep per verdict cost a pass over up to
-/// [`MAX_AWAITED`](mcp_unknown_keys::audit::MAX_AWAITED) ids per call once
+/// [`MAX_AWAITED`](mcp_unknown_keys::limits::MAX_AWAITED) ids per call once
 /// that many went unanswered (30 µs a call, a fortieth of the stdio proxy's
 /// throughput). An id kept a while after its answer only lets a server line
 /// carrying it be looked at, in vain.

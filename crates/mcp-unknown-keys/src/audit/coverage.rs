@@ -12,15 +12,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::{Call, Outcome, Skip};
-
-/// The most distinct tool names [`Coverage::unlisted_tools`] names; calls to
-/// further names are counted under [`OTHER_UNLISTED_TOOLS`]. A log full of
-/// invented names costs bounded memory.
-pub const MAX_NAMED_UNLISTED_TOOLS: usize = 1000;
-
-/// The longest unlisted tool name kept, in bytes: a longer one is cut at a
-/// character boundary and ends with `…`, within this length.
-pub const MAX_UNLISTED_NAME_BYTES: usize = 256;
+use crate::limits::{MAX_NAMED_UNLISTED_TOOLS, MAX_UNLISTED_NAME_BYTES};
 
 /// The entry of [`Coverage::unlisted_tools`] that counts the calls to names
 /// past [`MAX_NAMED_UNLISTED_TOOLS`].

@@ -40,17 +40,14 @@ mod warning;
 
 pub(crate) use auditor::REASON_KEY;
 pub use auditor::{Auditor, Call, Outcome, Skip};
-pub use catalog::{
-    Catalog, Declared, MAX_COMPOSITION_DEPTH, MAX_LISTING_WORK, MAX_SCHEMA_WORK, MAX_SHAPES, MAX_SUBSCHEMAS,
-    Note, Problem,
-};
-pub use coverage::{Coverage, MAX_NAMED_UNLISTED_TOOLS, MAX_UNLISTED_NAME_BYTES, OTHER_UNLISTED_TOOLS};
+pub use catalog::{Catalog, Declared, Note, Problem};
+pub use coverage::{Coverage, OTHER_UNLISTED_TOOLS};
 pub use declarations::declarations;
 pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};
-pub use keys::{Arguments, HostObject, MAX_NESTED_DEPTH, NestedScan, NotAnObject, arguments_text};
+pub use keys::{Arguments, HostObject, NestedScan, NotAnObject, arguments_text};
 pub use listing::{ListedTools, Listing};
 pub use notice::Notice;
 pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
-pub use verdicts::{Answer, Judged, MAX_AWAITED, Verdict, VerdictCounts, Verdicts, verdicts_text};
-pub use warning::{MAX_LISTED, MAX_SHOWN_CHARS, Printable, Warning};
+pub use verdicts::{Answer, Judged, Verdict, VerdictCounts, Verdicts, verdicts_text};
+pub use warning::{Printable, Warning};

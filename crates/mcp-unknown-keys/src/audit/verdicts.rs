@@ -13,6 +13,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::{Call, Outcome};
+use crate::limits::MAX_AWAITED;
 
 /// What the server did with a call that carried undeclared keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -301,12 +302,6 @@ pub fn verdicts_text(counts: &VerdictCounts) -> String {
         format!(" — {}", said.join(", "))
     }
 }
-
-/// The most calls awaiting their answer at once; beyond it the oldest is
-/// judged [`Verdict::Unanswered`]. Calls gone on as tasks, and calls
-/// answered by an interim result and awaiting their retry, are bounded
-/// alike, each.
-pub const MAX_AWAITED: usize = 1024;
 
 /// Pairs each call that carried undeclared keys with the server's answer,
 /// and counts the verdicts per (tool, key) and per (tool, path).

@@ -5,6 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::{Hint, MissingKey};
+use crate::limits::{MAX_LISTED, MAX_SHOWN_CHARS};
 
 /// A tool was called with keys it never declared.
 ///
@@ -154,9 +155,6 @@ impl fmt::Display for Warning {
     }
 }
 
-/// The most items of one list a human-readable warning line shows.
-pub const MAX_LISTED: usize = 20;
-
 fn write_list(f: &mut fmt::Formatter<'_>, keys: &[String]) -> fmt::Result {
     let shown: Vec<Printable<'_>> = keys.iter().take(MAX_LISTED).map(|key| Printable(key)).collect();
     write_each(f, &shown, ", ")?;
@@ -191,9 +189,6 @@ pub(crate) fn write_each<T: fmt::Display>(
     }
     Ok(())
 }
-
-/// The most characters of one key shown in a human-readable line.
-pub const MAX_SHOWN_CHARS: usize = 64;
 
 /// Shows model-written text safely in one line: control characters escaped
 /// (`\n`, `\u{1b}`), and cut after [`MAX_SHOWN_CHARS`] characters with `…`.

@@ -7,16 +7,7 @@ use serde_json::value::RawValue;
 
 use super::{Id, absent, members};
 use crate::audit::ListedTools;
-
-/// The most `tools/list` requests awaited at once; the oldest is forgotten
-/// beyond it (a server may never answer a request).
-pub const MAX_AWAITED_LISTINGS: usize = 64;
-
-/// A `tools/list` request is forgotten once this many other responses came
-/// without answering it: a door that reads every line while a listing is
-/// awaited must not keep reading them all for one never answered (or
-/// answered with an id it does not match).
-pub const MAX_RESPONSES_AWAITING: u64 = 256;
+use crate::limits::{MAX_AWAITED_LISTINGS, MAX_RESPONSES_AWAITING};
 
 /// Reads a listing in any form a host hands one as JSON text: an array of
 /// tools, an object holding one under `tools` or `result.tools` (a

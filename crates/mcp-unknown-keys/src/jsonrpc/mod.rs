@@ -51,7 +51,7 @@ use crate::audit::arguments_text;
 
 pub use id::{Decimal, Id};
 pub(crate) use listings::AwaitedListings;
-pub use listings::{ListingPage, MAX_AWAITED_LISTINGS, MAX_RESPONSES_AWAITING, read_listing};
+pub use listings::{ListingPage, read_listing};
 
 /// What a line is.
 #[derive(Debug, PartialEq)]

@@ -9,7 +9,7 @@
 //! it delivers things, with no lock held. What the session decides:
 //!
 //! - a `tools/list` request is awaited by id (at most
-//!   [`MAX_AWAITED_LISTINGS`](crate::jsonrpc::MAX_AWAITED_LISTINGS) at
+//!   [`MAX_AWAITED_LISTINGS`](crate::limits::MAX_AWAITED_LISTINGS) at
 //!   once); only the response answering it is a listing page, which opens
 //!   a listing (no cursor) or extends the one being assembled
 //!   ([`Listing`]); calls meet the pages listed so far;

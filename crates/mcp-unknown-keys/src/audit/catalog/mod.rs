@@ -27,11 +27,11 @@ use std::sync::Arc;
 use serde_json::Value;
 
 pub use note::{Note, Problem};
-pub use schema::{MAX_COMPOSITION_DEPTH, MAX_LISTING_WORK, MAX_SCHEMA_WORK, MAX_SHAPES, MAX_SUBSCHEMAS};
 pub(crate) use shape::{Object, Shape, ShapeId};
 
 use super::ListedTools;
 use super::diagnosis::{CatalogIndex, Lazy, ToolIndex};
+use crate::limits::{MAX_LISTING_WORK, MAX_SCHEMA_WORK};
 use crate::wire::ToolDeclaration;
 use lookup::ToolLookup;
 
@@ -76,7 +76,7 @@ use lookup::ToolLookup;
 ///   which is never fetched, or a local one pointing at nothing) leaves the
 ///   object it stands for unaudited: the whole tool when it is the
 ///   arguments' own, declaring nothing then. So do the bounds
-///   [`MAX_SUBSCHEMAS`], [`MAX_COMPOSITION_DEPTH`] and [`MAX_SHAPES`]: met
+///   [`MAX_SUBSCHEMAS`](crate::limits::MAX_SUBSCHEMAS), [`MAX_COMPOSITION_DEPTH`](crate::limits::MAX_COMPOSITION_DEPTH) and [`MAX_SHAPES`](crate::limits::MAX_SHAPES): met
 ///   reading the arguments' own keys, the tool is not audited; met later,
 ///   the nested values not read are not. A pattern that does not compile
 ///   matches no key. Each is kept as a [`Note`] ([`Catalog::notes`]) for the

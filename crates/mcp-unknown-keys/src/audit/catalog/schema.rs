@@ -18,35 +18,7 @@ use super::reference::References;
 use super::shape::{Object, Pattern, Shape, ShapeId, prune};
 use super::table::KeyTable;
 use crate::audit::path::{self, Step};
-
-/// The most subschemas visited to read one tool's schema, over all its
-/// shapes. Past it while reading the arguments' own keys, the tool is not
-/// audited; past it later, the nested values not yet read are not
-/// ([`Problem::TooLarge`] either way).
-pub const MAX_SUBSCHEMAS: usize = 65_536;
-
-/// The longest chain of references and combinators followed from a shape's
-/// schemas. Past it, that shape is not read, as for [`MAX_SUBSCHEMAS`].
-pub const MAX_COMPOSITION_DEPTH: usize = 64;
-
-/// The most object and array shapes read for one tool. Past it, the values
-/// of the shapes not read are not audited ([`Problem::TooLarge`]); the
-/// arguments' own keys still are.
-pub const MAX_SHAPES: usize = 4_096;
-
-/// The most work spent reading one tool's schema: each subschema visited,
-/// each property and pattern read, each branch and reference followed
-/// counts one, over all its shapes (a definition read again for another
-/// shape counts again). Past it, reading stops: met reading the arguments'
-/// own keys, the keys read so far stay declared but the tool is not audited;
-/// met later, the nested values not read yet are not
-/// ([`Problem::TooLarge`] either way).
-pub const MAX_SCHEMA_WORK: usize = 1 << 18;
-
-/// The most work (as [`MAX_SCHEMA_WORK`] counts it) spent reading the
-/// schemas of one listing, over all its tools: a tool read when it is spent
-/// is read as one past its own bound.
-pub const MAX_LISTING_WORK: usize = 1 << 23;
+use crate::limits::{MAX_COMPOSITION_DEPTH, MAX_SHAPES, MAX_SUBSCHEMAS};
 
 /// The most notes kept about one tool.
 const MAX_NOTES: usize = 16;
@@ -509,6 +481,7 @@ impl Seen {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::limits::MAX_SCHEMA_WORK;
     use serde_json::json;
 
     #[test]

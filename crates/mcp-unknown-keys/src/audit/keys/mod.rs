@@ -14,7 +14,6 @@
 mod flat;
 mod nested;
 
-pub use nested::MAX_NESTED_DEPTH;
 pub use nested::NestedScan;
 pub(crate) use nested::{Found, scan};
 

@@ -19,11 +19,7 @@ use serde_json::{Map, Value};
 use super::{Arguments, NotAnObject};
 use crate::audit::catalog::{Declared, Object, Shape, ShapeId};
 use crate::audit::path::{self, Step};
-
-/// How deep below the top level values are read: the keys of a value nested
-/// deeper are not audited. Well within serde_json's own recursion limit
-/// (128), so the scan never makes a call unreadable.
-pub const MAX_NESTED_DEPTH: usize = 64;
+use crate::limits::MAX_NESTED_DEPTH;
 
 /// What a scan found undeclared: top-level keys, and nested keys as paths.
 /// Neither sorted nor deduplicated. At most
