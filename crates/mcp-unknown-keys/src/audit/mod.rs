@@ -24,6 +24,7 @@
 //! [`Auditor`].
 
 mod auditor;
+mod call;
 mod catalog;
 mod coverage;
 mod declarations;
@@ -34,20 +35,24 @@ mod keys;
 mod listing;
 mod notice;
 mod path;
+mod printable;
 mod sink;
 mod verdicts;
 mod warning;
+mod words;
 
+pub use auditor::Auditor;
 pub(crate) use auditor::REASON_KEY;
-pub use auditor::{Auditor, Call, Outcome, Skip};
-pub use catalog::{Catalog, Declared, Note, Problem};
+pub use call::{Call, Outcome, Skip};
+pub use catalog::{Catalog, Declared, ListedTools, Note, Problem};
 pub use coverage::{Coverage, OTHER_UNLISTED_TOOLS};
 pub use declarations::declarations;
 pub use diagnosis::{Cause, Hint, MissingKey};
 pub use findings::{Finding, Findings};
 pub use keys::{Arguments, HostObject, NestedScan, NotAnObject, arguments_text};
-pub use listing::{ListedTools, Listing};
+pub use listing::Listing;
 pub use notice::Notice;
+pub use printable::Printable;
 pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
 pub use verdicts::{Answer, Judged, Verdict, VerdictCounts, Verdicts, verdicts_text};
-pub use warning::{Printable, Warning};
+pub use warning::Warning;

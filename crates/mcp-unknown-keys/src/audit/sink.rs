@@ -5,7 +5,7 @@
 use std::fmt;
 use std::io::Write;
 
-use super::warning::write_each;
+use super::printable::write_each;
 use super::{Judged, Note, Notice, Printable, Warning};
 
 /// Receives each warning once. Its answer is ignored, and a sink that panics

@@ -4,8 +4,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::printable::{Printable, write_each};
 use super::{Hint, MissingKey};
-use crate::limits::{MAX_LISTED, MAX_SHOWN_CHARS};
+use crate::limits::MAX_LISTED;
 
 /// A tool was called with keys it never declared.
 ///
@@ -175,61 +176,11 @@ fn write_more(f: &mut fmt::Formatter<'_>, total: usize) -> fmt::Result {
     }
 }
 
-/// Writes each item's `Display`, `separator` between them.
-pub(crate) fn write_each<T: fmt::Display>(
-    f: &mut fmt::Formatter<'_>,
-    items: &[T],
-    separator: &str,
-) -> fmt::Result {
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            f.write_str(separator)?;
-        }
-        write!(f, "{item}")?;
-    }
-    Ok(())
-}
-
-/// Shows model-written text safely in one line: control characters escaped
-/// (`\n`, `\u{1b}`), and cut after [`MAX_SHOWN_CHARS`] characters with `…`.
-///
-/// ```
-/// use mcp_unknown_keys::audit::Printable;
-///
-/// assert_eq!(Printable("a\nb\u{1b}").to_string(), r"a\nb\u{1b}");
-/// assert_eq!(Printable("x\u{2028}y\u{202e}z").to_string(), r"x\u{2028}y\u{202e}z");
-/// assert_eq!(Printable(&"x".repeat(100)).to_string().chars().count(), 65);
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub struct Printable<'a>(pub &'a str);
-
-impl fmt::Display for Printable<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (shown, c) in self.0.chars().enumerate() {
-            if shown == MAX_SHOWN_CHARS {
-                return f.write_str("…");
-            }
-            if forges_lines(c) {
-                write!(f, "{}", c.escape_default())?;
-            } else {
-                write!(f, "{c}")?;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Whether `c` could break a line or disguise its text in a terminal or a
-/// log viewer: control characters, line and paragraph separators, and the
-/// bidirectional overrides and isolates.
-fn forges_lines(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::audit::Cause;
+    use crate::limits::MAX_SHOWN_CHARS;
 
     fn warning(unknown: &[&str], declared: &[&str]) -> Warning {
         Warning::new(

@@ -12,6 +12,8 @@
 //!   wherever ECMA-262 allows;
 //! - `note`: what could not be read.
 
+pub(crate) mod index;
+mod listed;
 mod lookup;
 mod note;
 mod pattern;
@@ -26,11 +28,11 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub(crate) use index::{CatalogIndex, Lazy, ToolIndex};
+pub use listed::ListedTools;
 pub use note::{Note, Problem};
 pub(crate) use shape::{Object, Shape, ShapeId};
 
-use super::ListedTools;
-use super::diagnosis::{CatalogIndex, Lazy, ToolIndex};
 use crate::limits::{MAX_LISTING_WORK, MAX_SCHEMA_WORK};
 use crate::wire::ToolDeclaration;
 use lookup::ToolLookup;

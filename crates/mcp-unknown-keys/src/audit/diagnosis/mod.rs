@@ -92,20 +92,18 @@
 
 mod fragment;
 mod hint;
-mod index;
-mod words;
 
 use serde_json::{Map, Value};
 
 pub use hint::{Cause, Hint, MissingKey};
-pub(crate) use index::{CatalogIndex, Lazy, ToolIndex};
 
-use super::{Catalog, Declared};
-use fragment::Texts;
-use words::{
+use super::catalog::{Catalog, Declared, ToolIndex};
+use super::words;
+use super::words::{
     MAX_EDIT_CHARS, MAX_KEY_WORDS, Pattern, abbreviates, allowed_edits, char_mask, for_each_initials_wanted,
     for_each_plural_form, is_identifier_like, is_subsequence, normalized,
 };
+use fragment::Texts;
 
 /// A key seen undeclared on calls to this many tools or more is
 /// [`Cause::Injected`].

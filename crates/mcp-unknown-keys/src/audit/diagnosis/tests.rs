@@ -307,9 +307,9 @@ fn within_the_budget_a_large_tool_is_diagnosed_as_a_small_one() {
 #[test]
 fn the_indexes_are_built_once_on_the_first_warning_that_needs_them() {
     let catalog = catalog();
-    let (tools, catalogs) = index::built::counts();
+    let (tools, catalogs) = crate::audit::catalog::index::built::counts();
     let built = || {
-        let (now_tools, now_catalogs) = index::built::counts();
+        let (now_tools, now_catalogs) = crate::audit::catalog::index::built::counts();
         (now_tools - tools, now_catalogs - catalogs)
     };
     assert_eq!(built(), (0, 0));
@@ -333,9 +333,9 @@ fn the_indexes_are_built_once_on_the_first_warning_that_needs_them() {
 
 #[test]
 fn a_listing_indexes_each_tool_once_before_any_warning() {
-    let (tools, catalogs) = index::built::counts();
+    let (tools, catalogs) = crate::audit::catalog::index::built::counts();
     let built = || {
-        let (now_tools, now_catalogs) = index::built::counts();
+        let (now_tools, now_catalogs) = crate::audit::catalog::index::built::counts();
         (now_tools - tools, now_catalogs - catalogs)
     };
     let auditor = crate::audit::Auditor::new().with_sink(());

@@ -1,12 +1,13 @@
-//! What the diagnosis looks keys up in, built once per listing.
+//! What the diagnosis looks keys up in, built once per listing and kept
+//! with the catalogue it indexes.
 //!
 //! A warning must cost a small multiple of its clean audit whatever the size
 //! of the tool or the catalogue, so no work per warning may grow with the
-//! number of declared keys. Each [`Declared`](super::super::Declared) and the
+//! number of declared keys. Each [`Declared`](super::Declared) and the
 //! [`Catalog`] hold a [`Lazy`] index, built from their keys and kept until
 //! the listing is replaced: each tool's when an
-//! [`Auditor`](super::super::Auditor) takes the listing
-//! ([`replace_catalog`](super::super::Auditor::replace_catalog)), once per
+//! [`Auditor`](crate::audit::Auditor) takes the listing
+//! ([`replace_catalog`](crate::audit::Auditor::replace_catalog)), once per
 //! tool however many pages share it, so no call pays for it; the
 //! catalogue's (a page's, rebuilt for each) on the first warning that needs
 //! it.
@@ -22,8 +23,8 @@ use std::fmt;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::OnceLock;
 
-use super::words::{MAX_EDIT_CHARS, char_mask, for_each_initial, push_normalized};
-use crate::audit::Catalog;
+use super::Catalog;
+use crate::audit::words::{MAX_EDIT_CHARS, char_mask, for_each_initial, push_normalized};
 
 /// A value derived from its owner, built at most once, on first use.
 ///
@@ -240,7 +241,7 @@ pub(crate) struct ToolIndex {
 
 impl ToolIndex {
     /// Indexes `keys`, sorted by code point as
-    /// [`Declared::keys`](super::super::Declared::keys) gives them.
+    /// [`Declared::keys`](super::Declared::keys) gives them.
     pub(crate) fn new<'k>(keys: impl ExactSizeIterator<Item = &'k str>) -> ToolIndex {
         #[cfg(test)]
         built::TOOLS.with(|built| built.set(built.get() + 1));
@@ -390,7 +391,7 @@ impl CatalogIndex {
     pub(crate) fn new(catalog: &Catalog) -> CatalogIndex {
         #[cfg(test)]
         built::CATALOGS.with(|built| built.set(built.get() + 1));
-        let mut tools: Vec<(&str, &crate::audit::Declared)> = catalog.iter().collect();
+        let mut tools: Vec<(&str, &super::Declared)> = catalog.iter().collect();
         tools.sort_unstable_by_key(|&(name, _)| name);
         let members = tools
             .iter()
