@@ -23,6 +23,13 @@ const SHOWN_GROUPS: usize = 30;
 /// The most undeclared keys the table of keys shows.
 const SHOWN_KEYS: usize = 50;
 
+/// The most warnings listed, and the most keys and hints shown of each:
+/// a page that lists a million warnings (172 MB) is one no browser opens.
+/// With names shown at most 64 characters, the page stays under 5 MB
+/// whatever the report holds; the rest is counted.
+const SHOWN_WARNINGS: usize = 300;
+const SHOWN_PER_WARNING: usize = 20;
+
 const STYLE: &str = "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#1d1d1f;background:#fff}\
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.25em .6em;border-bottom:1px solid #eee;vertical-align:top}\
@@ -226,24 +233,27 @@ fn warnings(warnings: &[Warning], page: &mut String) -> std::fmt::Result {
         "<h2>Warnings</h2>\n<p class=\"muted\">{} warning(s): each undeclared key said once, at the first call that carried it.</p>\n<ol>\n",
         warnings.len()
     )?;
-    for warning in warnings {
+    for warning in warnings.iter().take(SHOWN_WARNINGS) {
+        let all = warning.unknown_keys.len() + warning.unknown_paths.len();
         let keys: Vec<String> = warning
             .unknown_keys
             .iter()
             .chain(&warning.unknown_paths)
+            .take(SHOWN_PER_WARNING)
             .map(|key| format!("<code>{}</code>", text(key)))
             .collect();
         write!(
             page,
-            "<li><code>{}</code> was called with undeclared {} {} (call {})",
+            "<li><code>{}</code> was called with undeclared {} {}{} (call {})",
             text(&warning.tool),
-            plural(keys.len() as u64, "key", "keys"),
+            plural(all as u64, "key", "keys"),
             keys.join(", "),
+            more(all, SHOWN_PER_WARNING),
             text(&shown_id(&warning.id)),
         )?;
         if !warning.hints.is_empty() {
             page.push_str("<ul>");
-            for hint in &warning.hints {
+            for hint in warning.hints.iter().take(SHOWN_PER_WARNING) {
                 write!(
                     page,
                     "<li><code>{}</code>: {} — {}{}</li>",
@@ -261,7 +271,22 @@ fn warnings(warnings: &[Warning], page: &mut String) -> std::fmt::Result {
         page.push_str("</li>\n");
     }
     page.push_str("</ol>\n");
+    if warnings.len() > SHOWN_WARNINGS {
+        write!(
+            page,
+            "<p class=\"muted\">… and {} more warning(s): <code>--format jsonl</code> lists them all.</p>\n",
+            warnings.len() - SHOWN_WARNINGS
+        )?;
+    }
     Ok(())
+}
+
+/// ` … and N more` when `all` exceeds `shown`.
+fn more(all: usize, shown: usize) -> String {
+    match all.checked_sub(shown) {
+        Some(left) if left > 0 => format!(" … and {left} more"),
+        _ => String::new(),
+    }
 }
 
 /// What a hint points to: the declared key meant, or the tool declaring it.
@@ -314,6 +339,26 @@ fn escape(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_of_any_number_of_warnings_stays_small_and_counts_the_rest() {
+        let long = |n: usize| format!("{n}{}", "k".repeat(200));
+        let warnings: Vec<Warning> = (0..400)
+            .map(|n| {
+                let keys: Vec<String> = (0..100).map(|k| long(n * 1_000 + k)).collect();
+                let mut warning = Warning::new(long(n), keys, (0..50).map(long).collect(), n.to_string());
+                warning.unknown_paths = (0..100).map(|k| format!("o.{}", long(k))).collect();
+                warning
+            })
+            .collect();
+        let mut page = String::new();
+        super::warnings(&warnings, &mut page).unwrap();
+        // What the cap allows at most: 300 warnings of 40 names of 64
+        // characters (each escaped at most 6 bytes a character).
+        assert!(page.len() < 5 << 20, "{} bytes", page.len());
+        assert!(page.contains("… and 100 more warning(s)"));
+        assert!(page.contains(" … and 180 more"));
+    }
 
     #[test]
     fn markup_in_a_name_is_text() {

@@ -20,9 +20,11 @@ use serde_json::Value;
 use crate::strings::Strings;
 
 /// Fingerprints kept per generation; two generations are kept, so memory
-/// stays bounded (a few tens of MB at most) whatever the input's length,
-/// and a repeat is recognised within at least the last million calls.
-const GENERATION: usize = 1 << 20;
+/// stays bounded (about 10 MB at most: two maps of 131,072 fingerprints)
+/// whatever the input's length, and a repeat is recognised within at least
+/// the last 131,072 calls of an input — far more than any conversation a
+/// request log repeats holds.
+const GENERATION: usize = 1 << 17;
 
 /// What one input has read.
 #[derive(Debug, Default)]
@@ -165,6 +167,37 @@ mod tests {
             server: None,
             arguments: Some(arguments),
         }
+    }
+
+    #[test]
+    fn memory_is_two_generations_whatever_the_input_and_recent_calls_are_known() {
+        let mut seen = Seen::default();
+        let ids: Vec<String> = (0..3 * GENERATION + 7).map(|n| format!("call_{n}")).collect();
+        for id in &ids {
+            let call = Print {
+                id: Some(id),
+                name: "t",
+                server: None,
+                arguments: Some("{}"),
+            };
+            assert!(seen.first_time(&call, false));
+        }
+        assert!(seen.current.len() <= GENERATION && seen.previous.len() <= GENERATION);
+        // The last GENERATION calls are still known; the first are forgotten.
+        let last = Print {
+            id: Some(&ids[ids.len() - GENERATION]),
+            name: "t",
+            server: None,
+            arguments: Some("{}"),
+        };
+        assert!(!seen.first_time(&last, false));
+        let first = Print {
+            id: Some(&ids[0]),
+            name: "t",
+            server: None,
+            arguments: Some("{}"),
+        };
+        assert!(seen.first_time(&first, false));
     }
 
     #[test]
