@@ -9,6 +9,7 @@ mod wrap_support;
 mod audit_coverage;
 mod audit_envelopes;
 mod audit_files;
+mod audit_formats;
 mod audit_html;
 mod audit_inputs;
 mod audit_logs;

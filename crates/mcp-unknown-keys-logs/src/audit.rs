@@ -15,7 +15,7 @@ use crate::logged::Segment;
 use crate::names::{self, Bound};
 use crate::observe::{Notice, Observer, Progress, Unreadable};
 use crate::options::Options;
-use crate::report::Report;
+use crate::report::{Report, Site};
 use crate::scoped::RecordTools;
 use crate::shapes::{Read, Reader};
 
@@ -114,6 +114,8 @@ pub struct Audit<O: Observer = ()> {
     pub(crate) top_level_only: bool,
     pub(crate) report: Report,
     pub(crate) observer: O,
+    /// The record being read: where its warnings are raised.
+    pub(crate) at: Site,
 }
 
 /// A catalogue bound to a server and the auditor that says what calls
@@ -190,6 +192,7 @@ impl<O: Observer> Audit<O> {
                 ..Report::default()
             },
             observer,
+            at: Site::default(),
         };
         for notice in said {
             audit.say(notice);
@@ -217,6 +220,10 @@ impl<O: Observer> Audit<O> {
         let name = input.name().to_owned();
         let size = input.size();
         let mut reader = Reader::default();
+        self.at = Site {
+            input: name.as_str().into(),
+            line: 0,
+        };
         self.report.groups.start_file(&name);
         let mut named = 0;
         let mut last_line = 0;
@@ -224,6 +231,7 @@ impl<O: Observer> Audit<O> {
             let (read, number) = match event {
                 Event::Line { bytes, number } => {
                     last_line = number;
+                    self.at.line = number;
                     match std::str::from_utf8(bytes) {
                         Ok(line) => (Ok(reader.read_line(line, self)), number),
                         Err(_) => (Err(Unreadable::NotUtf8), number),
@@ -235,6 +243,7 @@ impl<O: Observer> Audit<O> {
                 }
                 Event::Part { bytes, number } => {
                     last_line = number;
+                    self.at.line = number;
                     match std::str::from_utf8(bytes) {
                         Ok(text) => (Ok(reader.read_document(text, self)), number),
                         Err(_) => (Err(Unreadable::NotUtf8), number),
@@ -366,6 +375,7 @@ impl<O: Observer> Audit<O> {
     pub(crate) fn warn(&mut self, warning: Warning) {
         self.observer.warning(&warning);
         self.report.warnings.push(warning);
+        self.report.warning_sites.push(self.at.clone());
     }
 
     /// Says verdicts as they are given, and counts them.

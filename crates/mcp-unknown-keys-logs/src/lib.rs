@@ -213,7 +213,7 @@ pub use input::{Input, MAX_LINE_BYTES};
 pub use observe::{Notice, Observer, Progress, Unreadable};
 pub use options::{Options, Source, Tools};
 pub use record::{FoundCall, Recognised, RecordKind, read_record};
-pub use report::{Lines, Pair, Report};
+pub use report::{Lines, Pair, Report, Site};
 
 /// Audits the files at `paths` in order (`-` is stdin) with `options`: the
 /// one call a script or another language's binding needs.

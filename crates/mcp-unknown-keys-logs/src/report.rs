@@ -39,6 +39,9 @@ pub struct Report {
     /// Every warning raised, in order: each undeclared (tool, key) pair, and
     /// each (tool, path) pair, said once.
     pub warnings: Vec<Warning>,
+    /// Where each warning was raised, in the same order: the input and line
+    /// of the first call that carried its pairs.
+    pub warning_sites: Vec<Site>,
     /// Everything said beside the warnings, in order.
     pub notices: Vec<Notice>,
     /// Every call found, audited or unaudited for a named reason (from a
@@ -75,6 +78,16 @@ pub struct Report {
     pub(crate) paired: BTreeMap<(String, bool, String), VerdictCounts>,
     /// The calls counted in the groupings asked for.
     pub(crate) groups: Groups,
+}
+
+/// Where a record was read: its input's name, and its line, counted from 1
+/// (0 for a whole document, or a record handed over on its own).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Site {
+    /// The input's name, as given (`-` for stdin).
+    pub input: std::sync::Arc<str>,
+    /// The line, from 1; 0 when the input is one document.
+    pub line: u64,
 }
 
 /// The lines (or JSON values, for an input that is not JSON Lines) read,

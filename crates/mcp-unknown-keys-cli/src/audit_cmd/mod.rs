@@ -50,6 +50,10 @@ pub struct Args {
     /// `{"coverage":…}` line. `text`: a readable report, opening with the
     /// coverage, at the end. `html`: one self-contained page (coverage,
     /// rates by model and by tool, the undeclared keys and every warning).
+    /// `markdown`: a short report for a CI step summary. `sarif`: SARIF
+    /// 2.1.0 for code scanning, a result per undeclared pair at its first
+    /// call's file and line. `junit`: JUnit XML, a test case per tool
+    /// (docs/ci.md).
     #[arg(long, value_enum, default_value_t = Format::Jsonl)]
     format: Format,
     /// Group the calls by `model`, `tool`, `key`, `cause` or `file`
@@ -83,6 +87,12 @@ enum Format {
     Text,
     /// One self-contained HTML page.
     Html,
+    /// GitHub-flavoured Markdown, for a CI step summary.
+    Markdown,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// JUnit XML, a test case per tool.
+    Junit,
 }
 
 fn parse_dimension(name: &str) -> Result<Dimension, String> {
@@ -237,6 +247,10 @@ fn audit(args: &Args) -> Result<Outcome, Failure> {
     if args.format == Format::Html {
         options = options.group_by([Dimension::Model]).group_by([Dimension::Tool]);
     }
+    if args.format == Format::Junit {
+        // Its test cases are the tools, those with calls audited included.
+        options = options.group_by([Dimension::Tool]);
+    }
     let terminal = Terminal {
         jsonl: (args.format == Format::Jsonl).then(|| io::stdout().lock()),
         write_error: None,
@@ -259,6 +273,9 @@ fn audit(args: &Args) -> Result<Outcome, Failure> {
             .and_then(|()| writeln!(out, "{}", report.coverage.to_json_line())),
         Format::Text => render::text::write(&report, &args.by, &mut out),
         Format::Html => render::html::write(&report, &args.by, &mut out),
+        Format::Markdown => render::markdown::write(&report, &args.by, &mut out),
+        Format::Sarif => render::sarif::write(&report, &mut out),
+        Format::Junit => render::junit::write(&report, &mut out),
     };
     written
         .and_then(|()| out.flush())

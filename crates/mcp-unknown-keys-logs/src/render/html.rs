@@ -272,9 +272,9 @@ fn warnings(warnings: &[Warning], page: &mut String) -> std::fmt::Result {
     }
     page.push_str("</ol>\n");
     if warnings.len() > SHOWN_WARNINGS {
-        write!(
+        writeln!(
             page,
-            "<p class=\"muted\">… and {} more warning(s): <code>--format jsonl</code> lists them all.</p>\n",
+            "<p class=\"muted\">… and {} more warning(s): <code>--format jsonl</code> lists them all.</p>",
             warnings.len() - SHOWN_WARNINGS
         )?;
     }
@@ -300,7 +300,7 @@ fn suggestion(hint: &Hint) -> String {
 }
 
 /// What a cause means, in a few words.
-fn meaning(cause: Cause) -> &'static str {
+pub(super) fn meaning(cause: Cause) -> &'static str {
     match cause {
         Cause::CaseVariant => "a declared key in another case",
         Cause::Plural => "the plural or singular of a declared key",
@@ -316,12 +316,12 @@ fn meaning(cause: Cause) -> &'static str {
 }
 
 /// A name from a log, made printable then escaped for HTML.
-fn text(value: &str) -> String {
+pub(super) fn text(value: &str) -> String {
     escape(&Printable(value).to_string())
 }
 
 /// `value` escaped for HTML text and attribute values.
-fn escape(value: &str) -> String {
+pub(super) fn escape(value: &str) -> String {
     let mut escaped = String::with_capacity(value.len());
     for c in value.chars() {
         match c {

@@ -1,9 +1,15 @@
-//! A [`Report`](crate::Report) written for people: the readable text report
-//! ([`text`], which ends with the rates `--by` asks for) and one
-//! self-contained HTML page ([`html`]). Both write to any `io::Write`;
-//! neither prints on its own. The `audit` command's `--format text` and
-//! `--format html` are these.
+//! A [`Report`](crate::Report) written for people and for the tools they
+//! look in: the readable text report ([`text`], which ends with the rates
+//! `--by` asks for), one self-contained HTML page ([`html`]), GitHub-flavoured
+//! Markdown for a CI step summary ([`markdown`]), SARIF 2.1.0 for code
+//! scanning ([`sarif`]) and JUnit XML for test dashboards ([`junit`]). Each
+//! writes to any `io::Write`; none prints on its own. The `audit`
+//! command's `--format` values are these.
 
 pub mod html;
+pub mod junit;
+pub mod markdown;
 mod rates;
+pub mod sarif;
+mod sites;
 pub mod text;
