@@ -6,6 +6,7 @@ mod audit_support;
 mod support;
 mod wrap_support;
 
+mod action;
 mod audit_coverage;
 mod audit_envelopes;
 mod audit_files;
