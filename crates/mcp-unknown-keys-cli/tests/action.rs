@@ -19,7 +19,8 @@ fn response(id: &str, tool: &str, arguments: Value) -> Value {
 /// no catalogue lists.
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let tools = json!({"tools": [{"name": "search", "inputSchema": {"type": "object", "properties": {"q": {}}}}]});
+    let tools =
+        json!({"tools": [{"name": "search", "inputSchema": {"type": "object", "properties": {"q": {}}}}]});
     std::fs::write(dir.path().join("tools.json"), tools.to_string()).unwrap();
     std::fs::create_dir_all(dir.path().join("logs/deep")).unwrap();
     let a = lines(&[
@@ -71,10 +72,18 @@ fn the_step_writes_the_summary_the_sarif_and_the_outputs() {
     let dir = workspace();
     let step = run_step(dir.path(), "none", "logs/**/*.jsonl");
     assert_eq!(step.status, 0, "{}", step.stdout);
-    assert!(step.summary.starts_with("### mcp-unknown-keys audit"), "{}", step.summary);
+    assert!(
+        step.summary.starts_with("### mcp-unknown-keys audit"),
+        "{}",
+        step.summary
+    );
     assert!(step.summary.contains("<code>perPage</code>"), "{}", step.summary);
     for line in ["calls=3", "audited=2", "warnings=1", "failed=false"] {
-        assert!(step.outputs.lines().any(|l| l == line), "{line} in {}", step.outputs);
+        assert!(
+            step.outputs.lines().any(|l| l == line),
+            "{line} in {}",
+            step.outputs
+        );
     }
     let sarif_path = step
         .outputs
@@ -83,7 +92,10 @@ fn the_step_writes_the_summary_the_sarif_and_the_outputs() {
         .unwrap();
     let sarif: Value = serde_json::from_str(&std::fs::read_to_string(sarif_path).unwrap()).unwrap();
     let uri = &sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
-    assert_eq!(uri, "logs/a.jsonl", "relative to the workspace, as code scanning reads it");
+    assert_eq!(
+        uri, "logs/a.jsonl",
+        "relative to the workspace, as code scanning reads it"
+    );
 }
 
 #[test]
@@ -94,7 +106,10 @@ fn fail_on_rules_fail_the_action_after_the_outputs_are_set() {
     assert!(step.outputs.contains("failed=true"), "{}", step.outputs);
     assert!(step.stdout.contains("::warning::"), "{}", step.stdout);
     let unaudited = run_step(dir.path(), "unaudited", "logs/a.jsonl");
-    assert!(unaudited.outputs.contains("failed=false"), "every call of a.jsonl is audited");
+    assert!(
+        unaudited.outputs.contains("failed=false"),
+        "every call of a.jsonl is audited"
+    );
     let both = run_step(dir.path(), "warning unaudited", "logs/deep/b.jsonl");
     assert!(both.outputs.contains("failed=true"), "{}", both.outputs);
 }
@@ -104,7 +119,12 @@ fn a_path_that_matches_nothing_is_an_error_not_an_empty_audit() {
     let dir = workspace();
     let step = run_step(dir.path(), "none", "nothing/*.jsonl");
     assert_eq!(step.status, 2);
-    assert!(step.stdout.contains("::error::mcp-unknown-keys: no file matches nothing/*.jsonl"), "{}", step.stdout);
+    assert!(
+        step.stdout
+            .contains("::error::mcp-unknown-keys: no file matches nothing/*.jsonl"),
+        "{}",
+        step.stdout
+    );
     let bad = run_step(dir.path(), "sometimes", "logs/a.jsonl");
     assert_eq!(bad.status, 2);
 }

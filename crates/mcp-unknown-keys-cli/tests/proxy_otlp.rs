@@ -253,11 +253,36 @@ fn warnings_and_verdicts_arrive_as_log_records_and_a_traced_call_s_as_span_event
         events,
         [
             ("mcp_unknown_keys.warning", None),
+            ("gen_ai.evaluation.result", None),
             ("mcp_unknown_keys.verdict", Some(&t("ignored"))),
             ("mcp_unknown_keys.warning", None),
+            ("gen_ai.evaluation.result", None),
             ("mcp_unknown_keys.verdict", Some(&t("unanswered"))),
         ]
     );
+    // Each finding as the GenAI evaluation event, on the call's span.
+    let evaluation = &records[1];
+    for (key, value) in [
+        ("gen_ai.evaluation.name", t("mcp.unknown_keys")),
+        ("gen_ai.evaluation.score.label", t("truncated")),
+        (
+            "gen_ai.evaluation.explanation",
+            t("fs_read was called with the undeclared key ffset → offset? (truncated)"),
+        ),
+        ("gen_ai.tool.call.id", t("2")),
+        ("gen_ai.tool.name", t("fs_read")),
+    ] {
+        assert_eq!(evaluation.attributes.get(key), Some(&value), "{key}");
+    }
+    assert_eq!(evaluation.trace_id, unhex(TRACE_ID));
+    assert_eq!(
+        records[4].attributes.get("gen_ai.evaluation.score.label"),
+        Some(&t("invented"))
+    );
+    let records: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.event != "gen_ai.evaluation.result")
+        .collect();
     let warning = &records[0];
     assert_eq!(warning.severity, 13, "WARN");
     let expected = [
@@ -296,9 +321,10 @@ fn warnings_and_verdicts_arrive_as_log_records_and_a_traced_call_s_as_span_event
         ]
     );
     let otlp = &finished.logged_summary()["otlp"];
+    // Two warnings, their two evaluation events, two verdicts.
     assert_eq!(
         (&otlp["sent"], &otlp["dropped"]),
-        (&4.into(), &0.into()),
+        (&6.into(), &0.into()),
         "{otlp}"
     );
 }
@@ -319,10 +345,11 @@ fn a_collector_that_is_down_costs_dropped_records_counted_and_said() {
     }
     let finished = s.finish();
     let otlp = &finished.logged_summary()["otlp"];
-    // Three warnings, three verdicts (unanswered): none taken.
+    // Three warnings, their three evaluation events, three verdicts
+    // (unanswered): none taken.
     assert_eq!(
         (&otlp["sent"], &otlp["dropped"]),
-        (&0.into(), &6.into()),
+        (&0.into(), &9.into()),
         "{otlp}"
     );
     assert!(
@@ -391,10 +418,11 @@ fn a_collector_that_never_answers_holds_the_exit_no_longer_than_the_flush_promis
         "the proxy exited {exit:?} after stdin closed"
     );
     let otlp = &finished.logged_summary()["otlp"];
-    // Three warnings, three verdicts: each counted once, as dropped.
+    // Three warnings, three evaluation events, three verdicts: each counted
+    // once, as dropped.
     assert_eq!(
         (&otlp["sent"], &otlp["dropped"]),
-        (&0.into(), &6.into()),
+        (&0.into(), &9.into()),
         "{otlp}"
     );
     drop(stuck);

@@ -3,10 +3,11 @@
 //! names follow the OpenTelemetry semantic conventions for MCP where they
 //! have one (`gen_ai.tool.name`, `mcp.method.name`, `jsonrpc.request.id`,
 //! `mcp.session.id`, `server.address`); the rest are `mcp_unknown_keys.*`.
+//! Each finding is also the GenAI evaluation event ([`evaluations`]).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use mcp_unknown_keys::audit::{Judged, Verdict, Warning};
+use mcp_unknown_keys::audit::{Judged, Printable, Verdict, Warning};
 use serde_json::{Value, json};
 
 use super::super::attribution::hex;
@@ -73,6 +74,56 @@ pub fn warning(
         attributes,
         trace,
     )
+}
+
+/// The name of the evaluation, in each `gen_ai.evaluation.result` record.
+pub const EVALUATION_NAME: &str = "mcp.unknown_keys";
+
+/// Each finding of a warning as the OpenTelemetry GenAI evaluation event
+/// (`gen_ai.evaluation.result`, semantic conventions 1.38 and after): one
+/// record per undeclared key or path, its score label the cause (`nested`
+/// for a nested key), its explanation the finding without any argument
+/// value, parented to the call's span when the call was traced.
+pub fn evaluations(
+    origin: &Origin,
+    warning: &Warning,
+    trace: Option<&TraceContext>,
+    upstream: Option<&str>,
+) -> Vec<Encoded> {
+    let tool = Printable(&warning.tool);
+    let keys = warning.hints.iter().map(|hint| {
+        let explanation = format!("{tool} was called with the undeclared key {hint}");
+        (hint.cause.as_str(), explanation)
+    });
+    let paths = warning.unknown_paths.iter().map(|path| {
+        let explanation = format!(
+            "{tool} was called with the undeclared nested key {}",
+            Printable(path)
+        );
+        ("nested", explanation)
+    });
+    keys.chain(paths)
+        .map(|(label, explanation)| {
+            let mut attributes = common(origin, &warning.tool, &warning.id, upstream);
+            attributes.push(attribute("gen_ai.evaluation.name", string(EVALUATION_NAME)));
+            attributes.push(attribute("gen_ai.evaluation.score.label", string(label)));
+            attributes.push(attribute("gen_ai.evaluation.explanation", string(&explanation)));
+            if !warning.id.is_empty() {
+                attributes.push(attribute("gen_ai.tool.call.id", string(&warning.id)));
+            }
+            let mut encoded = encode(
+                "gen_ai.evaluation.result",
+                SEVERITY_INFO,
+                "",
+                &explanation,
+                attributes,
+                trace,
+            );
+            // An event on the call's span, not a span of its own.
+            encoded.span = None;
+            encoded
+        })
+        .collect()
 }
 
 /// A verdict's record.

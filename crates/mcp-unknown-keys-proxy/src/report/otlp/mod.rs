@@ -132,6 +132,9 @@ impl Exporter {
     /// Sends a warning.
     pub fn warning(&self, warning: &Warning, trace: Option<&TraceContext>, upstream: Option<&str>) {
         self.push(encode::warning(&self.origin, warning, trace, upstream));
+        for evaluation in encode::evaluations(&self.origin, warning, trace, upstream) {
+            self.push(evaluation);
+        }
     }
 
     /// Sends a verdict.
