@@ -13,7 +13,7 @@
 use libfuzzer_sys::fuzz_target;
 use mcp_unknown_keys::audit::Auditor;
 use mcp_unknown_keys::jsonrpc::{Id, Line, ListingPage, Message, read_line};
-use mcp_unknown_keys::session::{From, Session};
+use mcp_unknown_keys::session::{Session, Side};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -37,10 +37,10 @@ fuzz_target!(|data: &[u8]| {
 });
 
 /// The side that sends a message of this kind: one stream holds both.
-fn side(message: &Message<'_>) -> From {
+fn side(message: &Message<'_>) -> Side {
     match message {
-        Message::Response { .. } | Message::ListChanged => From::Server,
-        _ => From::Host,
+        Message::Response { .. } | Message::ListChanged => Side::Server,
+        _ => Side::Host,
     }
 }
 
