@@ -333,7 +333,8 @@ impl LineTap for ClientLines<'_> {
             gates.calls_unread.fetch_sub(1, Ordering::SeqCst);
         }
         self.0.unread.behind.fetch_add(1, Ordering::Relaxed);
-        if may_call {
+        // A `tasks/` request passed over is no call not audited.
+        if may_call && !tasks {
             self.0.unread.behind_calls.fetch_add(1, Ordering::Relaxed);
         }
         false
