@@ -104,6 +104,15 @@ fn agrees(value: &Value, message: &Message<'_>) {
                 Some("notifications/tools/list_changed")
             );
         }
+        Message::TaskResult { id, task } => {
+            assert_eq!(method.and_then(Value::as_str), Some("tasks/result"));
+            same_id(value.get("id"), id);
+            assert_eq!(param("taskId").and_then(Value::as_str), Some(&**task));
+        }
+        Message::CancelTask { task } => {
+            assert_eq!(method.and_then(Value::as_str), Some("tasks/cancel"));
+            assert_eq!(param("taskId").and_then(Value::as_str), Some(&**task));
+        }
         Message::Response { id, result } => {
             assert!(method.is_none(), "a response names no method");
             same_id(value.get("id"), id);
