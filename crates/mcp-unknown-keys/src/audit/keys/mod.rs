@@ -16,7 +16,7 @@ mod nested;
 
 pub use nested::MAX_NESTED_DEPTH;
 pub use nested::NestedScan;
-pub(crate) use nested::{Found, scan};
+pub(crate) use nested::{Found, Present, scan};
 
 use std::borrow::Cow;
 use std::fmt;
