@@ -38,6 +38,11 @@ pub struct Args {
     /// is read or reported.
     #[arg(long)]
     top_level_only: bool,
+    /// Do not report the keys a tool's schema lists in `required` that a
+    /// call lacks (nor audit a call with no arguments as emptied): the
+    /// first version's behaviour.
+    #[arg(long)]
+    no_missing: bool,
     /// Also send each warning and verdict to the OpenTelemetry collector at
     /// URL (OTLP/HTTP, JSON: URL/v1/logs, and URL/v1/traces for calls that
     /// carry a `traceparent`), batched, never waited for; what it does not
@@ -67,6 +72,7 @@ impl Args {
             quiet: self.quiet,
             name: self.name.as_deref(),
             top_level_only: self.top_level_only,
+            no_missing: self.no_missing,
             #[cfg(feature = "remote")]
             otlp: self.otlp.as_deref(),
             #[cfg(not(feature = "remote"))]

@@ -112,6 +112,9 @@ pub struct Audit<O: Observer = ()> {
     pub(crate) notes: Notes,
     /// Whether nested keys are left aside.
     pub(crate) top_level_only: bool,
+    /// Whether a call whose arguments a truncated response left unreadable
+    /// has been said ([`Notice::UnreadableInTruncatedResponse`]).
+    pub(crate) unreadable_cut_said: bool,
     pub(crate) report: Report,
     pub(crate) observer: O,
     /// The record being read: where its warnings are raised.
@@ -166,6 +169,7 @@ impl<O: Observer> Audit<O> {
                 .with_sink(notes.clone())
                 .allow_all(options.allow.iter().map(String::as_str))
                 .top_level_only(options.top_level_only)
+                .check_required(!options.no_missing)
         };
         let bound = bound
             .into_iter()
@@ -187,6 +191,7 @@ impl<O: Observer> Audit<O> {
             segment: Segment::default(),
             notes,
             top_level_only: options.top_level_only,
+            unreadable_cut_said: false,
             report: Report {
                 groups: Groups::new(&options.group_by),
                 ..Report::default()

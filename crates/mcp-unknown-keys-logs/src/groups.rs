@@ -26,11 +26,15 @@ pub enum Dimension {
     Model,
     /// The tool called, as the call named it.
     Tool,
-    /// Each undeclared key (or nested key's path) the call carried, or
-    /// [`NONE`].
+    /// Each undeclared key (or nested key's path) the call carried, and
+    /// each required key it lacked as `missing:KEY` ([`MISSING_PREFIX`]),
+    /// or [`NONE`].
     Key,
     /// Each cause diagnosed for the undeclared keys the call carried
-    /// (`nested` for nested keys, which are not diagnosed), or [`NONE`].
+    /// (`nested` for nested keys, which are not diagnosed), and the cause
+    /// of the required keys it lacked (`missing_required`, `emptied`); for
+    /// a call of a response cut at its length limit, `truncated_response`
+    /// alone; or [`NONE`].
     Cause,
     /// The input the call was read from.
     File,
@@ -39,8 +43,13 @@ pub enum Dimension {
 /// The model of a call whose records name none.
 pub const UNKNOWN: &str = "(unknown)";
 
-/// The key or cause of a call that carried no undeclared key.
+/// The key or cause of a call that carried no undeclared key and lacked no
+/// required key.
 pub const NONE: &str = "(none)";
+
+/// What a required key a call lacked is grouped under by key, before its
+/// path: `missing:path`, so that it is not taken for an undeclared `path`.
+pub const MISSING_PREFIX: &str = "missing:";
 
 /// Every dimension of the calls a proxy's `--log` counted but the file's
 /// own: its summary counts calls, not what each one was.
@@ -131,7 +140,8 @@ pub struct Group {
     pub calls: u64,
     /// Calls audited.
     pub audited: u64,
-    /// Audited calls that carried at least one undeclared key or nested key.
+    /// Audited calls that carried at least one undeclared key or nested key,
+    /// or lacked a required key: the calls flagged.
     pub calls_with_unknown_keys: u64,
     /// Per undeclared key (a nested key by its path), the calls that carried
     /// it.
@@ -226,6 +236,8 @@ pub(crate) struct CallFacts<'a> {
     pub tool: &'a str,
     pub model: Option<&'a str>,
     pub outcome: &'a Outcome,
+    /// The call was part of a response cut at its length limit.
+    pub truncated: bool,
 }
 
 /// Every grouping asked for, counted as calls are audited.
@@ -283,19 +295,26 @@ impl Groups {
             return;
         }
         self.counted.0 = self.counted.0.saturating_add(1);
-        let (audited, keys, paths) = match call.outcome {
+        let (audited, keys, paths, missing) = match call.outcome {
             Outcome::Audited {
                 undeclared,
                 undeclared_paths,
+                missing_required,
                 warning,
+                ..
             } => {
                 for hint in warning.iter().flat_map(|warning| &warning.hints) {
                     let at = (call.tool.to_owned(), hint.key.clone());
                     self.causes.entry(at).or_insert(hint.cause);
                 }
-                (true, &undeclared[..], &undeclared_paths[..])
+                (
+                    true,
+                    &undeclared[..],
+                    &undeclared_paths[..],
+                    &missing_required[..],
+                )
             }
-            Outcome::Skipped(_) => (false, &[][..], &[][..]),
+            Outcome::Skipped(_) => (false, &[][..], &[][..], &[][..]),
         };
         if audited {
             self.counted.1 = self.counted.1.saturating_add(1);
@@ -308,12 +327,23 @@ impl Groups {
         if !paths.is_empty() {
             causes.insert("nested");
         }
+        if let Some(cause) = call.outcome.missing_cause() {
+            causes.insert(cause.as_str());
+        }
+        if call.truncated && !causes.is_empty() {
+            causes = BTreeSet::from([Cause::TruncatedResponse.as_str()]);
+        }
         // A top-level key and a nested key's path can be written alike
         // (`x.y`, and `y` under `x`): the call is counted once under it.
         let mut distinct = HashSet::new();
+        let lost: Vec<String> = missing
+            .iter()
+            .map(|key| format!("{MISSING_PREFIX}{key}"))
+            .collect();
         let carried: Vec<&str> = keys
             .iter()
             .chain(paths)
+            .chain(&lost)
             .map(String::as_str)
             .filter(|key| distinct.insert(*key))
             .collect();
@@ -508,6 +538,8 @@ mod tests {
         Outcome::Audited {
             undeclared: keys.iter().map(|k| k.to_string()).collect(),
             undeclared_paths: Vec::new(),
+            missing_required: Vec::new(),
+            emptied: false,
             warning: None,
         }
     }
@@ -521,6 +553,7 @@ mod tests {
                 tool: "t",
                 model: Some("m"),
                 outcome,
+                truncated: false,
             });
         }
         let by_model = groups.of(&[Dimension::Model]).unwrap();
@@ -540,6 +573,7 @@ mod tests {
                 tool: &format!("tool{n}"),
                 model: None,
                 outcome: &outcome,
+                truncated: false,
             });
         }
         let by_tool = groups.of(&[Dimension::Tool]).unwrap();

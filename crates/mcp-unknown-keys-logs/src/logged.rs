@@ -29,9 +29,9 @@ pub struct LoggedPair {
     pub verdicts: VerdictCounts,
 }
 
-/// A logged pair's place: its tool, whether it is a nested key's path, and
-/// the key or path.
-pub type PairKey = (String, bool, String);
+/// A logged pair's place: its tool, whether it is a required key calls
+/// lacked, whether it is a nested key's path, and the key or path.
+pub type PairKey = (String, bool, bool, String);
 
 /// What logs recorded: pairs and declarations.
 #[derive(Debug, Default)]
@@ -76,16 +76,22 @@ impl Segment {
     /// nested keys.
     pub fn warning(&mut self, warning: &Warning) {
         self.coverage.count_audited();
-        let keys = warning.unknown_keys.iter().map(|key| (false, key));
-        let paths = warning.unknown_paths.iter().map(|path| (true, path));
-        for (nested, key) in keys.chain(paths) {
+        let keys = warning.unknown_keys.iter().map(|key| (false, false, key));
+        let paths = warning.unknown_paths.iter().map(|path| (false, true, path));
+        let missing = warning.missing_required.iter().map(|path| (true, false, path));
+        for (lost, nested, key) in keys.chain(paths).chain(missing) {
+            let cause = match lost {
+                true => warning.missing_cause,
+                false => warning.hint(key).filter(|_| !nested).map(|hint| hint.cause),
+            };
             let pair = LoggedPair {
                 calls: 1,
                 first_id: warning.id.clone(),
-                cause: warning.hint(key).filter(|_| !nested).map(|hint| hint.cause),
+                cause,
                 verdicts: VerdictCounts::new(),
             };
-            self.counts.add((warning.tool.clone(), nested, key.clone()), pair);
+            self.counts
+                .add((warning.tool.clone(), lost, nested, key.clone()), pair);
         }
         self.counts
             .declared
@@ -98,7 +104,7 @@ impl Segment {
         let keys = judged.unknown_keys.iter().map(|key| (false, key));
         let paths = judged.unknown_paths.iter().map(|path| (true, path));
         for (nested, key) in keys.chain(paths) {
-            let at = (judged.tool.clone(), nested, key.clone());
+            let at = (judged.tool.clone(), false, nested, key.clone());
             if let Some(pair) = self.counts.pairs.get_mut(&at) {
                 let counted = pair.verdicts.entry(judged.verdict).or_default();
                 *counted = counted.saturating_add(1);
@@ -129,7 +135,7 @@ impl Segment {
                 cause: finding.cause.as_deref().and_then(cause_named),
                 verdicts: finding.verdicts,
             };
-            read.add((finding.tool, finding.nested, finding.key), pair);
+            read.add((finding.tool, finding.missing, finding.nested, finding.key), pair);
         }
         read.declared.extend(summary.declared_keys);
         counts.merge(read);
@@ -179,6 +185,9 @@ struct LoggedFinding {
     /// The key is a nested key's path.
     #[serde(default)]
     nested: bool,
+    /// The key is a required key the calls lacked.
+    #[serde(default)]
+    missing: bool,
     /// What the server did with the calls that carried it.
     #[serde(default)]
     verdicts: VerdictCounts,
@@ -225,7 +234,7 @@ mod tests {
     }
 
     fn pair_key(tool: &str, key: &str) -> PairKey {
-        (tool.to_owned(), false, key.to_owned())
+        (tool.to_owned(), false, false, key.to_owned())
     }
 
     #[test]
@@ -267,7 +276,7 @@ mod tests {
         assert_eq!((coverage.calls, coverage.audited), (2, 2));
         assert_eq!(counts.pairs.len(), 4);
         assert_eq!(
-            counts.pairs[&("fs_read".to_owned(), true, "opts.x".to_owned())].calls,
+            counts.pairs[&("fs_read".to_owned(), false, true, "opts.x".to_owned())].calls,
             1
         );
     }
@@ -277,6 +286,9 @@ mod tests {
         let (mut coverage, mut counts) = (Coverage::default(), LogCounts::default());
         let summary = r#"{"findings":[{"tool":"t","key":"a[].b","calls":2,"first_id":"1","nested":true}]}"#;
         assert!(Segment::default().summary(summary, &mut coverage, &mut counts));
-        assert_eq!(counts.pairs[&("t".to_owned(), true, "a[].b".to_owned())].calls, 2);
+        assert_eq!(
+            counts.pairs[&("t".to_owned(), false, true, "a[].b".to_owned())].calls,
+            2
+        );
     }
 }

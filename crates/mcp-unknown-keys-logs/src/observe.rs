@@ -160,6 +160,15 @@ pub enum Notice {
         /// Why, as the reader said it.
         error: String,
     },
+    /// A call whose arguments could not be read (counted as
+    /// `unreadable_arguments`) was part of a model response cut at its
+    /// length limit: the cut, not the model, left its text unreadable.
+    /// Said for the first such call of an audit; the coverage counts every
+    /// call of such responses (`in_truncated_responses`).
+    UnreadableInTruncatedResponse {
+        /// The tool called.
+        tool: String,
+    },
 }
 
 /// Why a line could not be read.
@@ -229,6 +238,13 @@ impl fmt::Display for Notice {
                 "{input}:{line}: cannot read on ({error}): the lines before were read, the rest is not"
             ),
             Notice::Schema { tool, note } => write!(f, "note: {}: {note}", Printable(tool)),
+            Notice::UnreadableInTruncatedResponse { tool } => write!(
+                f,
+                "the arguments of a call to {} could not be read, in a model response cut at its length limit: \
+                 the cut left them unreadable (counted as unreadable_arguments; the coverage counts the calls \
+                 of truncated responses)",
+                Printable(tool)
+            ),
         }
     }
 }

@@ -35,6 +35,11 @@ pub struct Options {
     /// Audit top-level keys only: no nested key is read or reported
     /// ([`Auditor::top_level_only`](mcp_unknown_keys::audit::Auditor::top_level_only)).
     pub top_level_only: bool,
+    /// Do not report required keys calls lacked (`--no-missing`): the
+    /// specification's first behaviour
+    /// ([`Auditor::check_required`](mcp_unknown_keys::audit::Auditor::check_required)
+    /// off). Required keys are checked by default.
+    pub no_missing: bool,
     /// The groupings to count calls in ([`Report::groups`]), each a list of
     /// dimensions: `[Model]` groups by model, `[Model, Tool]` by each
     /// (model, tool) pair. None by default: grouping costs a little per
@@ -66,6 +71,13 @@ impl Options {
     /// Audits top-level keys only, with `true`.
     pub fn top_level_only(mut self, top_level_only: bool) -> Options {
         self.top_level_only = top_level_only;
+        self
+    }
+
+    /// Reports no required key calls lacked, with `true`
+    /// ([`Options::no_missing`]).
+    pub fn no_missing(mut self, no_missing: bool) -> Options {
+        self.no_missing = no_missing;
         self
     }
 }

@@ -11,7 +11,9 @@
 //!
 //! [`Session`]: mcp_unknown_keys::session::Session
 
-use mcp_unknown_keys::audit::{Arguments, Call, Catalog, Judged, ListedTools, Note, Outcome, Skip, Warning};
+use mcp_unknown_keys::audit::{
+    Arguments, Call, Catalog, Cause, Judged, ListedTools, Note, Outcome, Skip, Warning,
+};
 use mcp_unknown_keys::jsonrpc::Message;
 use mcp_unknown_keys::session::Side;
 use serde_json::{Map, Value};
@@ -74,12 +76,16 @@ impl<O: Observer> Handler for Audit<O> {
     /// carried undeclared keys awaits its answer there, as the proxy's does.
     fn call(&mut self, found: Found<'_>) {
         let shown = names::shown(found.tool, found.server);
+        // No arguments member is no arguments, as the core reads it.
         let as_shown = Call {
             tool: &shown,
-            arguments: found.arguments.map(Arguments::Json),
+            arguments: Some(Arguments::Json(found.arguments.unwrap_or_default())),
             id: found.id,
         };
         let mut outcome = self.audit_call(&found, as_shown);
+        if found.truncated {
+            self.in_truncated_response(&shown, &mut outcome);
+        }
         let mut judged = Vec::new();
         if found.as_listed {
             let key = found.rpc_id.cloned();
@@ -90,11 +96,16 @@ impl<O: Observer> Handler for Audit<O> {
         }
         let report = &mut self.report;
         report.coverage.record(&as_shown, &outcome);
-        report.findings.record(&as_shown, &outcome);
+        if found.truncated {
+            report.coverage.count_in_truncated_response();
+        }
+        let cause = found.truncated.then_some(Cause::TruncatedResponse);
+        report.findings.record_as(&as_shown, &outcome, cause);
         report.groups.record(CallFacts {
             tool: &shown,
             model: found.model,
             outcome: &outcome,
+            truncated: found.truncated,
         });
         if let Some(warning) = outcome.warning() {
             self.warn(warning);
@@ -136,12 +147,15 @@ impl<O: Observer> Handler for Audit<O> {
             id: Some(&id),
         };
         let auditor = &self.unbound;
+        // The schema written requires nothing: what the call lacked is
+        // claimed as logged, below.
         let keys = auditor.audit(&catalog, call).warning();
         let paths = if self.top_level_only {
             Vec::new()
         } else {
             auditor.claim_logged_paths(&logged.tool, &logged.unknown_paths)
         };
+        let missing = auditor.claim_logged_missing(&logged.tool, &logged.missing_required);
         // Said again, it says what the log said: the log holds no values to
         // diagnose a fragment from.
         let warning = match keys {
@@ -155,10 +169,15 @@ impl<O: Observer> Handler for Audit<O> {
                     .collect();
                 warning.with_diagnosis(hints, logged.missing_keys.clone())
             }
-            None if paths.is_empty() => return,
+            None if paths.is_empty() && missing.is_empty() => return,
             None => Warning::new(&logged.tool, Vec::new(), logged.declared_keys.clone(), &logged.id),
         };
-        self.warn(warning.with_unknown_paths(paths));
+        let cause = logged.missing_cause.unwrap_or(Cause::MissingRequired);
+        self.warn(
+            warning
+                .with_unknown_paths(paths)
+                .with_missing_required(missing, cause),
+        );
     }
 
     /// A verdict the proxy logged is said again and counted; its pairs'
@@ -221,6 +240,32 @@ impl<O: Observer> Handler for Audit<O> {
 }
 
 impl<O: Observer> Audit<O> {
+    /// A call of a model response cut at its length limit: its warning's
+    /// causes are the cut's ([`Cause::TruncatedResponse`]), and arguments
+    /// it left unreadable are said to be its doing, the first time.
+    fn in_truncated_response(&mut self, tool: &str, outcome: &mut Outcome) {
+        match outcome {
+            Outcome::Audited {
+                warning: Some(warning),
+                ..
+            } => {
+                for hint in &mut warning.hints {
+                    hint.cause = Cause::TruncatedResponse;
+                }
+                if warning.missing_cause.is_some() {
+                    warning.missing_cause = Some(Cause::TruncatedResponse);
+                }
+            }
+            Outcome::Skipped(Skip::UnreadableArguments) if !self.unreadable_cut_said => {
+                self.unreadable_cut_said = true;
+                self.say(Notice::UnreadableInTruncatedResponse {
+                    tool: tool.to_owned(),
+                });
+            }
+            _ => {}
+        }
+    }
+
     /// Audits one call against the catalogue that declares its tool, as
     /// [`Handler::call`] says, and counts one to a tool listed as declaring
     /// nothing.

@@ -124,6 +124,10 @@ pub struct Pair<'a> {
     pub key: &'a str,
     /// Whether `key` is a nested key's path.
     pub nested: bool,
+    /// Whether `key` is a required key the calls lacked (a path, as in
+    /// [`Warning::missing_required`](mcp_unknown_keys::audit::Warning::missing_required)),
+    /// not one they carried: `calls` counts the calls that lacked it.
+    pub missing: bool,
     /// How many calls carried it.
     pub calls: u64,
     /// The first call's id, as text (`""` for none).
@@ -164,12 +168,13 @@ impl Report {
     /// read back, merged: sorted by tool, then keys before paths, each
     /// sorted.
     pub fn pairs(&self) -> Vec<Pair<'_>> {
-        let mut pairs: BTreeMap<(&str, bool, &str), Pair<'_>> = BTreeMap::new();
+        let mut pairs: BTreeMap<(&str, bool, bool, &str), Pair<'_>> = BTreeMap::new();
         for finding in self.findings.iter() {
             let pair = Pair {
                 tool: finding.tool,
                 key: finding.key,
                 nested: finding.nested,
+                missing: finding.missing,
                 calls: finding.calls,
                 first_id: finding.first_id,
                 cause: finding.cause,
@@ -177,13 +182,14 @@ impl Report {
                 verdicts: self
                     .paired
                     .get(&(finding.tool.to_owned(), finding.nested, finding.key.to_owned()))
+                    .filter(|_| !finding.missing)
                     .cloned()
                     .unwrap_or_default(),
             };
-            pairs.insert((finding.tool, finding.nested, finding.key), pair);
+            pairs.insert((finding.tool, finding.missing, finding.nested, finding.key), pair);
         }
-        for ((tool, nested, key), logged) in &self.logged.pairs {
-            match pairs.get_mut(&(tool.as_str(), *nested, key.as_str())) {
+        for ((tool, missing, nested, key), logged) in &self.logged.pairs {
+            match pairs.get_mut(&(tool.as_str(), *missing, *nested, key.as_str())) {
                 Some(pair) => {
                     pair.calls = pair.calls.saturating_add(logged.calls);
                     pair.cause = pair.cause.or(logged.cause);
@@ -195,13 +201,14 @@ impl Report {
                         tool,
                         key,
                         nested: *nested,
+                        missing: *missing,
                         calls: logged.calls,
                         first_id: &logged.first_id,
                         cause: logged.cause,
                         declared_keys,
                         verdicts: logged.verdicts.clone(),
                     };
-                    pairs.insert((tool, *nested, key), pair);
+                    pairs.insert((tool, *missing, *nested, key), pair);
                 }
             }
         }

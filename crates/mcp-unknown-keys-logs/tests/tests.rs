@@ -8,6 +8,7 @@ mod cut_short;
 mod groups;
 mod hostile_input;
 mod listings;
+mod lost_keys;
 mod records;
 mod repeats;
 mod report_data;

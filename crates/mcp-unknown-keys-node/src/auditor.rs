@@ -76,6 +76,7 @@ impl Auditor {
             on_verdict: None,
             allow: options.allow,
             top_level_only: options.top_level_only,
+            no_missing: options.no_missing,
         });
         let state = Rc::new(State {
             auditor,
@@ -241,6 +242,9 @@ impl State {
         let text = match args.kind() {
             Kind::String => args.text().ok(),
             Kind::Object => args.json_text().ok().flatten(),
+            // No arguments at all: audited as emptied when the tool
+            // requires keys, as the core reads empty text.
+            Kind::Absent | Kind::Null => Some(String::new()),
             _ => None,
         };
         self.audit_named(tool, id, text.as_deref().map(Arguments::Json))

@@ -22,6 +22,9 @@ pub struct AuditorOptions {
     pub allow: Option<Vec<String>>,
     /// Audits top-level keys only.
     pub top_level_only: Option<bool>,
+    /// Does not report the required keys a call lacks (nor audit a call
+    /// with no arguments as emptied): the first version's behaviour.
+    pub no_missing: Option<bool>,
     /// Takes what a schema could not be read for (a tool's name and the
     /// text); without it, notes go to stderr beside warnings, or nowhere
     /// beside an `onWarn`.
@@ -37,13 +40,15 @@ pub struct Built {
     pub callbacks: Rc<Callbacks>,
 }
 
-/// What a host passed: its callbacks, the keys it allows, `topLevelOnly`.
+/// What a host passed: its callbacks, the keys it allows, `topLevelOnly`,
+/// `noMissing`.
 pub struct Given {
     pub on_warn: Option<OnWarn>,
     pub on_note: Option<OnNote>,
     pub on_verdict: Option<OnVerdict>,
     pub allow: Option<Vec<String>>,
     pub top_level_only: Option<bool>,
+    pub no_missing: Option<bool>,
 }
 
 /// Builds the core auditor for what a host passed.
@@ -54,12 +59,14 @@ pub fn build(given: Given) -> Built {
         on_verdict,
         allow,
         top_level_only,
+        no_missing,
     } = given;
     let queue = Arc::new(Queue::default());
     let auditor = audit::Auditor::new()
         .with_shared_sink(queue.clone())
         .allow_all(allow.unwrap_or_default())
-        .top_level_only(top_level_only.unwrap_or(false));
+        .top_level_only(top_level_only.unwrap_or(false))
+        .check_required(!no_missing.unwrap_or(false));
     Built {
         auditor,
         queue,

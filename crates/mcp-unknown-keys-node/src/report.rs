@@ -36,6 +36,19 @@ pub struct Warning {
     #[napi(js_name = "missing_keys")]
     #[serde(default)]
     pub missing_keys: Vec<MissingKey>,
+    /// The required keys the call lacked, reported now for the first time,
+    /// as paths (`path`, `options.mode`), sorted. Not `missing_keys`, which
+    /// the diagnosis of an unknown key names.
+    #[napi(js_name = "missing_required")]
+    #[serde(default)]
+    pub missing_required: Vec<String>,
+    /// Why the keys of `missing_required` were lost; absent when none is.
+    #[napi(
+        js_name = "missing_cause",
+        ts_type = "'case_variant' | 'plural' | 'abbreviation' | 'truncated' | 'near_miss' | 'fragment' | 'other_tool' | 'injected' | 'invented' | 'undiagnosed' | 'missing_required' | 'emptied' | 'truncated_response'"
+    )]
+    #[serde(default)]
+    pub missing_cause: Option<String>,
 }
 
 /// Why an undeclared key probably reached the tool.
@@ -44,7 +57,12 @@ pub struct Warning {
 pub struct Hint {
     /// The undeclared key.
     pub key: String,
-    /// The cause's name (`case_variant`, `truncated`, `other_tool`, …).
+    /// The cause's name (`case_variant`, `truncated`, `other_tool`, …):
+    /// every name of the Rust `Cause::ALL`, in its order (a test holds them
+    /// equal).
+    #[napi(
+        ts_type = "'case_variant' | 'plural' | 'abbreviation' | 'truncated' | 'near_miss' | 'fragment' | 'other_tool' | 'injected' | 'invented' | 'undiagnosed' | 'missing_required' | 'emptied' | 'truncated_response'"
+    )]
     pub cause: String,
     /// The declared key the model probably meant, for the causes that point
     /// to one.
@@ -106,6 +124,10 @@ pub struct Verdict {
     #[napi(js_name = "unknown_paths")]
     #[serde(default)]
     pub unknown_paths: Vec<String>,
+    /// Every required key the call lacked, as paths.
+    #[napi(js_name = "missing_required")]
+    #[serde(default)]
+    pub missing_required: Vec<String>,
 }
 
 /// A core report as its JSON form reads: the same fields, by construction.

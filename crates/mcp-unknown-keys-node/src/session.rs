@@ -43,6 +43,9 @@ pub struct SessionOptions {
     pub allow: Option<Vec<String>>,
     /// Audits top-level keys only.
     pub top_level_only: Option<bool>,
+    /// Does not report the required keys a call lacks (nor audit a call
+    /// with no arguments as emptied): the first version's behaviour.
+    pub no_missing: Option<bool>,
     /// Takes what a schema could not be read for.
     #[napi(ts_type = "(tool: string, text: string) => unknown")]
     pub on_note: Option<OnNote>,
@@ -79,6 +82,7 @@ impl JsSession {
             on_verdict: options.on_verdict,
             allow: options.allow,
             top_level_only: options.top_level_only,
+            no_missing: options.no_missing,
         });
         JsSession {
             auditor,

@@ -100,6 +100,9 @@ struct LoggedFinding<'a> {
     /// `key` is a nested key's path (`entities[].age`); written only then.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     nested: bool,
+    /// `key` is a required key the calls lacked; written only then.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    missing: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     verdicts: Option<&'a VerdictCounts>,
 }
@@ -142,7 +145,8 @@ impl Summary<'_> {
                     first_id: finding.first_id,
                     cause: finding.cause,
                     nested: finding.nested,
-                    verdicts: self.verdicts.counts_of(finding.tool, finding.key, finding.nested),
+                    missing: finding.missing,
+                    verdicts: self.verdicts_of(&finding),
                 }
             })
             .collect();
@@ -203,6 +207,15 @@ impl Summary<'_> {
         text
     }
 
+    /// The verdicts on the calls that carried a finding's key; none for a
+    /// required key calls lacked (verdicts are counted per key carried).
+    fn verdicts_of(&self, finding: &mcp_unknown_keys::audit::Finding<'_>) -> Option<&VerdictCounts> {
+        if finding.missing {
+            return None;
+        }
+        self.verdicts.counts_of(finding.tool, finding.key, finding.nested)
+    }
+
     fn unlisted(&self, text: &mut String) {
         let unlisted = &self.coverage.unlisted_tools;
         if unlisted.is_empty() {
@@ -236,12 +249,12 @@ impl Summary<'_> {
                 .cause
                 .map(|cause| format!(" ({cause})"))
                 .unwrap_or_default();
-            let nested = if finding.nested { " (nested)" } else { "" };
-            let verdicts = self
-                .verdicts
-                .counts_of(finding.tool, finding.key, finding.nested)
-                .map(verdicts_text)
-                .unwrap_or_default();
+            let nested = match (finding.nested, finding.missing) {
+                (_, true) => " (required, not sent)",
+                (true, false) => " (nested)",
+                (false, false) => "",
+            };
+            let verdicts = self.verdicts_of(&finding).map(verdicts_text).unwrap_or_default();
             let _ = writeln!(
                 text,
                 "    {} `{}`{nested}: {} {calls}{cause}{verdicts}",

@@ -62,14 +62,15 @@ impl Listings {
 #[pymethods]
 impl PyAuditor {
     #[new]
-    #[pyo3(signature = (on_warn=None, allow=None, top_level_only=false, on_note=None))]
+    #[pyo3(signature = (on_warn=None, allow=None, top_level_only=false, on_note=None, no_missing=false))]
     fn new(
         on_warn: Option<Bound<'_, PyAny>>,
         allow: Option<Bound<'_, PyAny>>,
         top_level_only: bool,
         on_note: Option<Bound<'_, PyAny>>,
+        no_missing: bool,
     ) -> PyResult<PyAuditor> {
-        let auditor = core_auditor(on_warn, allow, top_level_only, on_note)?;
+        let auditor = core_auditor(on_warn, allow, top_level_only, on_note)?.check_required(!no_missing);
         Ok(PyAuditor {
             auditor,
             coverage: Mutex::default(),
@@ -182,6 +183,10 @@ impl PyAuditor {
         };
         let warning = if let Ok(dict) = arguments.cast::<PyDict>() {
             audit(Some(Arguments::Host(&DictArguments(dict))))
+        } else if arguments.is_none() {
+            // No arguments at all: audited as emptied when the tool
+            // requires keys, as the core reads empty text.
+            audit(Some(Arguments::Json("")))
         } else {
             // Text that is not UTF-8, and any other type, leave the call
             // unreadable.

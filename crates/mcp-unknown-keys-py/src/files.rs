@@ -29,17 +29,18 @@ use crate::options::{allowed_keys, dimensions};
 /// names dimensions to group by together (`by=["model", "tool"]`, as
 /// `audit --by model --by tool`).
 #[pyfunction]
-#[pyo3(signature = (path, tools=None, *, allow=None, top_level_only=false, by=None))]
+#[pyo3(signature = (path, tools=None, *, allow=None, top_level_only=false, no_missing=false, by=None))]
 pub fn audit_file(
     py: Python<'_>,
     path: &Bound<'_, PyAny>,
     tools: Option<&Bound<'_, PyAny>>,
     allow: Option<Bound<'_, PyAny>>,
     top_level_only: bool,
+    no_missing: bool,
     by: Option<Vec<String>>,
 ) -> PyResult<PyReport> {
     let paths = paths_of(path)?;
-    let options = audit_options(tools, allow, top_level_only, by)?;
+    let options = audit_options(tools, allow, top_level_only, no_missing, by)?;
     // The files are read with the GIL released: other threads run meanwhile.
     let report = py
         .detach(|| read_in_full_or_in_part(&paths, &options))
@@ -48,18 +49,20 @@ pub fn audit_file(
 }
 
 /// The options of an audit from Python's arguments: `allow`,
-/// `top_level_only`, every dimension grouped alone (for `report.by(..)`)
+/// `top_level_only`, `no_missing`, every dimension grouped alone (for `report.by(..)`)
 /// and the combination `by` names, and the catalogue `tools`.
 pub(crate) fn audit_options(
     tools: Option<&Bound<'_, PyAny>>,
     allow: Option<Bound<'_, PyAny>>,
     top_level_only: bool,
+    no_missing: bool,
     by: Option<Vec<String>>,
 ) -> PyResult<Options> {
     let mut options = allowed_keys(allow)?
         .into_iter()
         .fold(Options::default(), Options::allow)
-        .top_level_only(top_level_only);
+        .top_level_only(top_level_only)
+        .no_missing(no_missing);
     // Each dimension alone, for `report.by(dimension)`; and the combination
     // `by` names, as `audit --by` groups by it.
     for dimension in Dimension::ALL {

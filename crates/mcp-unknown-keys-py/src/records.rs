@@ -34,16 +34,17 @@ const NOT_UTF8: &[u8] = b"\xff";
 /// calls only; `tools` is the catalogue of every record, as in
 /// `audit_file`. `name` is the `file` the calls are grouped under.
 #[pyfunction]
-#[pyo3(signature = (records, tools=None, *, allow=None, top_level_only=false, by=None, name="records"))]
+#[pyo3(signature = (records, tools=None, *, allow=None, top_level_only=false, no_missing=false, by=None, name="records"))]
 pub fn audit_records(
     records: &Bound<'_, PyAny>,
     tools: Option<&Bound<'_, PyAny>>,
     allow: Option<Bound<'_, PyAny>>,
     top_level_only: bool,
+    no_missing: bool,
     by: Option<Vec<String>>,
     name: &str,
 ) -> PyResult<PyReport> {
-    let options = audit_options(tools, allow, top_level_only, by)?;
+    let options = audit_options(tools, allow, top_level_only, no_missing, by)?;
     let mut audit = Audit::new(&options).map_err(python_error)?;
     for (number, record) in (1u64..).zip(records.try_iter()?) {
         let record = record?;
@@ -63,7 +64,7 @@ pub fn audit_records(
 /// `file` its calls are grouped under: a path column), `name` where null.
 /// Read with the GIL released; nulls are no records.
 #[pyfunction]
-#[pyo3(signature = (arrays, tools=None, *, allow=None, top_level_only=false, by=None, name="records", names=None))]
+#[pyo3(signature = (arrays, tools=None, *, allow=None, top_level_only=false, no_missing=false, by=None, name="records", names=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn audit_arrow_arrays(
     py: Python<'_>,
@@ -71,11 +72,12 @@ pub fn audit_arrow_arrays(
     tools: Option<&Bound<'_, PyAny>>,
     allow: Option<Bound<'_, PyAny>>,
     top_level_only: bool,
+    no_missing: bool,
     by: Option<Vec<String>>,
     name: &str,
     names: Option<Vec<ArrowArray<'_>>>,
 ) -> PyResult<PyReport> {
-    let options = audit_options(tools, allow, top_level_only, by)?;
+    let options = audit_options(tools, allow, top_level_only, no_missing, by)?;
     let mut audit = Audit::new(&options).map_err(python_error)?;
     // The capsules in `arrays` and `names` own the buffers, and are held
     // until the end.

@@ -65,6 +65,21 @@ impl PyWarning {
         self.warning.unknown_paths.clone()
     }
 
+    /// The required keys the call lacked, reported now for the first time,
+    /// as paths (`path`, `options.mode`), sorted. Not `missing_keys`, which
+    /// the diagnosis of an unknown key names.
+    #[getter]
+    fn missing_required(&self) -> Vec<String> {
+        self.warning.missing_required.clone()
+    }
+
+    /// Why the keys of `missing_required` were lost (`missing_required`,
+    /// `emptied`, `truncated_response`); `None` when none is missing.
+    #[getter]
+    fn missing_cause(&self) -> Option<&'static str> {
+        self.warning.missing_cause.map(|cause| cause.as_str())
+    }
+
     /// The warning as a dict: the JSON line's object.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         python_of(py, &self.warning)
@@ -82,10 +97,11 @@ impl PyWarning {
     fn __repr__(&self) -> String {
         let w = &self.warning;
         format!(
-            "Warning(tool={}, unknown_keys={}, unknown_paths={}, declared_keys={}, id={})",
+            "Warning(tool={}, unknown_keys={}, unknown_paths={}, missing_required={}, declared_keys={}, id={})",
             repr_str(&w.tool),
             repr_list(&w.unknown_keys),
             repr_list(&w.unknown_paths),
+            repr_list(&w.missing_required),
             repr_list(&w.declared_keys),
             repr_str(&w.id),
         )

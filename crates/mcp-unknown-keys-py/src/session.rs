@@ -58,15 +58,16 @@ impl State {
 #[pymethods]
 impl PySession {
     #[new]
-    #[pyo3(signature = (on_warn=None, allow=None, top_level_only=false, on_note=None, on_verdict=None))]
+    #[pyo3(signature = (on_warn=None, allow=None, top_level_only=false, on_note=None, on_verdict=None, no_missing=false))]
     fn new(
         on_warn: Option<Bound<'_, PyAny>>,
         allow: Option<Bound<'_, PyAny>>,
         top_level_only: bool,
         on_note: Option<Bound<'_, PyAny>>,
         on_verdict: Option<Bound<'_, PyAny>>,
+        no_missing: bool,
     ) -> PyResult<PySession> {
-        let auditor = core_auditor(on_warn, allow, top_level_only, on_note)?;
+        let auditor = core_auditor(on_warn, allow, top_level_only, on_note)?.check_required(!no_missing);
         Ok(PySession {
             auditor,
             on_verdict: callable("on_verdict", on_verdict)?,
@@ -118,8 +119,9 @@ impl PySession {
     }
 
     /// The verdicts settled so far (the latest 10,000), oldest first: dicts
-    /// `{"verdict", "tool", "id", "unknown_keys"}` and `unknown_paths` when
-    /// the call carried undeclared nested keys, the JSON line a door logs.
+    /// `{"verdict", "tool", "id", "unknown_keys"}`, `unknown_paths` when
+    /// the call carried undeclared nested keys and `missing_required` when
+    /// it lacked required keys: the JSON line a door logs.
     #[getter]
     fn verdicts<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         // Copied out first: no lock is held while Python runs (`json.loads`).

@@ -257,13 +257,24 @@ fn a_path_is_a_call_of_its_own_in_the_findings() {
     }
     let found: Vec<(&str, u64, &str, bool)> = findings
         .iter()
+        .filter(|f| !f.missing)
         .map(|f| (f.key, f.calls, f.first_id, f.nested))
         .collect();
     assert_eq!(
         found,
         [("dryRun", 1, "2", false), ("entities[].age", 2, "1", true)]
     );
-    assert_eq!(findings.len(), 2);
+    // The items lacked the keys the schema requires of them, too.
+    let lost: Vec<&str> = findings.iter().filter(|f| f.missing).map(|f| f.key).collect();
+    assert_eq!(
+        lost,
+        [
+            "entities[].entityType",
+            "entities[].name",
+            "entities[].observations"
+        ]
+    );
+    assert_eq!(findings.len(), 5);
     // Serialised per tool, its declared keys once.
     let summary = serde_json::to_value(&findings).unwrap();
     assert_eq!(summary[0]["declared_keys"], json!(["entities"]));

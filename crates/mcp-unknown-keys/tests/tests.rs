@@ -5,8 +5,10 @@
 mod common;
 
 mod bounds;
+mod cause_lists;
 mod concurrency;
 mod diagnosis;
+mod missing_required;
 mod nested_keys;
 mod reasons;
 mod registry;

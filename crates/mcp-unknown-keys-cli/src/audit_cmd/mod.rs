@@ -44,6 +44,11 @@ pub struct Args {
     /// neither read nor reported.
     #[arg(long)]
     top_level_only: bool,
+    /// Do not report the keys a tool's schema lists in `required` that a
+    /// call lacks (nor audit a call with no arguments as emptied): the
+    /// first version's behaviour.
+    #[arg(long)]
+    no_missing: bool,
     /// `jsonl`: each warning as a JSON line, as it is raised, and each
     /// verdict (what a server did with a call that carried undeclared keys,
     /// in a recording of JSON-RPC traffic) as the proxy logs it, then one
@@ -238,7 +243,9 @@ fn inputs(args: &Args) -> Result<Vec<PathBuf>, Failure> {
 
 /// Audits every input; what the gates decide on.
 fn audit(args: &Args) -> Result<Outcome, Failure> {
-    let mut options = Options::default().top_level_only(args.top_level_only);
+    let mut options = Options::default()
+        .top_level_only(args.top_level_only)
+        .no_missing(args.no_missing);
     options.tools = args.tools.iter().map(|spec| Tools::from_arg(spec)).collect();
     options.allow.clone_from(&args.allow);
     if !args.by.is_empty() {

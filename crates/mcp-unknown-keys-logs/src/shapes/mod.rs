@@ -51,6 +51,9 @@ pub struct Found<'a> {
     /// The model the record holding the call names ([`table::MODEL`]), if
     /// it or a record around it names one.
     pub model: Option<&'a str>,
+    /// The record holding the call, or one around it, says the model's
+    /// response was cut at its length limit ([`table::TRUNCATED`]).
+    pub truncated: bool,
 }
 
 /// What a record carries, handed over as it is recognised.

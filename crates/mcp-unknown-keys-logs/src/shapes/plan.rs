@@ -78,6 +78,8 @@ pub struct LoggedPaths {
     pub id: Path,
     pub hints: Path,
     pub missing_keys: Path,
+    pub missing_required: Path,
+    pub missing_cause: Path,
     pub summary: Path,
 }
 
@@ -136,6 +138,9 @@ pub struct Plan {
     pub bare_listing: [Word; 2],
     /// Where a record names its model ([`table::MODEL`]).
     pub model: Vec<Path>,
+    /// Where a record says its response was cut, and the value that says
+    /// so ([`table::TRUNCATED`]).
+    pub truncated: Vec<(Path, &'static str)>,
 }
 
 impl Plan {
@@ -162,6 +167,8 @@ impl Plan {
             id: path(&mut v, "id", Keep::Raw),
             hints: path(&mut v, "hints", Keep::Raw),
             missing_keys: path(&mut v, "missing_keys", Keep::Raw),
+            missing_required: path(&mut v, "missing_required", Keep::Raw),
+            missing_cause: path(&mut v, "missing_cause", Keep::Raw),
             summary: path(&mut v, "summary", Keep::Raw),
         };
         let rpc = RpcPaths {
@@ -186,6 +193,10 @@ impl Plan {
         };
         let bare_listing = [v.add(table::LISTING.1, Keep::Raw), v.add("nextCursor", Keep::Raw)];
         let model = table::MODEL.iter().map(|p| path(&mut v, p, Keep::Raw)).collect();
+        let truncated = table::TRUNCATED
+            .iter()
+            .map(|(p, value)| (path(&mut v, p, Keep::Raw), *value))
+            .collect();
         let mut keyed = vec![0u128; usize::from(v.len())];
         let mut discriminated = vec![HashMap::new(); usize::from(v.len())];
         let mut unkeyed = 0;
@@ -213,7 +224,15 @@ impl Plan {
             rpc,
             bare_listing,
             model,
+            truncated,
         }
+    }
+
+    /// Whether `record` says its response was cut at its length limit.
+    pub fn is_truncated(&self, record: &Object<'_>) -> bool {
+        self.truncated
+            .iter()
+            .any(|(path, value)| self.text(record, path).as_deref() == Some(value))
     }
 
     /// The shapes `record` may hold, in table order.

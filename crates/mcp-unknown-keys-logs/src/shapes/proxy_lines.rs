@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use mcp_unknown_keys::audit::{Hint, Judged, MissingKey, Note, Warning};
+use mcp_unknown_keys::audit::{Cause, Hint, Judged, MissingKey, Note, Warning};
 
 use super::capture::Object;
 use super::json_string;
@@ -22,6 +22,7 @@ pub fn verdict(plan: &Plan, object: &Object<'_>) -> Option<Judged> {
         ("id", &paths.id),
         ("unknown_keys", &paths.unknown_keys),
         ("unknown_paths", &paths.unknown_paths),
+        ("missing_required", &paths.missing_required),
     ] {
         if let Some(raw) = plan.raw(object, path) {
             if text.len() > 1 {
@@ -63,9 +64,15 @@ pub fn warning(plan: &Plan, object: &Object<'_>) -> Option<Warning> {
         .and_then(|raw| serde_json::from_str(raw.get()).ok())
         .unwrap_or_default();
     let unknown_paths = list(&paths.unknown_paths).unwrap_or_default();
+    let missing_required = list(&paths.missing_required).unwrap_or_default();
+    let missing_cause = plan
+        .raw(object, &paths.missing_cause)
+        .and_then(|raw| serde_json::from_str(raw.get()).ok())
+        .unwrap_or(Cause::MissingRequired);
     let warning = Warning::new(tool, unknown_keys, declared_keys, id)
         .with_diagnosis(hints, missing)
-        .with_unknown_paths(unknown_paths);
+        .with_unknown_paths(unknown_paths)
+        .with_missing_required(missing_required, missing_cause);
     Some(warning)
 }
 

@@ -18,6 +18,7 @@ pub struct Pending {
     rpc_id: Option<Id>,
     as_listed: bool,
     model: Option<String>,
+    truncated: bool,
 }
 
 impl Pending {
@@ -31,6 +32,7 @@ impl Pending {
             rpc_id: found.rpc_id.cloned(),
             as_listed: found.as_listed,
             model: found.model.map(str::to_owned),
+            truncated: found.truncated,
         }
     }
 
@@ -44,6 +46,7 @@ impl Pending {
             rpc_id: self.rpc_id.as_ref(),
             as_listed: self.as_listed,
             model: self.model.as_deref(),
+            truncated: self.truncated,
         }
     }
 }

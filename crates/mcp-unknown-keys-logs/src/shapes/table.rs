@@ -29,6 +29,20 @@ pub const ATTRIBUTES: &str = "attributes";
 /// inherit it, unless they name their own (`audit --by model`).
 pub const MODEL: &[&str] = &["model", "@gen_ai.request.model", "@gen_ai.response.model"];
 
+/// Where a record says the model's response was cut at its length limit,
+/// and the value that says so: a Chat Completions choice's
+/// `finish_reason`, an Anthropic message's `stop_reason`, a Gemini
+/// candidate's `finishReason`, a Responses response's
+/// `incomplete_details.reason`. The records a record holds inherit it: each
+/// call they hold is in a truncated response
+/// ([`Cause::TruncatedResponse`](mcp_unknown_keys::audit::Cause::TruncatedResponse)).
+pub const TRUNCATED: &[(&str, &str)] = &[
+    ("finish_reason", "length"),
+    ("stop_reason", "max_tokens"),
+    ("finishReason", "MAX_TOKENS"),
+    ("incomplete_details.reason", "max_output_tokens"),
+];
+
 /// One shape: what a record holds at `at`, when `when` holds for it.
 #[derive(Debug)]
 pub struct Shape {

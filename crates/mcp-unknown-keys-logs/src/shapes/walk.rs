@@ -110,6 +110,7 @@ impl Reader {
             depth: 0,
             too_deep: false,
             model: None,
+            truncated: false,
         }
     }
 }
@@ -129,6 +130,10 @@ struct Walk<'r, H> {
     /// The model the records being read name ([`Plan::model`]): a record
     /// naming none inherits the one of the record holding it.
     model: Option<String>,
+    /// Whether a record being read says its response was cut at its
+    /// length limit ([`Plan::is_truncated`]): the records it holds inherit
+    /// it.
+    truncated: bool,
 }
 
 impl<H: Handler> Walk<'_, H> {
@@ -231,6 +236,8 @@ impl<H: Handler> Walk<'_, H> {
             }
             _ => None,
         };
+        let cut = !self.truncated && plan.is_truncated(record);
+        self.truncated |= cut;
         let mut found = rpc::is_message(plan, record) && self.message(record, text);
         for shape in plan.candidates(record) {
             if !shape.shape.reads.is_whole_record() {
@@ -244,6 +251,9 @@ impl<H: Handler> Walk<'_, H> {
                 .any(|shape| self.shape(shape, record, text.is_some(), history));
         if let Some(outer) = outer {
             self.model = outer;
+        }
+        if cut {
+            self.truncated = false;
         }
         found
     }
@@ -432,6 +442,7 @@ impl<H: Handler> Walk<'_, H> {
                     rpc_id: id.as_ref(),
                     as_listed: true,
                     model: model.as_deref(),
+                    truncated: self.truncated,
                 };
                 self.emit(found, false, false);
                 self.model = model;
@@ -466,6 +477,7 @@ impl<H: Handler> Walk<'_, H> {
             rpc_id: None,
             as_listed: false,
             model: model.as_deref(),
+            truncated: self.truncated,
         };
         self.emit(found, true, history);
         self.model = model;
@@ -487,6 +499,7 @@ impl<H: Handler> Walk<'_, H> {
                 rpc_id: None,
                 as_listed: false,
                 model: model.as_deref(),
+                truncated: self.truncated,
             };
             self.emit(found, true, false);
         }

@@ -46,6 +46,7 @@ pub struct Reports {
     otlp: Option<otlp::Exporter>,
     allow: Vec<String>,
     top_level_only: bool,
+    no_missing: bool,
 }
 
 /// What the reports of one run are asked for: the door's options, as its
@@ -62,6 +63,8 @@ pub struct ReportOptions<'a> {
     pub name: Option<&'a str>,
     /// `--top-level-only`.
     pub top_level_only: bool,
+    /// `--no-missing`: required keys a call lacks are not reported.
+    pub no_missing: bool,
     /// `--otlp URL`.
     pub otlp: Option<&'a str>,
     /// The remote server's URL, which OTLP records name as its address.
@@ -93,12 +96,13 @@ impl Reports {
             otlp,
             allow: options.allow.to_vec(),
             top_level_only: options.top_level_only,
+            no_missing: options.no_missing,
         })
     }
 
     /// A tap for one session (`upstream`: the reverse proxy's hash of the
     /// upstream session it serves), whose auditor tolerates `--allow` keys
-    /// and honours `--top-level-only`.
+    /// and honours `--top-level-only` and `--no-missing`.
     pub fn tap(self: &Arc<Self>, upstream: Option<String>) -> Tap {
         let session = Arc::new(SessionReport {
             reports: self.clone(),
@@ -107,7 +111,8 @@ impl Reports {
         let auditor = Auditor::new()
             .with_shared_sink(session.clone())
             .allow_all(self.allow.iter().cloned())
-            .top_level_only(self.top_level_only);
+            .top_level_only(self.top_level_only)
+            .check_required(!self.no_missing);
         Tap::new(auditor).with_report(session)
     }
 

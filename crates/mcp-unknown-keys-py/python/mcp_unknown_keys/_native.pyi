@@ -8,7 +8,22 @@ from typing_extensions import NotRequired
 
 __version__: str
 
-Cause = Literal["truncated", "near_miss", "fragment", "other_tool", "injected", "invented"]
+# Every cause of the Rust `Cause::ALL`, in its order (a Rust test holds them equal).
+Cause = Literal[
+    "case_variant",
+    "plural",
+    "abbreviation",
+    "truncated",
+    "near_miss",
+    "fragment",
+    "other_tool",
+    "injected",
+    "invented",
+    "undiagnosed",
+    "missing_required",
+    "emptied",
+    "truncated_response",
+]
 Reason = Literal["no_catalogue", "unlisted_tool", "declares_nothing", "unreadable_arguments"]
 
 class Hint(TypedDict):
@@ -44,6 +59,10 @@ class Warning:
     def missing_keys(self) -> list[MissingKey]: ...
     @property
     def unknown_paths(self) -> list[str]: ...
+    @property
+    def missing_required(self) -> list[str]: ...
+    @property
+    def missing_cause(self) -> Cause | None: ...
     def to_dict(self) -> dict[str, Any]: ...
     def to_json(self) -> str: ...
     def __eq__(self, other: object) -> bool: ...
@@ -76,6 +95,7 @@ class Auditor:
         allow: Iterable[str] | None = None,
         top_level_only: bool = False,
         on_note: Callable[[str, str], object] | None = None,
+        no_missing: bool = False,
     ) -> None: ...
     def replace_catalog(self, tools: object) -> None: ...
     def list_page(self, tools: object, *, first: bool, more: bool) -> None: ...
@@ -103,6 +123,7 @@ class Verdict(TypedDict):
     id: str
     unknown_keys: list[str]
     unknown_paths: NotRequired[list[str]]
+    missing_required: NotRequired[list[str]]
 
 @final
 class Session:
@@ -115,6 +136,7 @@ class Session:
         top_level_only: bool = False,
         on_note: Callable[[str, str], object] | None = None,
         on_verdict: Callable[[Verdict], object] | None = None,
+        no_missing: bool = False,
     ) -> None: ...
     # `message`: a JSON-RPC message or batch as `json.loads` gives it, a
     # pydantic model (`JSONRPCMessage`), or its JSON text.
@@ -205,6 +227,7 @@ def audit_file(
     *,
     allow: Iterable[str] | None = None,
     top_level_only: bool = False,
+    no_missing: bool = False,
     by: Sequence[Dimension] | None = None,
 ) -> Report:
     """Audits recorded logs as `mcp-unknown-keys audit` does: warnings, coverage, lines read."""
@@ -215,6 +238,7 @@ def audit_records(
     *,
     allow: Iterable[str] | None = None,
     top_level_only: bool = False,
+    no_missing: bool = False,
     by: Sequence[Dimension] | None = None,
     name: str = "records",
 ) -> Report:
@@ -226,6 +250,7 @@ def audit_arrow_arrays(
     *,
     allow: Iterable[str] | None = None,
     top_level_only: bool = False,
+    no_missing: bool = False,
     by: Sequence[Dimension] | None = None,
     name: str = "records",
     names: Sequence[tuple[object, object, Sequence[int]]] | None = None,

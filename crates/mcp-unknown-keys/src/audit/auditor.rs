@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use super::call::{Call, Outcome, Skip};
 use super::diagnosis::Diagnosed;
-use super::keys::{self, Found};
-use super::{Arguments, Catalog, Coverage, Declared, Judged, Note, Notice, Sink, StderrSink, Warning};
+use super::keys::{self, Found, Present};
+use super::{Arguments, Catalog, Cause, Coverage, Declared, Judged, Note, Notice, Sink, StderrSink, Warning};
 use crate::limits::{MAX_SAID_NOTES, MAX_SAID_PAIRS, MAX_UNDECLARED_PER_CALL};
 use crate::wire::{ToolCall, id_text};
 
@@ -35,8 +35,15 @@ pub(crate) const REASON_KEY: &str = "reason";
 ///   declares them ([`Catalog`] says when), and reported as paths
 ///   ([`Warning::unknown_paths`]), unless [`Auditor::top_level_only`];
 /// - [`REASON_PARAMETER`](crate::reasons::REASON_PARAMETER) and the keys given to [`Auditor::allow`] are tolerated;
-/// - each (tool, key) pair, and each (tool, path) pair, is reported once in
-///   the auditor's life: a catalogue refresh does not forget what was said;
+/// - the keys its schema lists in `required` (at the top level, and in the
+///   nested objects audited) that a call lacks are reported too
+///   ([`Warning::missing_required`]), unless [`Auditor::check_required`]
+///   is off; a call that carried no arguments at all (`{}`, none, empty
+///   text) to a tool that requires keys is audited so, its keys lost to
+///   [`Cause::Emptied`];
+/// - each (tool, key) pair, each (tool, path) pair and each (tool, missing
+///   required key) pair is reported once in the auditor's life: a
+///   catalogue refresh does not forget what was said;
 /// - each warning carries a [diagnosis](super::diagnosis) of its keys,
 ///   worked out only when a warning is raised: a call whose keys are all
 ///   declared, or already said, costs no more for it.
@@ -68,10 +75,12 @@ pub struct Auditor {
     said: Mutex<Said>,
     allowed: Vec<Box<str>>,
     top_level_only: bool,
+    check_required: bool,
     sink: Arc<dyn Sink>,
 }
 
-/// The said-once memory: each (tool, key) and (tool, path) pair said, each
+/// The said-once memory: each (tool, key), (tool, path) and (tool, missing
+/// required key) pair said, each
 /// key's count of tools said on (for [`Cause::Injected`](super::Cause::Injected)),
 /// and the catalogue notes said. Only undeclared keys are ever kept, as
 /// fingerprints ([`Fingerprints`]), so a pair costs the same whatever its
@@ -121,6 +130,7 @@ impl Auditor {
             said: Mutex::new(Said::default()),
             allowed: Vec::new(),
             top_level_only: false,
+            check_required: true,
             sink: Arc::new(StderrSink),
         }
     }
@@ -168,6 +178,33 @@ impl Auditor {
     /// ```
     pub fn top_level_only(mut self, top_level_only: bool) -> Auditor {
         self.top_level_only = top_level_only;
+        self
+    }
+
+    /// With `false`, does not check required keys: a call that lacks keys
+    /// its schema lists in `required` raises nothing for it, and a call
+    /// with no arguments at all is unaudited
+    /// ([`Skip::UnreadableArguments`]), as the specification's first
+    /// version did. On by default.
+    ///
+    /// ```
+    /// use mcp_unknown_keys::audit::{Arguments, Auditor, Call, Catalog, Cause};
+    /// use serde_json::json;
+    ///
+    /// let catalog = Catalog::from_mcp_tools(&[json!({"name": "fs_read", "inputSchema": {
+    ///     "properties": {"path": {}, "offset": {}}, "required": ["path"],
+    /// }})]);
+    /// let call = Call::new("fs_read", Arguments::Json(r#"{"offset":12}"#));
+    ///
+    /// let checked = Auditor::new().with_sink(());
+    /// let warning = checked.audit(&catalog, call).warning().unwrap();
+    /// assert_eq!(warning.missing_required, ["path"]);
+    /// assert_eq!(warning.missing_cause, Some(Cause::MissingRequired));
+    /// let unchecked = Auditor::new().with_sink(()).check_required(false);
+    /// assert!(unchecked.audit(&catalog, call).warning().is_none());
+    /// ```
+    pub fn check_required(mut self, check_required: bool) -> Auditor {
+        self.check_required = check_required;
         self
     }
 
@@ -277,35 +314,82 @@ impl Auditor {
             return Outcome::Skipped(Skip::UnreadableArguments);
         };
         let mut found = Found::default();
+        let required = self.check_required && !declared.root().required.is_empty();
         let scanned = if self.top_level_only || !declared.has_nested() {
-            // The path of every tool without nested shapes, as it always was.
-            // Inlined into the scan's loop: a call per key costs as much as
-            // the lookup itself.
-            arguments.for_each_key(
-                #[inline(always)]
-                |key| {
-                    if !declared.declares(key) {
-                        self.undeclared(key, &mut found);
-                    }
-                },
-            )
+            if required {
+                self.scan_required(arguments, declared, &mut found)
+            } else {
+                // The path of every tool without nested shapes nor required
+                // keys, as it always was. Inlined into the scan's loop: a
+                // call per key costs as much as the lookup itself.
+                arguments.for_each_key(
+                    #[inline(always)]
+                    |key| {
+                        if !declared.declares(key) {
+                            self.undeclared(key, &mut found);
+                        }
+                    },
+                )
+            }
         } else {
-            keys::scan(arguments, declared, &|key| self.tolerates(key), &mut found)
+            let tolerates = |key: &str| self.tolerates(key);
+            keys::scan(arguments, declared, &tolerates, self.check_required, &mut found)
         };
         if scanned.is_err() {
-            return Outcome::Skipped(Skip::UnreadableArguments);
+            if required && writes_no_arguments(arguments) {
+                // Read as the empty object a server runs it with.
+                found = Found::default();
+                found.push_missing_keys(declared.root(), &Present::default());
+            } else {
+                return Outcome::Skipped(Skip::UnreadableArguments);
+            }
         }
         if found.more > 0 {
             self.said_many_keys(call.tool);
         }
-        if found.keys.is_empty() && found.paths.is_empty() {
+        if found.keys.is_empty() && found.paths.is_empty() && found.missing.is_empty() {
             return Outcome::Audited {
                 undeclared: found.keys,
                 undeclared_paths: found.paths,
+                missing_required: found.missing,
+                emptied: false,
                 warning: None,
             };
         }
         self.found(catalog, declared, call, arguments, found)
+    }
+
+    /// Reads the top-level keys of a call to a tool without nested shapes
+    /// that requires keys: as the plain scan, and which required keys were
+    /// carried. Out of line: the plain scan's loop stays as small as it was.
+    #[inline(never)]
+    fn scan_required(
+        &self,
+        arguments: Arguments<'_>,
+        declared: &Declared,
+        found: &mut Found,
+    ) -> Result<(), keys::NotAnObject> {
+        let root = declared.root();
+        let mut present = Present::default();
+        arguments.for_each_key(
+            #[inline(always)]
+            |key| {
+                found.top_level_keys += 1;
+                match root.table.find(key) {
+                    Some(index) => {
+                        if let Some(rank) = root.required_rank(index) {
+                            present.mark(rank);
+                        }
+                    }
+                    None if root.by_pattern(key).is_some() => {}
+                    None => self.undeclared(key, found),
+                }
+            },
+        )?;
+        if !present.has_all(root.required.len()) {
+            found.push_missing_keys(root, &present);
+        }
+        Ok(())
     }
 
     /// Keeps a top-level key the tool does not declare, unless tolerated.
@@ -331,16 +415,26 @@ impl Auditor {
         arguments: Arguments<'_>,
         mut found: Found,
     ) -> Outcome {
-        for list in [&mut found.keys, &mut found.paths] {
+        for list in [&mut found.keys, &mut found.paths, &mut found.missing] {
             list.sort_unstable();
             list.dedup();
         }
-        let (keys, paths) = self.claim(call.tool, &found.keys, &found.paths);
-        let warning = (!keys.is_empty() || !paths.is_empty())
-            .then(|| self.warning(catalog, declared, call, arguments, keys, paths));
+        let emptied = !found.missing.is_empty() && found.top_level_keys == 0;
+        let (keys, paths, missing) = self.claim(call.tool, &found.keys, &found.paths, &found.missing);
+        let warning = (!keys.is_empty() || !paths.is_empty() || !missing.is_empty()).then(|| {
+            let cause = if emptied {
+                Cause::Emptied
+            } else {
+                Cause::MissingRequired
+            };
+            self.warning(catalog, declared, call, arguments, keys, paths)
+                .with_missing_required(missing, cause)
+        });
         Outcome::Audited {
             undeclared: found.keys,
             undeclared_paths: found.paths,
+            missing_required: found.missing,
+            emptied,
             warning,
         }
     }
@@ -438,14 +532,37 @@ impl Auditor {
             .collect();
         paths.sort_unstable();
         paths.dedup();
-        self.claim(tool, &[], &paths).1
+        self.claim(tool, &[], &paths, &[]).1
     }
 
-    /// Marks each of `keys` and `paths` (sorted) as said for `tool` and
-    /// returns those that were not said before, each key with the number of
-    /// tools it has now been said on. The lock is held for the claim only;
-    /// should the memory fill up, that is said once, after.
-    fn claim(&self, tool: &str, keys: &[String], paths: &[String]) -> (Vec<(String, usize)>, Vec<String>) {
+    /// Claims required keys a warning read back from a log reported
+    /// missing (`missing_required`), as [`Auditor::claim_logged_paths`]
+    /// does nested keys: returns those not said before for `tool`, sorted,
+    /// now said. Nothing when required keys are not checked.
+    ///
+    /// ```
+    /// use mcp_unknown_keys::audit::Auditor;
+    ///
+    /// let auditor = Auditor::new().with_sink(());
+    /// let logged = ["path".to_owned(), "options.mode".to_owned()];
+    /// assert_eq!(auditor.claim_logged_missing("fs_read", &logged), ["options.mode", "path"]);
+    /// assert!(auditor.claim_logged_missing("fs_read", &logged).is_empty());
+    /// ```
+    pub fn claim_logged_missing(&self, tool: &str, missing: &[String]) -> Vec<String> {
+        if !self.check_required {
+            return Vec::new();
+        }
+        let mut missing = missing.to_vec();
+        missing.sort_unstable();
+        missing.dedup();
+        self.claim(tool, &[], &[], &missing).2
+    }
+
+    /// Marks each of `keys`, `paths` and `missing` (sorted) as said for
+    /// `tool` and returns those that were not said before, each key with
+    /// the number of tools it has now been said on. The lock is held for
+    /// the claim only; should the memory fill up, that is said once, after.
+    fn claim(&self, tool: &str, keys: &[String], paths: &[String], missing: &[String]) -> Claimed {
         let mut filled = false;
         let claimed = {
             let mut said = self.said.lock().unwrap_or_else(PoisonError::into_inner);
@@ -456,12 +573,16 @@ impl Auditor {
                     claimed.push((key.clone(), tools));
                 }
             }
-            let paths = paths
-                .iter()
-                .filter(|path| said.claim_pair(Pair::Path, tool, path, &mut filled))
-                .cloned()
-                .collect();
-            (claimed, paths)
+            let mut claim = |pair: Pair, items: &[String]| -> Vec<String> {
+                items
+                    .iter()
+                    .filter(|item| said.claim_pair(pair, tool, item, &mut filled))
+                    .cloned()
+                    .collect()
+            };
+            let paths = claim(Pair::Path, paths);
+            let missing = claim(Pair::Missing, missing);
+            (claimed, paths, missing)
         };
         if filled {
             self.notice(&Notice::SaidMemoryFull {
@@ -493,11 +614,16 @@ impl Auditor {
     }
 }
 
-/// Which half of the said-once memory a pair is in.
+/// What [`Auditor::claim`] found new: keys (each with its count of tools),
+/// paths, missing required keys.
+type Claimed = (Vec<(String, usize)>, Vec<String>, Vec<String>);
+
+/// Which part of the said-once memory a pair is in.
 #[derive(Clone, Copy, Hash)]
 enum Pair {
     Key,
     Path,
+    Missing,
 }
 
 impl Said {
@@ -532,6 +658,16 @@ impl Said {
     }
 }
 
+/// Whether `arguments` that did not read as an object are no arguments at
+/// all: empty or whitespace text, or `null` (which MCP servers run as no
+/// arguments).
+fn writes_no_arguments(arguments: Arguments<'_>) -> bool {
+    match arguments {
+        Arguments::Json(text) => matches!(text.trim_matches([' ', '\t', '\n', '\r']), "" | "null"),
+        Arguments::Object(_) | Arguments::Host(_) => false,
+    }
+}
+
 /// The arguments as an object, values included, for the diagnosis: borrowed
 /// when they already are one, parsed when they are JSON text (which the key
 /// scan has already found to be an object), converted from a host's object.
@@ -549,6 +685,7 @@ impl std::fmt::Debug for Auditor {
             .field("audited_tools", &self.audited_tools())
             .field("allowed", &self.allowed)
             .field("top_level_only", &self.top_level_only)
+            .field("check_required", &self.check_required)
             .finish_non_exhaustive()
     }
 }

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::diagnosis::Cause;
 use super::keys::Arguments;
 use super::warning::Warning;
 use crate::wire::ToolCall;
@@ -14,8 +15,11 @@ use crate::wire::ToolCall;
 pub struct Call<'a> {
     /// The tool called.
     pub tool: &'a str,
-    /// Its arguments, or `None` when they are absent or of a type that
-    /// cannot be audited.
+    /// Its arguments, or `None` when they are of a type that cannot be
+    /// audited. Absent arguments are best given as empty text
+    /// (`Arguments::Json("")`), as [`Call::of_tool_call`] does: read as no
+    /// arguments at all, they are audited when the tool requires keys
+    /// ([`Cause::Emptied`]), and unaudited as `None` otherwise.
     pub arguments: Option<Arguments<'a>>,
     /// Its id, as it came.
     pub id: Option<&'a Value>,
@@ -48,7 +52,10 @@ impl<'a> Call<'a> {
     pub fn of_tool_call(call: &'a ToolCall) -> Call<'a> {
         Call {
             tool: call.name().unwrap_or_default(),
-            arguments: call.arguments().and_then(Arguments::from_value),
+            arguments: match call.arguments() {
+                None | Some(Value::Null) => Some(Arguments::Json("")),
+                Some(value) => Arguments::from_value(value),
+            },
             id: call.id(),
         }
     }
@@ -71,6 +78,14 @@ pub enum Outcome {
         /// ([`Warning::unknown_paths`]), sorted, without duplicates, whether
         /// said before or not.
         undeclared_paths: Vec<String>,
+        /// Every required key the call lacked, as a path
+        /// ([`Warning::missing_required`]), sorted, without duplicates,
+        /// whether said before or not; empty when required keys are not
+        /// checked ([`Auditor::check_required`]).
+        missing_required: Vec<String>,
+        /// Whether the call carried no arguments at all to a tool that
+        /// requires some: its missing keys are [`Cause::Emptied`].
+        emptied: bool,
         /// The warning to deliver, when some of those keys are said now for
         /// the first time.
         warning: Option<Warning>,
@@ -83,6 +98,31 @@ impl Outcome {
         match self {
             Outcome::Audited { warning, .. } => warning,
             Outcome::Skipped(_) => None,
+        }
+    }
+
+    /// Whether the call was audited and carried an undeclared key or path
+    /// or lacked a required key, said before or not: a call whose answer
+    /// a door awaits for its verdict.
+    pub fn is_flagged(&self) -> bool {
+        matches!(self, Outcome::Audited { undeclared, undeclared_paths, missing_required, .. }
+            if !undeclared.is_empty() || !undeclared_paths.is_empty() || !missing_required.is_empty())
+    }
+
+    /// Why the call's missing required keys were lost, when it lacked any:
+    /// [`Cause::Emptied`] or [`Cause::MissingRequired`].
+    pub fn missing_cause(&self) -> Option<Cause> {
+        match self {
+            Outcome::Audited {
+                missing_required,
+                emptied,
+                ..
+            } if !missing_required.is_empty() => Some(if *emptied {
+                Cause::Emptied
+            } else {
+                Cause::MissingRequired
+            }),
+            _ => None,
         }
     }
 }

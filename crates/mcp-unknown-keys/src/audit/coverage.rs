@@ -66,6 +66,17 @@ pub struct Coverage {
     /// further name under [`OTHER_UNLISTED_TOOLS`].
     #[serde(default)]
     pub unlisted_tools: BTreeMap<String, u64>,
+    /// The calls, audited or not, of model responses cut at their length
+    /// limit (`finish_reason: "length"`, `stop_reason: "max_tokens"`, …),
+    /// whether they raised anything or not: counted by `audit`
+    /// ([`Coverage::count_in_truncated_response`]), which reads the stop
+    /// reasons a log keeps. Serialised only when not zero.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub in_truncated_responses: u64,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 impl Coverage {
@@ -93,11 +104,20 @@ impl Coverage {
         }
     }
 
+    /// Counts one call (counted already as audited or not) as part of a
+    /// model response cut at its length limit.
+    pub fn count_in_truncated_response(&mut self) {
+        self.in_truncated_responses = self.in_truncated_responses.saturating_add(1);
+    }
+
     /// Adds what `other` counted to this coverage.
     /// Counts saturate: a coverage read back from a file may hold any
     /// numbers.
     pub fn merge(&mut self, other: &Coverage) {
         self.calls = self.calls.saturating_add(other.calls);
+        self.in_truncated_responses = self
+            .in_truncated_responses
+            .saturating_add(other.in_truncated_responses);
         self.audited = self.audited.saturating_add(other.audited);
         for (skip, calls) in &other.unaudited {
             let counted = self.unaudited.entry(*skip).or_default();
@@ -181,21 +201,26 @@ impl fmt::Display for Coverage {
         }
         write!(f, "{} call(s): ", self.calls)?;
         if self.is_complete() {
-            return f.write_str("all audited");
-        }
-        write!(
-            f,
-            "{} audited, {} unaudited (",
-            self.audited,
-            self.unaudited_calls()
-        )?;
-        for (i, (skip, calls)) in self.unaudited.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
+            f.write_str("all audited")?;
+        } else {
+            write!(
+                f,
+                "{} audited, {} unaudited (",
+                self.audited,
+                self.unaudited_calls()
+            )?;
+            for (i, (skip, calls)) in self.unaudited.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{calls} {skip}")?;
             }
-            write!(f, "{calls} {skip}")?;
+            f.write_str(")")?;
         }
-        f.write_str(")")
+        if self.in_truncated_responses > 0 {
+            write!(f, "; {} in truncated responses", self.in_truncated_responses)?;
+        }
+        Ok(())
     }
 }
 

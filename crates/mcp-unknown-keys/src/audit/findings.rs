@@ -1,5 +1,6 @@
 //! What a session found, counted: per (tool, key), how many calls carried
-//! the key, which call carried it first, and why it probably did.
+//! the key (or lacked it, for a required key), which call did first, and
+//! why it probably did.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +10,8 @@ use super::{Call, Cause, Outcome, Warning};
 use crate::limits::MAX_SAID_PAIRS;
 use crate::wire::id_text;
 
-/// Every undeclared (tool, key) pair seen, with how often calls carried it.
+/// Every undeclared (tool, key) pair seen, with how often calls carried it,
+/// and every (tool, required key) pair calls lacked, with how often.
 ///
 /// A warning says a pair once; `Findings` counts every call that carried
 /// it, which is what a summary or a report wants. Feed it each
@@ -53,6 +55,8 @@ struct ToolFindings {
     keys: BTreeMap<String, KeyFindings>,
     /// Nested keys, by path, counted as keys are.
     paths: BTreeMap<String, KeyFindings>,
+    /// Required keys calls lacked, by path, counted as keys are.
+    missing: BTreeMap<String, KeyFindings>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -89,26 +93,43 @@ pub struct Finding<'a> {
     /// Serialised only when true.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub nested: bool,
+    /// Whether `key` is a required key the calls lacked (a path, as in
+    /// [`Warning::missing_required`]) rather than one they carried;
+    /// `calls` counts the calls that lacked it, and `cause` is
+    /// [`Cause::MissingRequired`], [`Cause::Emptied`] or
+    /// [`Cause::TruncatedResponse`]. Serialised only when true.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub missing: bool,
 }
 
 impl Findings {
     /// Counts what auditing `call` found: each undeclared key and path it
-    /// carried, and the diagnosis of the warning it raised, if any.
+    /// carried, each required key it lacked, and the diagnosis of the
+    /// warning it raised, if any.
     pub fn record(&mut self, call: &Call<'_>, outcome: &Outcome) {
+        self.record_as(call, outcome, None);
+    }
+
+    /// [`Findings::record`], each pair new here given `cause` (when some)
+    /// rather than the one its warning diagnosed: for `audit`, which gives
+    /// the calls of a truncated response [`Cause::TruncatedResponse`].
+    pub fn record_as(&mut self, call: &Call<'_>, outcome: &Outcome, cause: Option<Cause>) {
         let Outcome::Audited {
             undeclared,
             undeclared_paths,
+            missing_required,
             warning,
+            ..
         } = outcome
         else {
             return;
         };
-        if undeclared.is_empty() && undeclared_paths.is_empty() {
+        if !outcome.is_flagged() {
             return;
         }
         if !self.tools.contains_key(call.tool) {
             if self.pairs >= MAX_SAID_PAIRS {
-                self.unkept += (undeclared.len() + undeclared_paths.len()) as u64;
+                self.unkept += (undeclared.len() + undeclared_paths.len() + missing_required.len()) as u64;
                 return;
             }
             self.tools.insert(call.tool.to_owned(), ToolFindings::default());
@@ -118,8 +139,10 @@ impl Findings {
             kept: &mut self.pairs,
             unkept: &mut self.unkept,
         };
-        count(&mut tool.keys, undeclared, call, &mut room);
-        count(&mut tool.paths, undeclared_paths, call, &mut room);
+        count(&mut tool.keys, undeclared, call, cause, &mut room);
+        count(&mut tool.paths, undeclared_paths, call, cause, &mut room);
+        let lost = cause.or(outcome.missing_cause());
+        count(&mut tool.missing, missing_required, call, lost, &mut room);
         if let Some(warning) = warning {
             tool.note(warning);
         }
@@ -132,28 +155,33 @@ impl Findings {
     }
 
     /// Every pair found, sorted by tool, then its keys, then its paths,
-    /// each sorted.
+    /// then the required keys lacked, each sorted.
     pub fn iter(&self) -> impl Iterator<Item = Finding<'_>> {
         self.tools.iter().flat_map(|(tool, found)| {
-            let keys = found.keys.iter().map(|pair| (pair, false));
-            let paths = found.paths.iter().map(|pair| (pair, true));
-            keys.chain(paths).map(move |((key, key_found), nested)| Finding {
-                tool,
-                key,
-                calls: key_found.calls,
-                first_id: &key_found.first_id,
-                cause: key_found.cause,
-                declared_keys: &found.declared_keys,
-                nested,
-            })
+            let keys = found.keys.iter().map(|pair| (pair, false, false));
+            let paths = found.paths.iter().map(|pair| (pair, true, false));
+            let missing = found.missing.iter().map(|pair| (pair, false, true));
+            keys.chain(paths)
+                .chain(missing)
+                .map(move |((key, key_found), nested, missing)| Finding {
+                    tool,
+                    key,
+                    calls: key_found.calls,
+                    first_id: &key_found.first_id,
+                    cause: key_found.cause,
+                    declared_keys: &found.declared_keys,
+                    nested,
+                    missing,
+                })
         })
     }
 
-    /// How many distinct pairs were found, paths included.
+    /// How many distinct pairs were found, paths and required keys lacked
+    /// included.
     pub fn len(&self) -> usize {
         self.tools
             .values()
-            .map(|tool| tool.keys.len() + tool.paths.len())
+            .map(|tool| tool.keys.len() + tool.paths.len() + tool.missing.len())
             .sum()
     }
 
@@ -175,8 +203,10 @@ impl Findings {
 /// ```json
 /// [{"tool":"fs_read","declared_keys":["offset","path"],
 ///   "keys":{"ffset":{"calls":2,"first_id":"1","cause":"truncated"}},
-///   "paths":{}}]
+///   "paths":{},"missing_required":{"path":{"calls":1,"first_id":"3","cause":"emptied"}}}]
 /// ```
+///
+/// (`missing_required` only when calls lacked a required key).
 impl Serialize for Findings {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         #[derive(Serialize)]
@@ -185,12 +215,15 @@ impl Serialize for Findings {
             declared_keys: &'a [String],
             keys: &'a BTreeMap<String, KeyFindings>,
             paths: &'a BTreeMap<String, KeyFindings>,
+            #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+            missing_required: &'a BTreeMap<String, KeyFindings>,
         }
         serializer.collect_seq(self.tools.iter().map(|(tool, found)| Tool {
             tool,
             declared_keys: &found.declared_keys,
             keys: &found.keys,
             paths: &found.paths,
+            missing_required: &found.missing,
         }))
     }
 }
@@ -201,12 +234,14 @@ struct Room<'a> {
     unkept: &'a mut u64,
 }
 
-/// Counts each of `found` as carried by `call`; a new pair once the room
-/// is full is counted as not kept.
+/// Counts each of `found` as carried (or lacked) by `call`, a new pair with
+/// `cause` when known; a new pair once the room is full is counted as not
+/// kept.
 fn count(
     counted: &mut BTreeMap<String, KeyFindings>,
     found: &[String],
     call: &Call<'_>,
+    cause: Option<Cause>,
     room: &mut Room<'_>,
 ) {
     for key in found {
@@ -218,7 +253,7 @@ fn count(
                 let found = KeyFindings {
                     calls: 1,
                     first_id: id_text(call.id),
-                    cause: None,
+                    cause,
                 };
                 counted.insert(key.clone(), found);
             }

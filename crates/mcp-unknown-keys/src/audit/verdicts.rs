@@ -260,7 +260,8 @@ impl<'de> Deserialize<'de> for Text {
 
 /// One call judged: the JSON line a door logs,
 /// `{"verdict":"ignored","tool":"fs_read","id":"4","unknown_keys":["ffset"]}`,
-/// with `"unknown_paths":[…]` when the call carried undeclared nested keys.
+/// with `"unknown_paths":[…]` when the call carried undeclared nested keys
+/// and `"missing_required":[…]` when it lacked required keys.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Judged {
@@ -275,6 +276,10 @@ pub struct Judged {
     /// Every undeclared nested key the call carried, as paths.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown_paths: Vec<String>,
+    /// Every required key the call lacked, as paths
+    /// ([`Warning::missing_required`](super::Warning::missing_required)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_required: Vec<String>,
 }
 
 impl Judged {
@@ -383,6 +388,7 @@ struct Awaited {
     id: String,
     unknown_keys: Vec<String>,
     unknown_paths: Vec<String>,
+    missing_required: Vec<String>,
     /// Another request in flight shared its id.
     ambiguous: bool,
 }
@@ -418,7 +424,8 @@ impl<K: Eq + Hash + Clone + fmt::Display> Verdicts<K> {
         }
     }
 
-    /// An audited call: awaited when it carried undeclared keys or paths.
+    /// An audited call: awaited when it carried undeclared keys or paths,
+    /// or lacked required keys ([`Outcome::is_flagged`]).
     /// A call under an id already awaited makes both ambiguous. A call to
     /// a tool whose call was answered by an interim result is its retry,
     /// and takes its place. Returns the calls judged now: the oldest
@@ -427,12 +434,13 @@ impl<K: Eq + Hash + Clone + fmt::Display> Verdicts<K> {
         let Outcome::Audited {
             undeclared,
             undeclared_paths,
+            missing_required,
             ..
         } = outcome
         else {
             return Vec::new();
         };
-        if undeclared.is_empty() && undeclared_paths.is_empty() {
+        if !outcome.is_flagged() {
             return Vec::new();
         }
         if let Some(retried) = self.interim.iter().position(|interim| interim.tool == call.tool) {
@@ -454,6 +462,7 @@ impl<K: Eq + Hash + Clone + fmt::Display> Verdicts<K> {
             id: id.to_string(),
             unknown_keys: undeclared.clone(),
             unknown_paths: undeclared_paths.clone(),
+            missing_required: missing_required.clone(),
             ambiguous,
         };
         self.awaited.entry(id.clone()).or_default().push_back(awaited);
@@ -640,6 +649,7 @@ impl<K: Eq + Hash + Clone + fmt::Display> Verdicts<K> {
             id: awaited.id,
             unknown_keys: awaited.unknown_keys,
             unknown_paths: awaited.unknown_paths,
+            missing_required: awaited.missing_required,
         }
     }
 

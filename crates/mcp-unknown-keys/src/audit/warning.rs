@@ -5,10 +5,11 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::printable::{Printable, write_each};
-use super::{Hint, MissingKey};
+use super::{Cause, Hint, MissingKey};
 use crate::limits::MAX_LISTED;
 
-/// A tool was called with keys it never declared.
+/// A tool was called with keys it never declared, or without keys it
+/// requires.
 ///
 /// Serialised, it is the JSON line the proxy logs and `audit` prints (one
 /// line; wrapped here):
@@ -21,8 +22,17 @@ use crate::limits::MAX_LISTED;
 ///
 /// The first four fields are the finding; `hints` and `missing_keys` are the
 /// [diagnosis](super::diagnosis) an [`Auditor`](super::Auditor) adds, and never
-/// change the finding. Fields may be added in later versions; none will be
+/// change the finding. A call that lacked required keys adds
+/// `"missing_required":["path"],"missing_cause":"missing_required"` (both
+/// written only then). Fields may be added in later versions; none will be
 /// renamed.
+///
+/// Two fields name keys the call did not carry, for different reasons:
+/// `missing_keys` is the diagnosis of an undeclared key (`ffset` was
+/// probably `offset`, which was then not sent), whether the schema requires
+/// it or not; `missing_required` is a finding of its own, the keys the
+/// schema lists in `required` that the call lacked, reported once per
+/// (tool, key) whatever else the call carried.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Warning {
@@ -56,6 +66,20 @@ pub struct Warning {
     /// (`config["a.b"].c`).
     #[serde(default)]
     pub unknown_paths: Vec<String>,
+    /// The required keys the call lacked, reported now for the first time:
+    /// keys the schema lists in `required`, at the top level (`path`) and in
+    /// the nested objects audited (`options.mode`, `entities[].name`),
+    /// written as [`Warning::unknown_paths`] are, sorted, without
+    /// duplicates. Serialised only when not empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_required: Vec<String>,
+    /// Why the keys of `missing_required` were lost:
+    /// [`Cause::MissingRequired`] (the call left them out),
+    /// [`Cause::Emptied`] (it carried no arguments at all) or, from
+    /// `audit`, [`Cause::TruncatedResponse`]; `None` when nothing is
+    /// missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing_cause: Option<Cause>,
 }
 
 impl Warning {
@@ -78,7 +102,20 @@ impl Warning {
             hints: Vec::new(),
             missing_keys: Vec::new(),
             unknown_paths: Vec::new(),
+            missing_required: Vec::new(),
+            missing_cause: None,
         }
+    }
+
+    /// The same warning with required keys the call lacked (sorted and
+    /// deduplicated here) and why they were lost; `cause` is kept only
+    /// when some key is missing.
+    pub fn with_missing_required(mut self, mut missing: Vec<String>, cause: Cause) -> Warning {
+        missing.sort_unstable();
+        missing.dedup();
+        self.missing_cause = (!missing.is_empty()).then_some(cause);
+        self.missing_required = missing;
+        self
     }
 
     /// The same warning with undeclared nested keys, as paths; they are
@@ -117,7 +154,10 @@ impl Warning {
 ///
 /// (one line; wrapped here). Nested keys follow the top-level ones:
 /// `… undeclared argument(s) ffset and nested key(s) options.recursve; …`,
-/// or `… undeclared nested key(s) entities[].age; …` alone.
+/// or `… undeclared nested key(s) entities[].age; …` alone. Required keys
+/// the call lacked come last, with their cause:
+/// `…; required key(s) not sent: path (emptied)`, or alone:
+/// `fs_read was called without required key(s) path (emptied); it declares offset, path`.
 ///
 /// Keys are model-written text: control characters are escaped and very
 /// long keys are cut, so a key cannot forge a log line or flood a terminal;
@@ -126,6 +166,13 @@ impl Warning {
 /// everything.
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.unknown_keys.is_empty() && self.unknown_paths.is_empty() && !self.missing_required.is_empty()
+        {
+            write!(f, "{} was called without required key(s) ", Printable(&self.tool))?;
+            self.write_missing_required(f)?;
+            f.write_str("; it declares ")?;
+            return self.write_declared(f);
+        }
         write!(f, "{} was called with undeclared ", Printable(&self.tool))?;
         if !self.unknown_keys.is_empty() {
             f.write_str("argument(s) ")?;
@@ -139,11 +186,7 @@ impl fmt::Display for Warning {
             write_list(f, &self.unknown_paths)?;
         }
         f.write_str("; it declares ")?;
-        if self.declared_keys.is_empty() {
-            f.write_str("none")?;
-        } else {
-            write_list(f, &self.declared_keys)?;
-        }
+        self.write_declared(f)?;
         if !self.hints.is_empty() {
             f.write_str(" — ")?;
             write_capped(f, &self.hints, ", ")?;
@@ -152,7 +195,30 @@ impl fmt::Display for Warning {
             f.write_str("; ")?;
             write_capped(f, &self.missing_keys, "; ")?;
         }
+        if !self.missing_required.is_empty() {
+            f.write_str("; required key(s) not sent: ")?;
+            self.write_missing_required(f)?;
+        }
         Ok(())
+    }
+}
+
+impl Warning {
+    fn write_declared(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.declared_keys.is_empty() {
+            f.write_str("none")
+        } else {
+            write_list(f, &self.declared_keys)
+        }
+    }
+
+    /// `path, options.mode (missing_required)`.
+    fn write_missing_required(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_list(f, &self.missing_required)?;
+        match self.missing_cause {
+            Some(cause) => write!(f, " ({cause})"),
+            None => Ok(()),
+        }
     }
 }
 

@@ -155,7 +155,8 @@ impl Step {
 pub struct CallStep {
     /// Audited (with the warning to deliver, if any), or skipped and why.
     pub outcome: Outcome,
-    /// It carried undeclared keys (said before or not).
+    /// It carried undeclared keys or lacked required keys (said before or
+    /// not): [`Outcome::is_flagged`].
     pub flagged: bool,
 }
 
@@ -262,8 +263,7 @@ impl Session {
             .and_then(|key| self.shared_id(key))
             .into_iter()
             .collect();
-        let flagged = matches!(&outcome, Outcome::Audited { undeclared, undeclared_paths, .. }
-            if !undeclared.is_empty() || !undeclared_paths.is_empty());
+        let flagged = outcome.is_flagged();
         let verdicts = match key.filter(|_| flagged) {
             Some(key) => self.verdicts.call(key, call, &outcome),
             None => Vec::new(),
@@ -377,9 +377,11 @@ impl Session {
         // The id as warnings show it; `key`, read exactly, pairs the call
         // with its answer (and verdicts show it as it came).
         let id = key.as_ref().map(Id::to_value);
+        // No `arguments` member is no arguments, as a server runs it: empty
+        // text, which a tool requiring keys is audited for as emptied.
         let call = Call {
             tool,
-            arguments: arguments.map(Arguments::Json),
+            arguments: Some(Arguments::Json(arguments.unwrap_or_default())),
             id: id.as_ref(),
         };
         let outcome = auditor.audit(&auditor.catalog(), call);

@@ -291,6 +291,28 @@ impl Declared {
         self.root.table.keys().iter().map(|k| &**k)
     }
 
+    /// The top-level keys the schema requires (`required`, on the schema
+    /// itself and through `allOf` and references) that it declares, sorted.
+    /// A required key no property declares is not checked: see
+    /// [`Auditor::check_required`](super::Auditor::check_required).
+    ///
+    /// ```
+    /// use mcp_unknown_keys::audit::Declared;
+    /// use serde_json::json;
+    ///
+    /// let declared = Declared::from_schema(&json!({
+    ///     "properties": {"path": {}, "offset": {}, "mode": {}},
+    ///     "required": ["path", "ghost"],
+    ///     "allOf": [{"required": ["offset"]}],
+    ///     "anyOf": [{"required": ["mode"]}],
+    /// }))
+    /// .unwrap();
+    /// assert_eq!(declared.required_keys().collect::<Vec<_>>(), ["offset", "path"]);
+    /// ```
+    pub fn required_keys(&self) -> impl ExactSizeIterator<Item = &str> {
+        self.root.required_keys()
+    }
+
     /// The `patternProperties` patterns that compiled, sorted.
     pub fn patterns(&self) -> impl ExactSizeIterator<Item = &str> {
         self.root.patterns.iter().map(|pattern| &*pattern.source)

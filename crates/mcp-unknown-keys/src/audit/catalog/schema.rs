@@ -138,6 +138,9 @@ struct Facts<'s> {
     patterns: Vec<(&'s str, &'s Value)>,
     items: Vec<&'s Value>,
     closed: bool,
+    /// The keys `required` names, on the way every value must satisfy
+    /// (the schema itself, `allOf` and references), as `closed` is read.
+    required: Vec<&'s str>,
     /// Why the shape's declared keys are unknown, if they are.
     problem: Option<Problem>,
     /// A bound was met: what is gathered is only part of what the schemas
@@ -271,6 +274,9 @@ impl<'s> Reader<'s> {
                     ("additionalProperties" | "unevaluatedProperties", Value::Bool(false)) => {
                         facts.closed |= must;
                     }
+                    ("required", Value::Array(keys)) if must => {
+                        facts.required.extend(keys.iter().filter_map(Value::as_str));
+                    }
                     ("items", Value::Object(_)) => facts.items.push(value),
                     ("allOf", Value::Array(branches)) => {
                         branches.iter().for_each(|branch| push(branch, must))
@@ -343,11 +349,14 @@ impl<'s> Reader<'s> {
             });
         }
         let items = self.child(facts.items.iter().copied(), at, Step::Items);
+        let table = KeyTable::new(keys);
+        let required = required_indices(&table, &facts.required);
         let object = Object {
-            table: KeyTable::new(keys),
+            table,
             patterns: patterns.into(),
             closed: facts.closed,
             children: children.into(),
+            required,
         };
         Shape {
             object: Some(object),
@@ -476,6 +485,21 @@ impl Seen {
         }
         self.many.insert(address)
     }
+}
+
+/// The indices in `table` of the keys `required` names, sorted, each once.
+/// A required key that no property declares is left out: a call carrying
+/// it is reported as carrying an undeclared key, and one without it is not
+/// said to have lost a key the tool never described.
+fn required_indices(table: &KeyTable, required: &[&str]) -> Box<[u32]> {
+    let mut indices: Vec<u32> = required
+        .iter()
+        .filter_map(|key| table.find(key))
+        .map(|index| index as u32)
+        .collect();
+    indices.sort_unstable();
+    indices.dedup();
+    indices.into()
 }
 
 #[cfg(test)]

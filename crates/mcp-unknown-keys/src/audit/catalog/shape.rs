@@ -34,6 +34,10 @@ pub(crate) struct Object {
     /// The shape of each declared key's value, in the order of the table's
     /// keys; empty when no key has one.
     pub children: Box<[Option<ShapeId>]>,
+    /// The indices in `table` of the keys the schema requires (`required`,
+    /// on the schema itself and through `allOf` and references), sorted;
+    /// a required key no property declares is not among them.
+    pub required: Box<[u32]>,
 }
 
 /// One `patternProperties` pattern, compiled.
@@ -91,6 +95,23 @@ impl Object {
     #[inline(never)]
     fn pattern_of(&self, key: &str) -> Option<&Pattern> {
         self.patterns.iter().find(|pattern| pattern.regex.is_match(key))
+    }
+
+    /// Which of the required keys the declared key at `index` in the table
+    /// is (its rank in `required`), if it is one. Inlined always: it runs
+    /// once per declared key of a call to a tool that requires keys.
+    #[inline(always)]
+    pub fn required_rank(&self, index: usize) -> Option<usize> {
+        if self.required.is_empty() {
+            return None;
+        }
+        self.required.binary_search(&(index as u32)).ok()
+    }
+
+    /// The required keys, in the order of their ranks (sorted).
+    pub fn required_keys(&self) -> impl ExactSizeIterator<Item = &str> {
+        let keys = self.table.keys();
+        self.required.iter().map(move |&index| &*keys[index as usize])
     }
 
     /// Whether some key's value has a shape of its own.

@@ -8,12 +8,19 @@ use serde_json::Value;
 
 use super::super::Printable;
 
-/// Why an undeclared key probably reached the tool.
+/// Why an undeclared key probably reached the tool, or why a required key
+/// was lost.
 ///
 /// Its serde name and its `Display` are the same stable snake_case word
 /// (`case_variant`, `near_miss`, …), so a text report and a JSON line say the
-/// same thing. The variants are in the order the diagnosis checks them
-/// ([`Cause::ALL`]); the first that fits is the key's cause.
+/// same thing. The variants up to [`Cause::Undiagnosed`] are an undeclared
+/// key's, in the order the diagnosis checks them ([`Cause::ALL`]); the
+/// first that fits is the key's cause. The last three say why keys were
+/// lost: [`Cause::MissingRequired`] and [`Cause::Emptied`] are given to
+/// the missing required keys of a call
+/// ([`Warning::missing_cause`](crate::audit::Warning::missing_cause)), and
+/// [`Cause::TruncatedResponse`], by `audit`, to whatever a call of a
+/// response cut at its length limit carried or lost.
 ///
 /// ```
 /// use mcp_unknown_keys::audit::Cause;
@@ -54,12 +61,24 @@ pub enum Cause {
     /// this key's comparisons could run (a call with a flood of new keys,
     /// or a tool declaring a great many). The key is still reported.
     Undiagnosed,
+    /// A required key the call did not carry, among others it did: the
+    /// model left it out.
+    MissingRequired,
+    /// A required key of a call that carried no arguments at all (`{}`,
+    /// none, or empty text) to a tool that requires some: a host or a
+    /// transport dropped the arguments, not the model.
+    Emptied,
+    /// The call was part of a model response cut at its length limit
+    /// (`finish_reason: "length"`, `stop_reason: "max_tokens"`, …): what it
+    /// carried or lost is the cut's doing. Given by `audit`, which reads
+    /// the response's stop reason.
+    TruncatedResponse,
 }
 
 impl Cause {
     /// Every cause: those checked, in the order they are checked, then
-    /// [`Cause::Undiagnosed`].
-    pub const ALL: [Cause; 10] = [
+    /// [`Cause::Undiagnosed`], then the causes of lost keys.
+    pub const ALL: [Cause; 13] = [
         Cause::CaseVariant,
         Cause::Plural,
         Cause::Abbreviation,
@@ -70,6 +89,9 @@ impl Cause {
         Cause::Injected,
         Cause::Invented,
         Cause::Undiagnosed,
+        Cause::MissingRequired,
+        Cause::Emptied,
+        Cause::TruncatedResponse,
     ];
 
     /// The stable snake_case name, as serialised.
@@ -85,6 +107,9 @@ impl Cause {
             Cause::Injected => "injected",
             Cause::Invented => "invented",
             Cause::Undiagnosed => "undiagnosed",
+            Cause::MissingRequired => "missing_required",
+            Cause::Emptied => "emptied",
+            Cause::TruncatedResponse => "truncated_response",
         }
     }
 

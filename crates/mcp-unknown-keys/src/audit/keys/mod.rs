@@ -15,7 +15,7 @@ mod flat;
 mod nested;
 
 pub use nested::NestedScan;
-pub(crate) use nested::{Found, scan};
+pub(crate) use nested::{Found, Present, scan};
 
 use std::borrow::Cow;
 use std::fmt;

@@ -21,8 +21,9 @@ use crate::audit::catalog::{Declared, Object, Shape, ShapeId};
 use crate::audit::path::{self, Step};
 use crate::limits::MAX_NESTED_DEPTH;
 
-/// What a scan found undeclared: top-level keys, and nested keys as paths.
-/// Neither sorted nor deduplicated. At most
+/// What a scan found undeclared: top-level keys, and nested keys as paths;
+/// and, when required keys are checked, the required keys missing, as paths
+/// (a top-level key is its own path). None sorted nor deduplicated. At most
 /// [`MAX_UNDECLARED_PER_CALL`](crate::limits::MAX_UNDECLARED_PER_CALL) are
 /// kept, so that no call costs the claims and the diagnosis of a million
 /// keys; the rest are counted in `more`.
@@ -30,6 +31,10 @@ use crate::limits::MAX_NESTED_DEPTH;
 pub(crate) struct Found {
     pub keys: Vec<String>,
     pub paths: Vec<String>,
+    pub missing: Vec<String>,
+    /// How many keys the arguments' own object held, duplicates included:
+    /// none, and required keys missing, is an emptied call.
+    pub top_level_keys: usize,
     pub more: usize,
 }
 
@@ -52,23 +57,106 @@ impl Found {
         }
     }
 
+    /// Keeps the path of a missing required key, or counts it past the
+    /// bound.
+    fn push_missing(&mut self, path: &str) {
+        if self.is_full() {
+            self.more += 1;
+        } else {
+            self.missing.push(path.to_owned());
+        }
+    }
+
+    /// Keeps each of `object`'s required keys that `present` lacks, as
+    /// top-level keys: for the scan of a tool without nested shapes.
+    pub(crate) fn push_missing_keys(&mut self, object: &Object, present: &Present) {
+        let mut path = String::new();
+        for (rank, key) in object.required_keys().enumerate() {
+            if !present.has(rank) {
+                path.clear();
+                path::push(&mut path, Step::Key(key));
+                self.push_missing(&path);
+            }
+        }
+    }
+
     /// Whether as many keys and paths are kept as one call is read for.
     pub(crate) fn is_full(&self) -> bool {
-        self.keys.len() + self.paths.len() >= crate::limits::MAX_UNDECLARED_PER_CALL
+        self.keys.len() + self.paths.len() + self.missing.len() >= crate::limits::MAX_UNDECLARED_PER_CALL
+    }
+}
+
+/// Which of an object's required keys (by rank) a call's object carried.
+/// The first 64 are bits of one word; a schema requiring more spills into
+/// a vector, made only then.
+#[derive(Debug, Default)]
+pub(crate) struct Present {
+    low: u64,
+    high: Vec<u64>,
+}
+
+impl Present {
+    /// The required key of `rank` was carried.
+    #[inline(always)]
+    pub(crate) fn mark(&mut self, rank: usize) {
+        if rank < 64 {
+            self.low |= 1 << rank;
+        } else {
+            self.mark_high(rank);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn mark_high(&mut self, rank: usize) {
+        let word = rank / 64 - 1;
+        if self.high.len() <= word {
+            self.high.resize(word + 1, 0);
+        }
+        self.high[word] |= 1 << (rank % 64);
+    }
+
+    /// Whether the required key of `rank` was carried.
+    pub(crate) fn has(&self, rank: usize) -> bool {
+        match rank {
+            0..64 => self.low & (1 << rank) != 0,
+            _ => self
+                .high
+                .get(rank / 64 - 1)
+                .is_some_and(|word| word & (1 << (rank % 64)) != 0),
+        }
+    }
+
+    /// Whether every one of `required` keys was carried.
+    #[inline]
+    pub(crate) fn has_all(&self, required: usize) -> bool {
+        if required <= 64 {
+            let all = if required == 64 {
+                u64::MAX
+            } else {
+                (1u64 << required) - 1
+            };
+            return self.low == all;
+        }
+        (0..required).all(|rank| self.has(rank))
     }
 }
 
 /// Scans `arguments` against every shape `declared` has. `tolerates` says
 /// which top-level keys and which paths are not reported.
+/// With `check_required`, the required keys each object read lacks are
+/// kept too.
 pub(crate) fn scan(
     arguments: Arguments<'_>,
     declared: &Declared,
     tolerates: &dyn Fn(&str) -> bool,
+    check_required: bool,
     found: &mut Found,
 ) -> Result<(), NotAnObject> {
     let mut scan = Scan {
         shapes: declared.shapes(),
         tolerates,
+        check_required,
         found,
         path: String::new(),
         reported: HashSet::new(),
@@ -127,6 +215,8 @@ impl<'de> Visitor<'de> for NestedScan<'_, '_, '_> {
 struct Scan<'c, 't> {
     shapes: &'c [Shape],
     tolerates: &'t dyn Fn(&str) -> bool,
+    /// Whether the required keys an object lacks are kept.
+    check_required: bool,
     found: &'t mut Found,
     /// The path of the key being reported, written into one buffer reused
     /// from finding to finding.
@@ -166,6 +256,31 @@ impl Scan<'_, '_> {
                     self.found.push_path(&self.path);
                 }
             }
+        }
+    }
+
+    /// Keeps each required key of `object` (at `at`) that `present` lacks,
+    /// as a path; each path once per call, however many items lack it.
+    #[cold]
+    fn missing(&mut self, at: Option<&Frame<'_>>, object: &Object, present: &Present) {
+        for (rank, key) in object.required_keys().enumerate() {
+            if present.has(rank) {
+                continue;
+            }
+            self.path.clear();
+            if let Some(at) = at {
+                at.write_path(&mut self.path);
+            }
+            path::push(&mut self.path, Step::Key(key));
+            if self.reported.contains(self.path.as_str()) {
+                continue;
+            }
+            if self.found.is_full() {
+                self.found.more += 1;
+                continue;
+            }
+            self.reported.insert(self.path.as_str().into());
+            self.found.push_missing(&self.path);
         }
     }
 }
@@ -227,15 +342,23 @@ impl<'de, 'c> Visitor<'de> for ObjectVisitor<'_, 'c, '_, '_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let shapes = self.scan.shapes;
+        let mut present = Present::default();
+        let check_required = self.scan.check_required && !self.object.required.is_empty();
         loop {
             let key = KeySeed {
                 scan: &mut *self.scan,
                 object: self.object,
                 at: self.at,
                 descend: self.depth < MAX_NESTED_DEPTH,
+                present: &mut present,
             };
             match map.next_key_seed(key)? {
-                None => return Ok(()),
+                None => {
+                    if check_required && !present.has_all(self.object.required.len()) {
+                        self.scan.missing(self.at, self.object, &present);
+                    }
+                    return Ok(());
+                }
                 Some(Next::Skip) => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -264,12 +387,20 @@ struct KeySeed<'s, 'c, 't, 'f> {
     at: Option<&'f Frame<'f>>,
     /// Whether a value may still be descended into.
     descend: bool,
+    /// The object's required keys read so far.
+    present: &'s mut Present,
 }
 
 impl<'c, 'de> KeySeed<'_, 'c, '_, '_> {
     fn next(self, key: &str, written: impl FnOnce() -> Cow<'de, str>) -> Next<'c, 'de> {
         let object = self.object;
+        if self.at.is_none() {
+            self.scan.found.top_level_keys += 1;
+        }
         if let Some(index) = object.table.find(key) {
+            if let Some(rank) = object.required_rank(index) {
+                self.present.mark(rank);
+            }
             return match object.child(index) {
                 Some(shape) if self.descend => Next::Descend {
                     shape,
