@@ -20,7 +20,7 @@ use crate::audit::Audit;
 use crate::groups::CallFacts;
 use crate::names::{self, Naming};
 use crate::observe::{Notice, Observer};
-use crate::shapes::{Found, Handler};
+use crate::shapes::{Found, Handler, Relayed};
 
 impl<O: Observer> Handler for Audit<O> {
     /// A catalogue a record holds (a request body's `tools`): the
@@ -61,6 +61,10 @@ impl<O: Observer> Handler for Audit<O> {
         self.say_unreadable(unreadable);
     }
 
+    fn relayed(&mut self, relayed: Relayed<'_>) {
+        self.relay(relayed);
+    }
+
     fn begin_record(&mut self) {
         self.record_tools.begin();
     }
@@ -83,7 +87,9 @@ impl<O: Observer> Handler for Audit<O> {
         };
         let mut outcome = self.audit_call(&found, as_shown);
         let mut judged = Vec::new();
-        if found.as_listed {
+        // A call sent to its server (JSON-RPC, or relayed by a gateway):
+        // a call of the input's session, awaiting its answer by its key.
+        if found.as_listed || found.rpc_id.is_some() {
             let key = found.rpc_id.cloned();
             let (call, verdicts) = self.session.read_audited_call(&as_shown, key, outcome);
             (outcome, judged) = (call.outcome, verdicts);
@@ -279,7 +285,7 @@ impl<O: Observer> Audit<O> {
     }
 
     /// Says, once each, the listed tools that could not be read.
-    fn say_unreadable(&mut self, tools: Vec<String>) {
+    pub(crate) fn say_unreadable(&mut self, tools: Vec<String>) {
         for tool in tools {
             let notice = Notice::UnreadableTool { tool };
             if !self.report.notices.contains(&notice) {
