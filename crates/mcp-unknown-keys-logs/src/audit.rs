@@ -9,6 +9,7 @@ use mcp_unknown_keys::session::Session;
 
 use crate::catalogue::{self, Catalogues};
 use crate::error::Error;
+use crate::findings;
 use crate::groups::Groups;
 use crate::input::{Event, Input};
 use crate::logged::Segment;
@@ -118,6 +119,8 @@ pub struct Audit<O: Observer = ()> {
     /// The requests an MCP gateway's servers have not answered yet, in
     /// this input.
     pub(crate) relays: Relays,
+    /// Which pairs the report's findings hold, up to their bound.
+    pub(crate) bounded: findings::Bounded,
     pub(crate) report: Report,
     pub(crate) observer: O,
 }
@@ -188,6 +191,7 @@ impl<O: Observer> Audit<O> {
             allow: options.allow.clone(),
             top_level_only: options.top_level_only,
             relays: Relays::default(),
+            bounded: findings::Bounded::default(),
             report: Report {
                 groups: Groups::new(&options.group_by),
                 ..Report::default()

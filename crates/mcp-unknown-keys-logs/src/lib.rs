@@ -185,6 +185,7 @@
 mod audit;
 mod catalogue;
 mod error;
+mod findings;
 mod groups;
 mod input;
 mod logged;
@@ -206,6 +207,7 @@ use std::path::Path;
 
 pub use audit::{Audit, NAMED_UNREADABLE_LINES};
 pub use error::{Error, Role};
+pub use findings::MAX_FINDINGS;
 pub use groups::{
     Dimension, Group, MAX_GROUPS, MAX_KEYS_PER_GROUP, NONE, OTHER, PROXY_LOG, UNKNOWN, sort_groups,
 };

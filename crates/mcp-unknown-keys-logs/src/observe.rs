@@ -160,6 +160,16 @@ pub enum Notice {
         /// Why, as the reader said it.
         error: String,
     },
+    /// The findings reached the most pairs they keep
+    /// ([`MAX_FINDINGS`](crate::MAX_FINDINGS)): calls carrying further
+    /// pairs are counted ([`Report::calls_past_findings_bound`]), their
+    /// pairs not remembered. Said once.
+    ///
+    /// [`Report::calls_past_findings_bound`]: crate::Report::calls_past_findings_bound
+    FindingsBounded {
+        /// The bound.
+        pairs: usize,
+    },
     /// A listed tool that could not be read at all (its schema nests deeper
     /// than JSON is built): calls to it are not audited. Said once.
     UnreadableTool {
@@ -235,6 +245,10 @@ impl fmt::Display for Notice {
                 "{input}:{line}: cannot read on ({error}): the lines before were read, the rest is not"
             ),
             Notice::Schema { tool, note } => write!(f, "note: {}: {note}", Printable(tool)),
+            Notice::FindingsBounded { pairs } => write!(
+                f,
+                "findings are kept for {pairs} distinct (tool, key) pairs at most: calls carrying further pairs are counted, their pairs not remembered"
+            ),
             Notice::UnreadableTool { tool } => write!(
                 f,
                 "the listed tool {} could not be read (its schema nests too deep to build); calls to it are not audited",

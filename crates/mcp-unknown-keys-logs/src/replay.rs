@@ -96,7 +96,14 @@ impl<O: Observer> Handler for Audit<O> {
         }
         let report = &mut self.report;
         report.coverage.record(&as_shown, &outcome);
-        report.findings.record(&as_shown, &outcome);
+        if self.bounded.record(&mut report.findings, &as_shown, &outcome) {
+            report.calls_past_findings_bound += 1;
+            if report.calls_past_findings_bound == 1 {
+                let pairs = crate::MAX_FINDINGS;
+                self.say(Notice::FindingsBounded { pairs });
+            }
+        }
+        let report = &mut self.report;
         report.groups.record(CallFacts {
             tool: &shown,
             model: found.model,

@@ -47,6 +47,13 @@ pub struct Report {
     /// Every undeclared pair of the calls audited here, counted per call
     /// ([`Report::pairs`] adds those of proxy logs read back).
     pub findings: Findings,
+    /// Calls that carried a pair past the [`MAX_FINDINGS`] pairs the
+    /// findings keep: counted in the coverage, their new pairs in no
+    /// finding (said once, in [`Notice::FindingsBounded`]).
+    ///
+    /// [`MAX_FINDINGS`]: crate::MAX_FINDINGS
+    /// [`Notice::FindingsBounded`]: crate::Notice::FindingsBounded
+    pub calls_past_findings_bound: u64,
     /// The lines read, and what became of them.
     pub lines: Lines,
     /// Inputs read only in part: a JSON document cut short, or a read that

@@ -20,9 +20,14 @@ use serde_json::Value;
 use crate::strings::Strings;
 
 /// Fingerprints kept per generation; two generations are kept, so memory
-/// stays bounded (a few tens of MB at most) whatever the input's length,
-/// and a repeat is recognised within at least the last million calls.
-const GENERATION: usize = 1 << 20;
+/// stays bounded whatever the input's length, and a repeat is recognised
+/// within at least the last 114,688 distinct calls (a request log repeats
+/// a conversation in its next requests: a conversation whose calls are
+/// further apart than that is counted again). Seven eighths of 2^17, the
+/// most a table of 2^17 slots holds before it doubles: each generation is
+/// one such table, 17 bytes a slot (an 8-byte fingerprint, a 4-byte count,
+/// padding and a control byte), 2.2 MB, so the two hold at most 4.5 MB.
+const GENERATION: usize = (1 << 17) / 8 * 7;
 
 /// What one input has read.
 #[derive(Debug, Default)]
@@ -83,8 +88,14 @@ impl Seen {
     }
 
     fn set(&mut self, print: u64, count: u32) {
-        if self.current.len() >= GENERATION {
-            self.previous = std::mem::take(&mut self.current);
+        if self.current.len() >= GENERATION && !self.current.contains_key(&print) {
+            // The generation to come is made as large as it will grow at
+            // once, with the slots of the one dropped: it never doubles,
+            // so never holds two tables while it rehashes.
+            let mut next = std::mem::take(&mut self.previous);
+            next.clear();
+            next.reserve(GENERATION);
+            self.previous = std::mem::replace(&mut self.current, next);
         }
         self.current.insert(print, count);
     }
@@ -181,6 +192,31 @@ mod tests {
             ..print(Some("call_1"), "{}")
         };
         assert!(seen.first_time(&other_tool, false));
+    }
+
+    /// A repeat is recognised across a generation's end, every generation
+    /// stays within its one table, and a call older than two generations
+    /// is forgotten: memory is bounded, not the input.
+    #[test]
+    fn repeats_are_recognised_across_a_generation_in_bounded_memory() {
+        let mut seen = Seen::default();
+        let call = |n: usize| format!("call_{n}");
+        for n in 0..GENERATION + 10 {
+            assert!(seen.first_time(&print(Some(&call(n)), "{}"), false));
+        }
+        // Call 0 is in the previous generation now: still a repeat.
+        assert!(!seen.previous.is_empty());
+        assert!(!seen.first_time(&print(Some(&call(0)), "{}"), false));
+        assert!(!seen.first_time(&print(Some(&call(GENERATION + 5)), "{}"), false));
+        for n in GENERATION + 10..3 * GENERATION + 20 {
+            assert!(seen.first_time(&print(Some(&call(n)), "{}"), false));
+        }
+        for table in [&seen.current, &seen.previous] {
+            assert!(table.len() <= GENERATION);
+            assert!(table.capacity() <= GENERATION, "{}", table.capacity());
+        }
+        // Two generations later, call 0 is forgotten: counted again.
+        assert!(seen.first_time(&print(Some(&call(0)), "{}"), false));
     }
 
     #[test]
