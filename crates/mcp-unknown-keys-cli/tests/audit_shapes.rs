@@ -579,3 +579,52 @@ fn lines_of_no_use_are_counted_and_lines_that_are_not_json_named() {
     assert_eq!(total(&run.stdout, "calls read"), 1);
     assert_eq!(total(&run.stdout, "warnings raised"), 1);
 }
+
+// ------------------------------------------------- MCP gateway, OTel logs
+
+/// GitHub Agentic Workflows' MCP gateway log holds listings, calls and
+/// answers: audited with no `--tools`, each call judged by its answer.
+/// Claude Code's OpenTelemetry events hold calls only: audited against the
+/// server's catalogue given with `--tools SERVER=FILE`.
+#[test]
+fn a_gateway_log_and_claude_code_s_otel_events_are_audited_end_to_end() {
+    let run = audit(&[&fixture_arg("audit/gh-aw-rpc-messages-v2.jsonl")], "");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (warned, covered) = output(&run);
+    assert_eq!(
+        warned,
+        [said(
+            "mcp__github__issue_read",
+            &["verbose"],
+            &["issue_number", "owner", "repo"],
+            ""
+        )]
+    );
+    assert_eq!(covered, all_audited(2));
+    let judged = verdicts(&run);
+    assert_eq!(judged.len(), 1, "{judged:?}");
+    assert_eq!(judged[0]["verdict"], "ignored");
+
+    let tools = format!("github={}", fixture_arg("audit/github-tools.json"));
+    let run = audit(
+        &[
+            "--tools",
+            &tools,
+            &fixture_arg("audit/claude-code-otel-logs.jsonl"),
+        ],
+        "",
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        output(&run),
+        (
+            vec![said(
+                "mcp__github__issue_read",
+                &["verbose"],
+                &["issue_number", "owner", "repo"],
+                "toolu_01A2B3C4D5E6F7G8H9J0K1L2"
+            )],
+            all_audited(1)
+        )
+    );
+}

@@ -15,6 +15,7 @@ use crate::logged::Segment;
 use crate::names::{self, Bound};
 use crate::observe::{Notice, Observer, Progress, Unreadable};
 use crate::options::Options;
+use crate::relays::Relays;
 use crate::report::{Report, Site};
 use crate::scoped::RecordTools;
 use crate::shapes::{Read, Reader};
@@ -110,11 +111,18 @@ pub struct Audit<O: Observer = ()> {
     pub(crate) segment: Segment,
     /// What the auditors' notes were handed to, to be said.
     pub(crate) notes: Notes,
+    /// The keys every auditor tolerates (`allow`).
+    pub(crate) allow: Vec<String>,
     /// Whether nested keys are left aside.
     pub(crate) top_level_only: bool,
+    /// Whether required keys a call lacks go unchecked (`no_missing`).
+    pub(crate) no_missing: bool,
     /// Whether a call whose arguments a truncated response left unreadable
     /// has been said ([`Notice::UnreadableInTruncatedResponse`]).
     pub(crate) unreadable_cut_said: bool,
+    /// The requests an MCP gateway's servers have not answered yet, in
+    /// this input.
+    pub(crate) relays: Relays,
     pub(crate) report: Report,
     pub(crate) observer: O,
     /// The record being read: where its warnings are raised.
@@ -164,13 +172,7 @@ impl<O: Observer> Audit<O> {
         let Catalogues { unbound, bound } =
             catalogue::read_all(&options.tools, &mut |notice| said.push(notice))?;
         let notes = Notes::default();
-        let auditor = || {
-            Auditor::new()
-                .with_sink(notes.clone())
-                .allow_all(options.allow.iter().map(String::as_str))
-                .top_level_only(options.top_level_only)
-                .check_required(!options.no_missing)
-        };
+        let auditor = || new_auditor(&notes, &options.allow, options.top_level_only, options.no_missing);
         let bound = bound
             .into_iter()
             .map(|Bound { server, with }| Bound {
@@ -190,8 +192,11 @@ impl<O: Observer> Audit<O> {
             given: None,
             segment: Segment::default(),
             notes,
+            allow: options.allow.clone(),
             top_level_only: options.top_level_only,
+            no_missing: options.no_missing,
             unreadable_cut_said: false,
+            relays: Relays::default(),
             report: Report {
                 groups: Groups::new(&options.group_by),
                 ..Report::default()
@@ -366,8 +371,15 @@ impl<O: Observer> Audit<O> {
         self.report.groups.end_file(coverage.calls, coverage.audited);
         let unanswered = self.session.finish();
         self.judged(unanswered);
+        self.relays = Relays::default();
         let ended = std::mem::replace(&mut self.session, recorded_session());
         self.report.count_verdicts(ended.verdicts());
+    }
+
+    /// An auditor as every auditor of this audit is: saying its notes to
+    /// be said, tolerating `allow`.
+    pub(crate) fn new_auditor(&self) -> Auditor {
+        new_auditor(&self.notes, &self.allow, self.top_level_only, self.no_missing)
     }
 
     /// Says a notice, and keeps it.
@@ -428,6 +440,14 @@ impl<O: Observer + std::fmt::Debug> std::fmt::Debug for Audit<O> {
             .field("observer", &self.observer)
             .finish_non_exhaustive()
     }
+}
+
+fn new_auditor(notes: &Notes, allow: &[String], top_level_only: bool, no_missing: bool) -> Auditor {
+    Auditor::new()
+        .with_sink(notes.clone())
+        .allow_all(allow.iter().map(String::as_str))
+        .top_level_only(top_level_only)
+        .check_required(!no_missing)
 }
 
 /// A session of recorded traffic: until the recording holds a `tools/list`

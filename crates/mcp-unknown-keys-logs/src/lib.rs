@@ -194,6 +194,7 @@ mod observe;
 mod options;
 mod record;
 mod records;
+mod relays;
 pub mod render;
 mod replay;
 mod report;

@@ -22,7 +22,7 @@ use crate::audit::Audit;
 use crate::groups::CallFacts;
 use crate::names::{self, Naming};
 use crate::observe::{Notice, Observer};
-use crate::shapes::{Found, Handler};
+use crate::shapes::{Found, Handler, Relayed};
 
 impl<O: Observer> Handler for Audit<O> {
     /// A catalogue a record holds (a request body's `tools`): the
@@ -61,6 +61,10 @@ impl<O: Observer> Handler for Audit<O> {
         self.unbound_print = Some(print);
     }
 
+    fn relayed(&mut self, relayed: Relayed<'_>) {
+        self.relay(relayed);
+    }
+
     fn begin_record(&mut self) {
         self.record_tools.begin();
     }
@@ -86,8 +90,21 @@ impl<O: Observer> Handler for Audit<O> {
         if found.truncated {
             self.in_truncated_response(&shown, &mut outcome);
         }
+        // A JSON-RPC call is counted and judged with its id as it was
+        // written (`1e0`, not the `1.0` its value reads as), as the
+        // session counts the calls it reads.
+        let written = match (found.as_listed, found.rpc_id) {
+            (true, Some(id)) => Some(Value::String(id.to_string())),
+            _ => None,
+        };
+        let as_shown = Call {
+            id: written.as_ref().or(found.id),
+            ..as_shown
+        };
         let mut judged = Vec::new();
-        if found.as_listed {
+        // A call sent to its server (JSON-RPC, or relayed by a gateway):
+        // a call of the input's session, awaiting its answer by its key.
+        if found.as_listed || found.rpc_id.is_some() {
             let key = found.rpc_id.cloned();
             // Counted once, in the report, below.
             let step = self.session.pair_audited_call(&as_shown, key, outcome);

@@ -133,3 +133,36 @@ fn a_line_past_the_longest_read_is_read_past_and_counted_too_long() {
         why: Unreadable::TooLong,
     }));
 }
+
+/// A log carrying a new undeclared key on every call keeps findings for at
+/// most `MAX_SAID_PAIRS` pairs: the pairs past it are counted, not
+/// remembered; a pair kept before goes on being counted.
+#[test]
+fn findings_stop_growing_at_their_bound_and_count_the_rest() {
+    use mcp_unknown_keys::limits::MAX_SAID_PAIRS as MAX_FINDINGS;
+    let tools = Tools::declarations(
+        "t",
+        vec![json!({"name": "read", "inputSchema": {"properties": {"path": {}}}})],
+    );
+    let mut text = String::new();
+    let call = |id: usize, key: usize| json!({"type": "tool_use", "id": format!("t{id}"), "name": "read", "input": {format!("k{key}"): 1}});
+    for n in 0..MAX_FINDINGS + 2 {
+        text.push_str(&format!("{}\n", call(n, n)));
+    }
+    // Key 0 again, past the bound: its finding is still counted.
+    text.push_str(&format!("{}\n", call(MAX_FINDINGS + 2, 0)));
+    let mut audit = Audit::new(&Options::default().tools(tools)).unwrap();
+    audit
+        .read(Input::from_reader("keys.jsonl", Cursor::new(text)).unwrap())
+        .unwrap();
+    let report = audit.finish();
+    assert_eq!(report.coverage.calls, MAX_FINDINGS as u64 + 3);
+    assert_eq!(report.findings.len(), MAX_FINDINGS);
+    assert_eq!(report.findings.unkept(), 2);
+    let k0 = report
+        .findings
+        .iter()
+        .find(|finding| finding.key == "k0")
+        .unwrap();
+    assert_eq!(k0.calls, 2);
+}

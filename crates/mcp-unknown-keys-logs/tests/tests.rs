@@ -4,7 +4,9 @@
 
 mod api;
 mod catalogues;
+mod claude_code_otel;
 mod cut_short;
+mod gateway;
 mod groups;
 mod hostile_input;
 mod listings;

@@ -14,6 +14,7 @@ mod attributes;
 mod capture;
 mod plan;
 mod proxy_lines;
+mod relayed;
 mod rpc;
 mod scope;
 mod seen;
@@ -23,7 +24,7 @@ mod walk;
 
 use std::borrow::Cow;
 
-use mcp_unknown_keys::audit::{Judged, Note, Warning};
+use mcp_unknown_keys::audit::{Answer, Judged, Note, Warning};
 use mcp_unknown_keys::jsonrpc::{self, Id, Message};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -54,6 +55,50 @@ pub struct Found<'a> {
     /// The record holding the call, or one around it, says the model's
     /// response was cut at its length limit ([`table::TRUNCATED`]).
     pub truncated: bool,
+}
+
+/// One JSON-RPC message an MCP gateway relayed between itself and one of
+/// its servers, as its log keeps it ([`table::RELAYED`]).
+#[derive(Debug)]
+pub struct Relayed<'a> {
+    /// The server, as the gateway names it.
+    pub server: &'a str,
+    /// The message's JSON-RPC id, if it has one: the gateway's log often
+    /// keeps none on requests, and the same one on every response.
+    pub id: Option<Id>,
+    /// What the message is.
+    pub message: RelayedMessage<'a>,
+}
+
+/// What a relayed message is.
+#[derive(Debug)]
+pub enum RelayedMessage<'a> {
+    /// A `tools/list` request; `first` when it has no cursor (it opens a
+    /// new listing).
+    ListTools {
+        /// It has no cursor.
+        first: bool,
+    },
+    /// A `tools/call` request.
+    Call {
+        /// The tool, `""` when the request names none.
+        name: Cow<'a, str>,
+        /// The arguments as JSON text.
+        arguments: Option<Cow<'a, str>>,
+    },
+    /// Any other request: answered, and of no use.
+    OtherRequest,
+    /// The server's response: the tools of a listing, if it holds one,
+    /// and how it answered.
+    Response {
+        /// The JSON text of `result.tools`.
+        tools: Option<Cow<'a, str>>,
+        /// A result (perhaps `isError`), or an error.
+        answer: Answer,
+    },
+    /// The gateway logged no response it could read (its own failure to
+    /// reach the server): the request it answers got no answer.
+    Failed,
 }
 
 /// What a record carries, handed over as it is recognised.
@@ -91,6 +136,9 @@ pub trait Handler {
     /// [`Message::Response`], [`Message::Cancelled`],
     /// [`Message::ListChanged`]): whether it was of any use.
     fn message(&mut self, message: Message<'_>) -> bool;
+    /// A message an MCP gateway relayed to or from one of its servers.
+    /// Nothing, unless the handler acts on them.
+    fn relayed(&mut self, _relayed: Relayed<'_>) {}
     /// A record in which no shape was found, as JSON text: `true` when the
     /// handler makes something of it itself (a catalogue file's lone
     /// declaration).

@@ -8,8 +8,8 @@ use serde_json::value::RawValue;
 
 use super::capture::{Keep, Node, Object, Vocabulary, Word};
 use super::table::{
-    self, CHAT_CHUNK, ChatChunkPaths, MESSAGE_EVENTS, MessageEventPaths, PLACEHOLDER, Reads, Roles, SHAPES,
-    Shape, When,
+    self, CHAT_CHUNK, ChatChunkPaths, MESSAGE_EVENTS, MessageEventPaths, PLACEHOLDER, RELAYED, Reads,
+    RelayedPaths, Roles, SHAPES, Shape, When,
 };
 
 /// Where a value is, from an object.
@@ -25,6 +25,9 @@ pub enum Path {
         dotted: Word,
         attributes: Word,
     },
+    /// A member of the JSON object that the string at `outer` holds as
+    /// text: read as text only ([`Plan::text`]).
+    InString { outer: Box<Path>, member: &'static str },
 }
 
 /// A condition, made ready.
@@ -34,6 +37,7 @@ pub enum Condition {
     Has(Path),
     Lacks(Path),
     Is(Path, &'static [&'static str]),
+    All(Vec<Condition>),
 }
 
 /// Call roles, made ready.
@@ -131,6 +135,7 @@ pub struct Plan {
     pub placeholder: Condition,
     pub chunk: ChatChunkPaths<Path>,
     pub events: MessageEventPaths<Path>,
+    pub relayed: RelayedPaths<Path>,
     pub logged: LoggedPaths,
     pub rpc: RpcPaths,
     /// The members of a `tools/list` result kept on its own: `tools`, and
@@ -153,6 +158,9 @@ impl Plan {
     fn new() -> Plan {
         let mut v = Vocabulary::default();
         assert!(SHAPES.len() <= MAX_SHAPES, "more shapes than a bit set holds");
+        // Before the shapes: the gateway's shape tests for its `payload`,
+        // which its paths open.
+        let relayed = RELAYED.map(|p, keep| path(&mut v, p, keep));
         let shapes: Vec<Compiled> = SHAPES.iter().map(|shape| compile(&mut v, shape)).collect();
         let placeholder = condition(&mut v, PLACEHOLDER);
         let chunk = CHAT_CHUNK.map(|p, keep| path(&mut v, p, keep));
@@ -220,6 +228,7 @@ impl Plan {
             placeholder,
             chunk,
             events,
+            relayed,
             logged,
             rpc,
             bare_listing,
@@ -262,6 +271,7 @@ impl Plan {
             Condition::Always => true,
             Condition::Has(path) => self.present(object, path),
             Condition::Lacks(path) => !self.present(object, path),
+            Condition::All(conditions) => conditions.iter().all(|c| self.holds(c, object)),
             Condition::Is(path, values) => self.raw(object, path).is_some_and(|raw| {
                 // Compared as written when the string holds no escape.
                 let text = raw.get();
@@ -317,12 +327,16 @@ impl Plan {
                     _ => return None,
                 },
             },
+            Path::InString { .. } => return None,
         };
         (raw.get() != "null").then_some(raw)
     }
 
     /// The string at `path`, decoded; `None` when absent or not a string.
     pub fn text<'a>(&self, object: &Object<'a>, path: &Path) -> Option<std::borrow::Cow<'a, str>> {
+        if let Path::InString { outer, member } = path {
+            return in_string(&self.text(object, outer)?, member).map(std::borrow::Cow::Owned);
+        }
         super::json_string(self.raw(object, path)?)
     }
 }
@@ -335,10 +349,7 @@ fn compile(v: &mut Vocabulary, shape: &'static Shape) -> Compiled {
     let at = path(v, shape.at, at_keep);
     let when = condition(v, shape.when);
     let key = first_word(&at)
-        .or_else(|| match &when {
-            Condition::Has(path) | Condition::Is(path, _) => first_word(path),
-            _ => None,
-        })
+        .or_else(|| condition_word(&when))
         .or_else(|| match shape.reads {
             Reads::Call(roles) => roles
                 .name
@@ -368,8 +379,26 @@ fn compile(v: &mut Vocabulary, shape: &'static Shape) -> Compiled {
 fn first_word(path: &Path) -> Option<Word> {
     match path {
         Path::Members(words) => words.first().copied(),
-        Path::Attribute { .. } => None,
+        Path::Attribute { .. } | Path::InString { .. } => None,
     }
+}
+
+/// A member a record meeting `when` must have, if one: of several
+/// conditions, the first that names one.
+fn condition_word(when: &Condition) -> Option<Word> {
+    match when {
+        Condition::Has(path) | Condition::Is(path, _) => first_word(path),
+        Condition::All(conditions) => conditions.iter().find_map(condition_word),
+        Condition::Always | Condition::Lacks(_) => None,
+    }
+}
+
+/// The string member `member` of the JSON object `text` holds; `None`
+/// when `text` is no such object (cut short, say) or the member no string.
+fn in_string(text: &str, member: &str) -> Option<String> {
+    let object: std::collections::BTreeMap<std::borrow::Cow<'_, str>, &RawValue> =
+        serde_json::from_str(text).ok()?;
+    super::json_string(object.get(member)?).map(std::borrow::Cow::into_owned)
 }
 
 fn call_paths(v: &mut Vocabulary, roles: &Roles) -> CallPaths {
@@ -389,6 +418,7 @@ fn condition(v: &mut Vocabulary, when: When) -> Condition {
         When::Has(p) => Condition::Has(presence(v, p)),
         When::Lacks(p) => Condition::Lacks(presence(v, p)),
         When::Is(p, values) => Condition::Is(path(v, p, Keep::Raw), values),
+        When::All(all) => Condition::All(all.iter().map(|when| condition(v, *when)).collect()),
     }
 }
 
@@ -405,6 +435,10 @@ fn presence(v: &mut Vocabulary, text: &'static str) -> Path {
 /// Turns `text` into a path, adding its members to the vocabulary: each but
 /// the last opened, the last kept as `last`.
 fn path(v: &mut Vocabulary, text: &'static str, last: Keep) -> Path {
+    if let Some((outer, member)) = text.split_once('#') {
+        let outer = Box::new(path(v, outer, Keep::Raw));
+        return Path::InString { outer, member };
+    }
     if let Some(name) = text.strip_prefix('@') {
         return Path::Attribute {
             name,

@@ -10,7 +10,9 @@
 //! `content`…). Paths are member names joined by `.`; an array met on the
 //! way is read element by element; `""` is the record itself; `@name` is an
 //! OpenTelemetry attribute (in `attributes`, as an object or an OTLP
-//! key/value list, or a member of that dotted name).
+//! key/value list, or a member of that dotted name); `path#member` is a
+//! member of the JSON object a string at `path` holds as text (Claude
+//! Code's `tool_parameters`).
 
 use super::capture::Keep;
 
@@ -69,6 +71,8 @@ pub enum When {
     Lacks(&'static str),
     /// The member at the path is one of these strings.
     Is(&'static str, &'static [&'static str]),
+    /// Every one of these holds.
+    All(&'static [When]),
 }
 
 /// What an object found is: as written here, with call roles as [`Roles`]
@@ -108,6 +112,9 @@ pub enum Reads<C = &'static Roles> {
     ChatChunk,
     /// One event of a streamed Anthropic message ([`MESSAGE_EVENTS`]).
     MessageEvent,
+    /// One JSON-RPC message an MCP gateway relayed to or from one of its
+    /// servers ([`RELAYED`]): the record is only that.
+    Relayed,
 }
 
 impl<C> Reads<C> {
@@ -116,7 +123,7 @@ impl<C> Reads<C> {
     pub fn is_whole_record(&self) -> bool {
         matches!(
             self,
-            Reads::LoggedWarning | Reads::Summary | Reads::Verdict | Reads::LoggedNote
+            Reads::LoggedWarning | Reads::Summary | Reads::Verdict | Reads::LoggedNote | Reads::Relayed
         )
     }
 
@@ -135,6 +142,7 @@ impl<C> Reads<C> {
             Reads::LoggedNote => Reads::LoggedNote,
             Reads::ChatChunk => Reads::ChatChunk,
             Reads::MessageEvent => Reads::MessageEvent,
+            Reads::Relayed => Reads::Relayed,
         }
     }
 }
@@ -252,6 +260,18 @@ const OTEL_EXECUTE_TOOL: Roles = Roles {
     ..OPENAI_CALL
 };
 
+/// Claude Code's `tool_result` event, as its OpenTelemetry logs export
+/// it: every MCP tool is named `mcp_tool`, its server and tool are in the
+/// JSON text of `tool_parameters` (with `OTEL_LOG_TOOL_DETAILS=1`; without
+/// it, the call counts under the name `mcp_tool`), its arguments in the
+/// JSON text of `tool_input`.
+const CLAUDE_CODE_TOOL_RESULT: Roles = Roles {
+    name: &["@tool_parameters#mcp_tool_name", "@tool_name"],
+    arguments: &["@tool_input"],
+    id: &["@tool_use_id"],
+    server: &["@tool_parameters#mcp_server_name"],
+};
+
 const fn shape(what: &'static str, at: &'static str, when: When, reads: Reads) -> Shape {
     Shape {
         what,
@@ -289,7 +309,14 @@ const fn typed(what: &'static str, types: &'static [&'static str], roles: &'stat
 /// JSON-RPC message is read before any of them, by the core's reader
 /// ([`rpc`](super::rpc)).
 pub const SHAPES: &[Shape] = &[
-    // A proxy's `--log`.
+    // An MCP gateway's log of what it relayed (read before JSON-RPC: its
+    // record has a `method` of its own).
+    shape(
+        "MCP gateway rpc-messages.jsonl (GitHub Agentic Workflows)",
+        "",
+        When::All(&[When::Has(RELAYED.server), When::Has(RELAYED.message)]),
+        Reads::Relayed,
+    ),
     shape("proxy log: verdict", "", When::Has("verdict"), Reads::Verdict),
     shape("proxy log: note", "", When::Has("note"), Reads::LoggedNote),
     shape("proxy log: summary", "", When::Has("summary"), Reads::Summary),
@@ -396,6 +423,17 @@ pub const SHAPES: &[Shape] = &[
         When::Has("@gen_ai.tool.name"),
         Reads::Call(&OTEL_EXECUTE_TOOL),
     ),
+    // Before the hook input's shape: an OTLP log record's attributes may
+    // be members of the record, `tool_input` among them.
+    shape(
+        "Claude Code OpenTelemetry tool_result event (MCP tool)",
+        "",
+        When::All(&[
+            When::Is("@event.name", &["tool_result"]),
+            When::Is("@tool_name", &["mcp_tool"]),
+        ]),
+        Reads::Call(&CLAUDE_CODE_TOOL_RESULT),
+    ),
     shape(
         "tool_name and tool_input (Claude Code hook input)",
         "",
@@ -450,7 +488,104 @@ pub const SHAPES: &[Shape] = &[
     records("OTLP export", "resourceSpans"),
     records("OTLP export", "scopeSpans"),
     records("OTLP export", "spans"),
+    records("OTLP logs export", "resourceLogs"),
+    records("OTLP logs export", "scopeLogs"),
+    records("OTLP logs export", "logRecords"),
 ];
+
+/// Where an MCP gateway's log (GitHub Agentic Workflows' MCP Gateway,
+/// `mcp-logs/rpc-messages.jsonl`) keeps a relayed message: as written here
+/// (`P` is text), and made ready by the plan. Each record is one JSON-RPC
+/// message the gateway sent to one of its servers (a request) or received
+/// from it (a response), under `payload`, with the server's name beside it;
+/// the legacy records say which by `type`, the current ones
+/// (`_schema: rpc-message/v2`) by `event`.
+#[derive(Debug)]
+pub struct RelayedPaths<P = &'static str> {
+    /// The server's name in the gateway's configuration.
+    pub server: P,
+    /// The JSON-RPC message.
+    pub message: P,
+    /// `REQUEST`, `RESPONSE` (legacy records).
+    pub kind: P,
+    /// `rpc_request`, `rpc_response` (current records).
+    pub event: P,
+    /// The gateway's own failure to get an answer (a transport error).
+    pub failed: P,
+    /// In the message: its method.
+    pub method: P,
+    /// In the message: its id.
+    pub id: P,
+    /// In the message: a request's cursor (a further page of a listing).
+    pub cursor: P,
+    /// In the message: a call's tool.
+    pub name: P,
+    /// In the message: a call's arguments.
+    pub arguments: P,
+    /// In the message: a response's result.
+    pub result: P,
+    /// In the message: a listing's tools.
+    pub tools: P,
+    /// In the message: a tool's failure, in its result.
+    pub is_error: P,
+    /// In the message: a JSON-RPC error.
+    pub error: P,
+    /// In the message: why the gateway wrote the message as text (its
+    /// sanitiser left it no JSON).
+    pub unreadable: P,
+    /// In the message: the text it wrote instead.
+    pub text: P,
+}
+
+impl<P> RelayedPaths<P> {
+    /// The same paths made ready, each told whether it is looked inside.
+    pub fn map<Q>(&self, mut f: impl FnMut(&P, Keep) -> Q) -> RelayedPaths<Q> {
+        RelayedPaths {
+            server: f(&self.server, Keep::Raw),
+            message: f(&self.message, Keep::Open),
+            kind: f(&self.kind, Keep::Raw),
+            event: f(&self.event, Keep::Raw),
+            failed: f(&self.failed, Keep::Raw),
+            method: f(&self.method, Keep::Raw),
+            id: f(&self.id, Keep::Raw),
+            cursor: f(&self.cursor, Keep::Raw),
+            name: f(&self.name, Keep::Raw),
+            arguments: f(&self.arguments, Keep::Raw),
+            result: f(&self.result, Keep::Open),
+            tools: f(&self.tools, Keep::Raw),
+            is_error: f(&self.is_error, Keep::Raw),
+            error: f(&self.error, Keep::Raw),
+            unreadable: f(&self.unreadable, Keep::Raw),
+            text: f(&self.text, Keep::Raw),
+        }
+    }
+}
+
+/// The values of [`RelayedPaths::kind`] and [`RelayedPaths::event`] that
+/// make a record a request, and a response.
+pub const RELAYED_REQUEST: &[&str] = &["REQUEST", "rpc_request"];
+/// See [`RELAYED_REQUEST`].
+pub const RELAYED_RESPONSE: &[&str] = &["RESPONSE", "rpc_response"];
+
+/// An MCP gateway's log of relayed messages.
+pub const RELAYED: RelayedPaths = RelayedPaths {
+    server: "server_id",
+    message: "payload",
+    kind: "type",
+    event: "event",
+    failed: "error",
+    method: "method",
+    id: "id",
+    cursor: "params.cursor",
+    name: "params.name",
+    arguments: "params.arguments",
+    result: "result",
+    tools: "result.tools",
+    is_error: "result.isError",
+    error: "error",
+    unreadable: "_error",
+    text: "_raw",
+};
 
 /// Where a streamed Chat Completion chunk keeps its pieces of tool calls:
 /// as written here (`P` is text), and made ready by the plan.

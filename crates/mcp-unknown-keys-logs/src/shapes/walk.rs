@@ -16,7 +16,7 @@ use super::scope::Pending;
 use super::seen::{Print, Seen};
 use super::streams::{Assembled, Streams};
 use super::table::Reads;
-use super::{Found, Handler, Read, json_string, proxy_lines, rpc};
+use super::{Found, Handler, Read, json_string, proxy_lines, relayed, rpc};
 
 /// How many levels down a record of no known shape is searched for records
 /// (`{"loglines":[…]}`, a results file whose entries hold trajectories).
@@ -227,6 +227,13 @@ impl<H: Handler> Walk<'_, H> {
     /// member is read for what it holds.
     fn record(&mut self, record: &Object<'_>, text: Option<&str>, history: bool) -> bool {
         let plan = self.plan;
+        // A gateway's record of a message it relayed is only that, and has
+        // a `method` of its own: it is not read as a message itself.
+        let mut candidates = plan.candidates(record);
+        if candidates.any(|shape| matches!(shape.reading, Reads::Relayed) && plan.holds(&shape.when, record))
+        {
+            return relayed::read(plan, record, self.to);
+        }
         // The model this record names holds for the records it holds, and
         // the one around it again once it is read.
         let named = plan.model.iter().find_map(|path| plan.text(record, path));
@@ -312,7 +319,7 @@ impl<H: Handler> Walk<'_, H> {
                 found
             }
             Reads::Call(paths) => self.call(paths, object, history),
-            Reads::Catalogue | Reads::Embedded => false,
+            Reads::Catalogue | Reads::Embedded | Reads::Relayed => false,
             Reads::LoggedWarning => match proxy_lines::warning(self.plan, object) {
                 Some(warning) => {
                     self.to.logged_warning(warning);

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Call, Outcome};
 use crate::limits::MAX_AWAITED;
+use crate::wire::id_text;
 
 /// What the server did with a call that carried undeclared keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -399,15 +400,17 @@ struct ToolVerdicts {
     paths: BTreeMap<String, VerdictCounts>,
 }
 
-impl<K: Eq + Hash + Clone + fmt::Display> Default for Verdicts<K> {
+impl<K: Eq + Hash + Clone> Default for Verdicts<K> {
     fn default() -> Self {
         Verdicts::with_cap(MAX_AWAITED)
     }
 }
 
-/// Ids are shown as their `Display` writes them: a JSON-RPC
-/// [`Id`](crate::jsonrpc::Id) as it came (`1e0` stays `1e0`).
-impl<K: Eq + Hash + Clone + fmt::Display> Verdicts<K> {
+/// A verdict shows the call's id as the call gives it ([`Call::id`]): the
+/// key pairs it, and may be a door's own (a gateway log's per-server
+/// sequence); the session gives the id as it was written, so `1e0` stays
+/// `1e0`.
+impl<K: Eq + Hash + Clone> Verdicts<K> {
     /// Pairing that awaits at most `cap` calls at once (at least one).
     pub fn with_cap(cap: usize) -> Verdicts<K> {
         Verdicts {
@@ -459,7 +462,7 @@ impl<K: Eq + Hash + Clone + fmt::Display> Verdicts<K> {
         let awaited = Awaited {
             sequence,
             tool: call.tool.to_owned(),
-            id: id.to_string(),
+            id: id_text(call.id),
             unknown_keys: undeclared.clone(),
             unknown_paths: undeclared_paths.clone(),
             missing_required: missing_required.clone(),

@@ -76,6 +76,8 @@
 
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use crate::audit::{
     Answer, Arguments, Auditor, Call, Catalog, Coverage, Findings, Judged, Listing, Notice, Outcome, Skip,
     Verdicts, Warning,
@@ -385,6 +387,13 @@ impl Session {
             id: id.as_ref(),
         };
         let outcome = auditor.audit(&auditor.catalog(), call);
+        // Counted and judged with the id as it was written (`1e0`, not
+        // the `1.0` a JSON value makes of it).
+        let written = key.as_ref().map(|key| Value::String(key.to_string()));
+        let call = Call {
+            id: written.as_ref(),
+            ..call
+        };
         self.read_audited_call(&call, key, outcome)
     }
 }

@@ -33,6 +33,13 @@ impl Handler for Seen {
         self.0.push(format!("message {message:?}"));
         true
     }
+
+    fn relayed(&mut self, relayed: super::super::Relayed<'_>) {
+        self.0.push(format!(
+            "relayed {} {:?} {:?}",
+            relayed.server, relayed.id, relayed.message
+        ));
+    }
 }
 
 fn read(lines: &[&str]) -> (Vec<Read>, Vec<String>) {
@@ -118,4 +125,34 @@ fn json_nested_past_the_parser_s_depth_is_valid_but_too_deep() {
     assert_eq!(reads, [Read::TooDeep]);
     let (reads, _) = read(&["{\"message\":"]);
     assert_eq!(reads, [Read::Unreadable]);
+}
+
+/// A gateway's records, in both layouts, each read as the one message it
+/// relayed, with its server: a secret's member the gateway's sanitiser
+/// wrote as no JSON is read again, its key kept.
+#[test]
+fn a_gateway_record_is_the_message_it_relayed() {
+    let (reads, seen) = read(&[
+        r#"{"timestamp":"t","direction":"OUT","type":"REQUEST","server_id":"github","method":"tools/list","payload":{"jsonrpc":"2.0","method":"tools/list","params":null}}"#,
+        r#"{"timestamp":"t","event":"rpc_response","_schema":"rpc-message/v2","direction":"IN","server_id":"github","payload":{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","inputSchema":{}}]}}}"#,
+        r#"{"timestamp":"t","event":"rpc_request","_schema":"rpc-message/v2","direction":"OUT","server_id":"gh","method":"tools/call","payload":{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"b":1},"name":"a"}}}"#,
+        r#"{"timestamp":"t","direction":"OUT","type":"REQUEST","server_id":"gh","method":"tools/call","payload":{"_error":"invalid JSON","_raw":"{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"arguments\":{\"key\"=[REDACTED],\"owner\":\"o\"},\"name\":\"get_x\"}}"}}"#,
+        r#"{"timestamp":"t","event":"rpc_response","_schema":"rpc-message/v2","direction":"IN","server_id":"gh","payload":{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}}"#,
+        r#"{"timestamp":"t","event":"rpc_response","_schema":"rpc-message/v2","direction":"IN","server_id":"gh","error":"context deadline exceeded","payload":{"_error":"invalid JSON","_raw":""}}"#,
+        r#"{"timestamp":"t","event":"difc_filtered","_schema":"difc-filtered/v2","server_id":"github","tool_name":"a","reason":"r"}"#,
+    ]);
+    assert_eq!(reads[..6], [Read::Used; 6]);
+    assert_eq!(reads[6], Read::Nothing);
+    let number = |n: &str| format!("{:?}", Id::of(&serde_json::json!(n.parse::<u64>().unwrap())));
+    assert_eq!(
+        seen,
+        [
+            "relayed github None ListTools { first: true }".to_owned(),
+            format!(r#"relayed github {} Response {{ tools: Some("[{{\"name\":\"a\",\"inputSchema\":{{}}}}]"), answer: Result {{ is_error: false }} }}"#, number("1")),
+            r#"relayed gh None Call { name: "a", arguments: Some("{\"b\":1}") }"#.to_owned(),
+            r#"relayed gh None Call { name: "get_x", arguments: Some("{\"key\":\"[REDACTED]\",\"owner\":\"o\"}") }"#.to_owned(),
+            format!("relayed gh {} Response {{ tools: None, answer: Result {{ is_error: true }} }}", number("1")),
+            "relayed gh None Failed".to_owned(),
+        ]
+    );
 }
