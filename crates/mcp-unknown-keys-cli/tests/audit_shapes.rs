@@ -591,19 +591,30 @@ fn a_gateway_log_and_claude_code_s_otel_events_are_audited_end_to_end() {
     let run = audit(&[&fixture_arg("audit/gh-aw-rpc-messages-v2.jsonl")], "");
     assert_eq!(run.code, 0, "{}", run.stderr);
     let (warned, covered) = output(&run);
+    // The second call sent `owner` alone: the required keys it lacked are a
+    // warning of their own (no undeclared key).
     assert_eq!(
         warned,
-        [said(
-            "mcp__github__issue_read",
-            &["verbose"],
-            &["issue_number", "owner", "repo"],
-            ""
-        )]
+        [
+            said(
+                "mcp__github__issue_read",
+                &["verbose"],
+                &["issue_number", "owner", "repo"],
+                ""
+            ),
+            said("mcp__github__issue_read", &[], &["issue_number", "owner", "repo"], "")
+        ]
     );
     assert_eq!(covered, all_audited(2));
+    // The server ignored `verbose`, and rejected the call that lacked
+    // required keys.
     let judged = verdicts(&run);
-    assert_eq!(judged.len(), 1, "{judged:?}");
+    assert_eq!(judged.len(), 2, "{judged:?}");
     assert_eq!(judged[0]["verdict"], "ignored");
+    assert_eq!(
+        (&judged[1]["verdict"], &judged[1]["missing_required"]),
+        (&"rejected".into(), &serde_json::json!(["issue_number", "repo"]))
+    );
 
     let tools = format!("github={}", fixture_arg("audit/github-tools.json"));
     let run = audit(
