@@ -602,7 +602,12 @@ fn a_gateway_log_and_claude_code_s_otel_events_are_audited_end_to_end() {
                 &["issue_number", "owner", "repo"],
                 ""
             ),
-            said("mcp__github__issue_read", &[], &["issue_number", "owner", "repo"], "")
+            said(
+                "mcp__github__issue_read",
+                &[],
+                &["issue_number", "owner", "repo"],
+                ""
+            )
         ]
     );
     assert_eq!(covered, all_audited(2));

@@ -183,8 +183,10 @@ fn mcp_server_time_rejects_a_call_missing_its_required_key_and_audit_says_reject
     assert_audit_agrees(
         &ended,
         // It lacked the required `timezone` too, which the verdict says.
-        &[json!({"verdict": "rejected", "tool": "get_current_time", "id": "2",
-                 "unknown_keys": ["time_zone"], "missing_required": ["timezone"]})],
+        &[
+            json!({"verdict": "rejected", "tool": "get_current_time", "id": "2",
+                 "unknown_keys": ["time_zone"], "missing_required": ["timezone"]}),
+        ],
     );
 }
 

@@ -9,13 +9,13 @@ use mcp_unknown_keys::session::Session;
 
 use crate::catalogue::{self, Catalogues};
 use crate::error::Error;
+use crate::gateway::Relays;
 use crate::groups::Groups;
 use crate::input::{Event, Input};
 use crate::logged::Segment;
 use crate::names::{self, Bound};
 use crate::observe::{Notice, Observer, Progress, Unreadable};
 use crate::options::Options;
-use crate::relays::Relays;
 use crate::report::{Report, Site};
 use crate::scoped::RecordTools;
 use crate::shapes::{Read, Reader};

@@ -186,6 +186,7 @@
 mod audit;
 mod catalogue;
 mod error;
+mod gateway;
 mod groups;
 mod input;
 mod logged;

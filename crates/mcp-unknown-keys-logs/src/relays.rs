@@ -8,85 +8,16 @@
 //! answers the oldest request still unanswered of the same server, or,
 //! where both carry ids (as hand-written logs do), the one with its id.
 
-use std::collections::{HashMap, VecDeque};
-
 use mcp_unknown_keys::audit::{Answer, Catalog, ListedTools};
 use mcp_unknown_keys::jsonrpc::{Id, Message, Raw};
-use mcp_unknown_keys::limits::MAX_AWAITED;
 use mcp_unknown_keys::session::Side;
 use serde_json::value::RawValue;
 
 use crate::audit::{Audit, Shelf};
+use crate::gateway::{MAX_RELAYED_SERVERS, Request, Sent};
 use crate::names::Bound;
 use crate::observe::Observer;
 use crate::shapes::{Found, Handler, Relayed, RelayedMessage};
-
-/// The most servers one input's gateway log is followed for: the requests
-/// of a server past it are paired with nothing, and its listings made into
-/// no catalogue (its calls are still counted), so a hostile log naming a
-/// new server on every line holds no more.
-pub const MAX_RELAYED_SERVERS: usize = 1_000;
-
-/// The requests each server has not answered yet, in one input.
-#[derive(Debug, Default)]
-pub(crate) struct Relays {
-    servers: HashMap<String, Server>,
-}
-
-#[derive(Debug, Default)]
-struct Server {
-    unanswered: VecDeque<Sent>,
-    /// How many calls were sent to it: what its calls' keys are made of.
-    calls: u64,
-}
-
-/// A request sent, awaiting its response.
-#[derive(Debug)]
-struct Sent {
-    id: Option<Id>,
-    what: Request,
-}
-
-#[derive(Debug)]
-enum Request {
-    Listing {
-        first: bool,
-    },
-    /// A call, under the key the input's session awaits its answer by.
-    Call(Id),
-    Other,
-}
-
-impl Relays {
-    /// The server named `name`, unless it would be one too many.
-    fn server(&mut self, name: &str) -> Option<&mut Server> {
-        if !self.servers.contains_key(name) && self.servers.len() >= MAX_RELAYED_SERVERS {
-            return None;
-        }
-        Some(self.servers.entry(name.to_owned()).or_default())
-    }
-
-    /// The request a response with `id` from `server` answers.
-    fn answered(&mut self, server: &str, id: Option<&Id>) -> Option<Sent> {
-        let unanswered = &mut self.servers.get_mut(server)?.unanswered;
-        let by_id = id.and_then(|id| unanswered.iter().position(|sent| sent.id.as_ref() == Some(id)));
-        match by_id {
-            Some(at) => unanswered.remove(at),
-            None => unanswered.pop_front(),
-        }
-    }
-}
-
-impl Server {
-    fn send(&mut self, sent: Sent) {
-        // Beyond the calls a session awaits at once, the oldest is given
-        // up: the session judges it `unanswered` already.
-        if self.unanswered.len() >= MAX_AWAITED {
-            self.unanswered.pop_front();
-        }
-        self.unanswered.push_back(sent);
-    }
-}
 
 impl<O: Observer> Audit<O> {
     /// Acts on one message a gateway relayed: a call is audited against

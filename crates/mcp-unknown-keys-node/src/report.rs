@@ -41,7 +41,7 @@ pub struct Warning {
     /// the diagnosis of an unknown key names.
     #[napi(js_name = "missing_required")]
     #[serde(default)]
-    pub missing_required: Vec<String>,
+    pub missing_required: Option<Vec<String>>,
     /// Why the keys of `missing_required` were lost; absent when none is.
     #[napi(
         js_name = "missing_cause",
@@ -124,10 +124,10 @@ pub struct Verdict {
     #[napi(js_name = "unknown_paths")]
     #[serde(default)]
     pub unknown_paths: Vec<String>,
-    /// Every required key the call lacked, as paths.
+    /// Every required key the call lacked, as paths; absent when none.
     #[napi(js_name = "missing_required")]
     #[serde(default)]
-    pub missing_required: Vec<String>,
+    pub missing_required: Option<Vec<String>>,
 }
 
 /// A core report as its JSON form reads: the same fields, by construction.

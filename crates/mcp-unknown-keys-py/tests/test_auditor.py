@@ -81,7 +81,7 @@ def test_a_warning_carries_the_json_lines_fields_and_diagnosis():
         " — ffset → offset? (truncated); offset was not sent: the server will use its default, 0"
     )
     assert repr(warning) == (
-        "Warning(tool='fs_read', unknown_keys=['ffset'], unknown_paths=[], "
+        "Warning(tool='fs_read', unknown_keys=['ffset'], unknown_paths=[], missing_required=[], "
         "declared_keys=['offset', 'path'], id='7')"
     )
 
@@ -479,3 +479,20 @@ def test_the_packages_example_runs():
 
     results = doctest.testmod(mcp_unknown_keys)
     assert (results.failed, results.attempted) == (0, 4)
+
+
+def test_required_keys_a_call_lacked_are_said_once_and_no_missing_turns_them_off():
+    tools = [{"name": "read", "inputSchema": {"type": "object", "properties": {"path": {}, "n": {}}, "required": ["path"]}}]
+    audit, recorded = auditor()
+    audit.replace_catalog(tools)
+    warning = audit.audit("read", {"n": 1}, id=1)
+    assert (warning.unknown_keys, warning.missing_required, warning.missing_cause) == ([], ["path"], "missing_required")
+    assert warning.to_dict()["missing_required"] == ["path"]
+    assert audit.audit("read", {"n": 2}) is None, "said once"
+    emptied, _ = auditor()
+    emptied.replace_catalog(tools)
+    assert emptied.audit("read", {}).missing_cause == "emptied"
+    quiet, said = auditor(no_missing=True)
+    quiet.replace_catalog(tools)
+    assert quiet.audit("read", {"n": 1}) is None
+    assert said.warnings == []
