@@ -13,6 +13,15 @@ const auditInSlot = native.__auditFunction()
  * a method's `this`), and an object's keys read here: JavaScript reads them
  * several times faster than N-API hands them out one by one.
  */
+/**
+ * What `audit` hands the addon for arguments with no JSON object form (an
+ * array, a cycle, a revoked Proxy): a value the addon reads as no
+ * arguments it can audit (`unreadable_arguments`), where `undefined` is a
+ * call sent with no arguments at all (`emptied` when the tool requires
+ * keys).
+ */
+const NO_JSON_OBJECT = 0n
+
 class Auditor extends native.Auditor {
   #slot
 
@@ -27,7 +36,7 @@ class Auditor extends native.Auditor {
     }
     const read = readArguments(args)
     return read === undefined
-      ? auditInSlot(this.#slot, tool, undefined, id)
+      ? auditInSlot(this.#slot, tool, NO_JSON_OBJECT, id)
       : auditInSlot(this.#slot, tool, undefined, id, read.joined, read.keys.length, read.shape, read.keys, read.scalars)
   }
 }
