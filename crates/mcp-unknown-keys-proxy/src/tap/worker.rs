@@ -233,6 +233,10 @@ impl Worker {
             Message::Call { id, name, .. } => Some((id.clone(), name.clone())),
             _ => None,
         };
+        let page = match &message {
+            Message::Response { result, .. } => result.map(|result| result.get()),
+            _ => None,
+        };
         let (mut step, trace, judged) = {
             let mut state = self.state();
             let before = state.session.awaited_listings();
@@ -267,6 +271,9 @@ impl Worker {
         };
         if let Some(installed) = step.installed.take() {
             self.auditor.say_notes(&installed);
+            if let Some(report) = self.report() {
+                let _ = catch_unwind(AssertUnwindSafe(|| report.installed(page, &installed)));
+            }
         }
         for tool in std::mem::take(&mut step.unreadable_tools) {
             self.notice(&format!(
