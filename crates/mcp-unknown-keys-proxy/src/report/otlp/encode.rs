@@ -3,6 +3,9 @@
 //! names follow the OpenTelemetry semantic conventions for MCP where they
 //! have one (`gen_ai.tool.name`, `mcp.method.name`, `jsonrpc.request.id`,
 //! `mcp.session.id`, `server.address`); the rest are `mcp_unknown_keys.*`.
+//!
+//! Each warning is also said in the OpenTelemetry GenAI semantic
+//! conventions' own event, `gen_ai.evaluation.result` ([`evaluations`]).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -75,6 +78,50 @@ pub fn warning(
     )
 }
 
+/// The name of the evaluation, `gen_ai.evaluation.name`.
+pub const EVALUATION_NAME: &str = "mcp.unknown_keys";
+
+/// A warning as `gen_ai.evaluation.result` events (semantic conventions
+/// v1.38 to v1.41, now in the GenAI conventions' own repository; status
+/// Development): one per cause its keys have ([`super::metrics::causes_of`]),
+/// labelled with it (`gen_ai.evaluation.score.label`), explained by the
+/// warning's line (keys and schema facts, never an argument's value), on
+/// the call's trace when it carried one. No body, no score value.
+pub fn evaluations(
+    origin: &Origin,
+    warning: &Warning,
+    trace: Option<&TraceContext>,
+    upstream: Option<&str>,
+) -> Vec<Encoded> {
+    let explanation = warning.to_string();
+    super::metrics::causes_of(warning)
+        .into_iter()
+        .map(|cause| {
+            let mut attributes = common(origin, &warning.tool, &warning.id, upstream);
+            attributes.push(attribute("gen_ai.evaluation.name", string(EVALUATION_NAME)));
+            attributes.push(attribute("gen_ai.evaluation.score.label", string(cause)));
+            attributes.push(attribute("gen_ai.evaluation.explanation", string(&explanation)));
+            if !warning.id.is_empty() {
+                attributes.push(attribute("gen_ai.tool.call.id", string(&warning.id)));
+            }
+            let mut encoded = encode(
+                "gen_ai.evaluation.result",
+                SEVERITY_WARN,
+                "",
+                "",
+                attributes,
+                trace,
+            );
+            if let Some(record) = encoded.record.as_object_mut() {
+                record.remove("body");
+            }
+            // The warning's own record already carries the span event.
+            encoded.span = None;
+            encoded
+        })
+        .collect()
+}
+
 /// A verdict's record.
 pub fn verdict(
     origin: &Origin,
@@ -143,7 +190,8 @@ pub fn resource(origin: &Origin) -> Value {
     json!({ "attributes": attributes })
 }
 
-fn scope() -> Value {
+/// This program, as the scope of what it sends.
+pub fn scope() -> Value {
     json!({"name": "mcp-unknown-keys", "version": env!("CARGO_PKG_VERSION")})
 }
 
@@ -204,11 +252,13 @@ fn encode(
     Encoded { record, span }
 }
 
-fn attribute(key: &str, value: Value) -> Value {
+/// One OTLP/JSON attribute.
+pub fn attribute(key: &str, value: Value) -> Value {
     json!({"key": key, "value": value})
 }
 
-fn string(text: &str) -> Value {
+/// A string value.
+pub fn string(text: &str) -> Value {
     json!({ "stringValue": text })
 }
 
@@ -234,7 +284,7 @@ fn list<T: AsRef<str>>(attributes: &mut Vec<Value>, key: &str, items: &[T]) {
 
 /// Now, in nanoseconds since the epoch, as OTLP/JSON writes 64-bit
 /// integers: a decimal string.
-fn unix_nanos() -> String {
+pub fn unix_nanos() -> String {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
