@@ -204,6 +204,16 @@ fn the_plugin_s_hook_runs_the_command_on_every_mcp_tool() {
     };
     let manifest = read(".claude-plugin/plugin.json");
     let name = manifest["name"].as_str().unwrap();
+    // The repository is its marketplace.
+    let marketplace: Value = serde_json::from_str(
+        &std::fs::read_to_string(plugin.join("../../.claude-plugin/marketplace.json")).unwrap(),
+    )
+    .unwrap();
+    let entry = &marketplace["plugins"][0];
+    assert_eq!(
+        (&entry["name"], &entry["source"]),
+        (&name.into(), &"./plugins/claude-code".into())
+    );
     assert!(
         name.split('-').all(
             |word| !word.is_empty() && word.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
