@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 mod audit_cmd;
 mod demo;
 mod example_server;
+mod hook_cmd;
 mod proxy_cmd;
 mod wrap_cmd;
 
@@ -38,6 +39,9 @@ enum Command {
     Demo(demo::Args),
     /// The example MCP server over stdio: small filesystem tools.
     ExampleServer(example_server::Args),
+    /// A host's hook: tell the model which keys of its MCP call the tool
+    /// never declared (`hook claude-code`, a Claude Code PostToolUse hook).
+    Hook(hook_cmd::Args),
 }
 
 fn main() -> ExitCode {
@@ -48,5 +52,6 @@ fn main() -> ExitCode {
         Command::ExampleServer(args) => example_server::run(args),
         Command::Wrap(args) => wrap_cmd::run_wrap(args),
         Command::Unwrap(args) => wrap_cmd::run_unwrap(args),
+        Command::Hook(args) => hook_cmd::run(args),
     }
 }

@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use mcp_unknown_keys_proxy::state::STATE_DIR_VAR;
 use mcp_unknown_keys_proxy::{ReportOptions, Stdio, run};
 
 /// The command line of `proxy`.
@@ -43,6 +44,11 @@ pub struct Args {
     /// first version's behaviour.
     #[arg(long)]
     no_missing: bool,
+    /// Keep the server's last tools/list in DIR/catalogs/NAME.json, for the
+    /// Claude Code hook (`mcp-unknown-keys hook claude-code`) to audit calls
+    /// against; also read from $MCP_UNKNOWN_KEYS_STATE_DIR.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
     /// Also send each warning and verdict to the OpenTelemetry collector at
     /// URL (OTLP/HTTP, JSON: URL/v1/logs, and URL/v1/traces for calls that
     /// carry a `traceparent`), batched, never waited for; what it does not
@@ -78,6 +84,7 @@ impl Args {
             #[cfg(not(feature = "remote"))]
             otlp: None,
             remote_url: None,
+            state_dir: self.state_dir.as_deref(),
         }
     }
 }
@@ -85,6 +92,11 @@ impl Args {
 /// Runs `proxy`: the stdio door exits with the server's status, the remote
 /// doors with 0 once done; 2 for a command line that cannot work.
 pub fn run_proxy(mut args: Args) -> ExitCode {
+    if args.state_dir.is_none() {
+        args.state_dir = std::env::var_os(STATE_DIR_VAR)
+            .filter(|dir| !dir.is_empty())
+            .map(PathBuf::from);
+    }
     #[cfg(feature = "remote")]
     if args.remote.requested() {
         return remote::run_remote(&args);

@@ -3,6 +3,10 @@
 //! call's trace when the call carried a `traceparent`; a collector that is
 //! down or stuck costs dropped records, counted, never a delayed message.
 //!
+//! Each warning is also a `gen_ai.evaluation.result` event (the GenAI
+//! semantic conventions'), and the calls that carried undeclared keys are
+//! counted in the metric `mcp_unknown_keys.tool.calls`.
+//!
 //! The receiver here decodes what arrives with the official protocol
 //! definitions (`opentelemetry-proto`, its serde support for OTLP/JSON).
 
@@ -18,6 +22,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
 use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue};
@@ -88,6 +93,22 @@ impl Collector {
                 span_id: record.span_id,
                 attributes: attributes(&record.attributes),
             })
+            .collect()
+    }
+
+    /// The last `/v1/metrics` request's metrics, decoded (the counts are
+    /// cumulative: the last holds them all).
+    fn last_metrics(&self) -> Vec<opentelemetry_proto::tonic::metrics::v1::Metric> {
+        let bodies = self.bodies("/v1/metrics");
+        let Some(body) = bodies.last() else {
+            return Vec::new();
+        };
+        let request: ExportMetricsServiceRequest = serde_json::from_slice(body).expect("OTLP/JSON metrics");
+        request
+            .resource_metrics
+            .into_iter()
+            .flat_map(|resource| resource.scope_metrics)
+            .flat_map(|scope| scope.metrics)
             .collect()
     }
 
@@ -244,7 +265,11 @@ fn warnings_and_verdicts_arrive_as_log_records_and_a_traced_call_s_as_span_event
         line["session"].as_str().unwrap().to_owned()
     });
 
-    let records = collector.logs();
+    let records: Vec<Record> = collector
+        .logs()
+        .into_iter()
+        .filter(|record| record.event.starts_with("mcp_unknown_keys."))
+        .collect();
     let events: Vec<(&str, Option<&Attribute>)> = records
         .iter()
         .map(|r| (r.event.as_str(), r.attributes.get("mcp_unknown_keys.verdict")))
@@ -253,36 +278,11 @@ fn warnings_and_verdicts_arrive_as_log_records_and_a_traced_call_s_as_span_event
         events,
         [
             ("mcp_unknown_keys.warning", None),
-            ("gen_ai.evaluation.result", None),
             ("mcp_unknown_keys.verdict", Some(&t("ignored"))),
             ("mcp_unknown_keys.warning", None),
-            ("gen_ai.evaluation.result", None),
             ("mcp_unknown_keys.verdict", Some(&t("unanswered"))),
         ]
     );
-    // Each finding as the GenAI evaluation event, on the call's span.
-    let evaluation = &records[1];
-    for (key, value) in [
-        ("gen_ai.evaluation.name", t("mcp.unknown_keys")),
-        ("gen_ai.evaluation.score.label", t("truncated")),
-        (
-            "gen_ai.evaluation.explanation",
-            t("fs_read was called with the undeclared key ffset → offset? (truncated)"),
-        ),
-        ("gen_ai.tool.call.id", t("2")),
-        ("gen_ai.tool.name", t("fs_read")),
-    ] {
-        assert_eq!(evaluation.attributes.get(key), Some(&value), "{key}");
-    }
-    assert_eq!(evaluation.trace_id, unhex(TRACE_ID));
-    assert_eq!(
-        records[4].attributes.get("gen_ai.evaluation.score.label"),
-        Some(&t("invented"))
-    );
-    let records: Vec<&Record> = records
-        .iter()
-        .filter(|r| r.event != "gen_ai.evaluation.result")
-        .collect();
     let warning = &records[0];
     assert_eq!(warning.severity, 13, "WARN");
     let expected = [
@@ -321,7 +321,7 @@ fn warnings_and_verdicts_arrive_as_log_records_and_a_traced_call_s_as_span_event
         ]
     );
     let otlp = &finished.logged_summary()["otlp"];
-    // Two warnings, their two evaluation events, two verdicts.
+    // Two warnings, two verdicts, and an evaluation event per warning.
     assert_eq!(
         (&otlp["sent"], &otlp["dropped"]),
         (&6.into(), &0.into()),
@@ -418,14 +418,126 @@ fn a_collector_that_never_answers_holds_the_exit_no_longer_than_the_flush_promis
         "the proxy exited {exit:?} after stdin closed"
     );
     let otlp = &finished.logged_summary()["otlp"];
-    // Three warnings, three evaluation events, three verdicts: each counted
-    // once, as dropped.
+    // Three warnings, their evaluation events, three verdicts: each
+    // counted once, as dropped.
     assert_eq!(
         (&otlp["sent"], &otlp["dropped"]),
         (&0.into(), &9.into()),
         "{otlp}"
     );
     drop(stuck);
+}
+
+#[test]
+fn each_warning_is_a_gen_ai_evaluation_result_and_calls_are_counted_by_tool_cause_and_verdict() {
+    let collector = Collector::start();
+    let mut s = Session::start(&["--quiet", "--otlp", &collector.url()], &["cat"]);
+    s.echo(&list_request("1", None));
+    // `options` is an object whose keys are audited too.
+    s.echo(
+        r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"fs_read","inputSchema":{"type":"object","properties":{"path":{},"offset":{},"options":{"type":"object","properties":{"recursive":{}}}}}}]}}"#,
+    );
+    let traced = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"fs_read","arguments":{{"path":"secret-path","ffset":1}},"_meta":{{"traceparent":"00-{TRACE_ID}-{PARENT_SPAN}-01"}}}}}}"#
+    );
+    s.echo(&traced);
+    s.echo(r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#);
+    // The same key again: said once, counted again.
+    s.echo(&call("3", "fs_read", r#"{"path":"b","ffset":2}"#));
+    s.echo(r#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#);
+    // A key of another cause and a nested key, never answered.
+    s.echo(&call(
+        "4",
+        "fs_read",
+        r#"{"path":"c","zzqx":true,"options":{"recursve":true}}"#,
+    ));
+    let finished = s.finish();
+    assert_eq!(finished.warnings.len(), 2, "{}", finished.stderr);
+
+    let evaluations: Vec<Record> = collector
+        .logs()
+        .into_iter()
+        .filter(|record| record.event == "gen_ai.evaluation.result")
+        .collect();
+    let labels: Vec<(&Attribute, &Attribute)> = evaluations
+        .iter()
+        .map(|r| {
+            (
+                &r.attributes["gen_ai.evaluation.score.label"],
+                &r.attributes["gen_ai.tool.call.id"],
+            )
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            (&t("truncated"), &t("2")),
+            (&t("invented"), &t("4")),
+            (&t("nested"), &t("4"))
+        ]
+    );
+    let first = &evaluations[0];
+    assert_eq!(first.attributes["gen_ai.evaluation.name"], t("mcp.unknown_keys"));
+    assert_eq!(first.attributes["gen_ai.tool.name"], t("fs_read"));
+    let Attribute::Text(explanation) = &first.attributes["gen_ai.evaluation.explanation"] else {
+        panic!("a string")
+    };
+    assert!(
+        explanation.contains("ffset → offset? (truncated)"),
+        "{explanation}"
+    );
+    assert!(
+        !explanation.contains("secret-path"),
+        "no argument value: {explanation}"
+    );
+    assert_eq!(first.trace_id, unhex(TRACE_ID), "on the call's trace");
+
+    let metrics = collector.last_metrics();
+    assert_eq!(metrics.len(), 1);
+    let metric = &metrics[0];
+    assert_eq!(
+        (metric.name.as_str(), metric.unit.as_str()),
+        ("mcp_unknown_keys.tool.calls", "{call}")
+    );
+    use opentelemetry_proto::tonic::metrics::v1::{metric::Data, number_data_point::Value as Number};
+    let Some(Data::Sum(sum)) = &metric.data else {
+        panic!("a sum: {metric:?}")
+    };
+    assert!(sum.is_monotonic);
+    assert_eq!(sum.aggregation_temporality, 2, "cumulative");
+    let mut points: Vec<(BTreeMap<String, Attribute>, i64)> = sum
+        .data_points
+        .iter()
+        .map(|point| {
+            let Some(Number::AsInt(count)) = point.value else {
+                panic!("{point:?}")
+            };
+            (attributes(&point.attributes), count)
+        })
+        .collect();
+    points.sort_by_key(|(labels, _)| format!("{labels:?}"));
+    let point = |cause: &str, verdict: &str, count: i64| {
+        let labels = [
+            ("gen_ai.tool.name", t("fs_read")),
+            ("mcp_unknown_keys.cause", t(cause)),
+            ("mcp_unknown_keys.verdict", t(verdict)),
+        ];
+        (
+            labels
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect::<BTreeMap<_, _>>(),
+            count,
+        )
+    };
+    assert_eq!(
+        points,
+        [
+            point("invented", "unanswered", 1),
+            point("nested", "unanswered", 1),
+            point("truncated", "ignored", 2),
+        ]
+    );
 }
 
 /// The reverse proxy's sessions share one exporter: a session that ends

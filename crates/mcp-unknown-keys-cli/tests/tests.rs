@@ -23,6 +23,7 @@ mod demo;
 mod differential;
 mod example_server;
 mod example_server_limits;
+mod hook_claude_code;
 mod mcp_server;
 mod proxy_attribution;
 mod proxy_bytes;

@@ -13,7 +13,7 @@
 //!   streamable-HTTP server (`proxy --listen ADDR --upstream URL`).
 //!
 //! [`run`] opens the reports a run is asked for ([`ReportOptions`]: stderr,
-//! `--log`, `--otlp`), serves the door, and says why it failed if it did.
+//! `--log`, `--otlp`, `--state-dir`), serves the door, and says why it failed if it did.
 //!
 //! Inside: `relay` copies bytes and shows whole lines to a `tap`, which
 //! queues copies for an audit worker driving the core's
@@ -38,6 +38,7 @@ mod http;
 mod relay;
 mod report;
 mod signals;
+pub mod state;
 mod stdio;
 mod summary;
 mod tap;

@@ -1,6 +1,7 @@
 //! Where the proxy's findings go, on every door: stderr (unless
-//! `--quiet`), `--log` (each line with its [attribution]) and `--otlp`
-//! ([otlp]).
+//! `--quiet`), `--log` (each line with its [attribution]), `--otlp`
+//! ([otlp]), and the catalogue kept for the hook (`--state-dir`,
+//! [`crate::state`]).
 //!
 //! [`Reports`] holds the outputs of one run; each tap (one per session:
 //! the stdio proxy and the bridge have one, the reverse proxy one per
@@ -25,11 +26,12 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use mcp_unknown_keys::audit::{Auditor, Judged, Note, Notice, Printable, Sink, Warning};
+use mcp_unknown_keys::audit::{Auditor, Catalog, Judged, Note, Notice, Printable, Sink, Warning};
 use serde::Serialize;
 
 use self::attribution::Attribution;
 use self::log::Log;
+use super::state::CatalogState;
 use super::summary::Summary;
 use super::tap::trace::TraceContext;
 use super::tap::{Report, Tap};
@@ -44,6 +46,7 @@ pub struct Reports {
     log: Option<Log>,
     attribution: Attribution,
     otlp: Option<otlp::Exporter>,
+    state: Option<CatalogState>,
     allow: Vec<String>,
     top_level_only: bool,
     no_missing: bool,
@@ -69,6 +72,9 @@ pub struct ReportOptions<'a> {
     pub otlp: Option<&'a str>,
     /// The remote server's URL, which OTLP records name as its address.
     pub remote_url: Option<&'a str>,
+    /// `--state-dir DIR`: keep the server's last catalogue in
+    /// `DIR/catalogs/` for the hook ([`crate::state`]).
+    pub state_dir: Option<&'a Path>,
 }
 
 impl Reports {
@@ -85,6 +91,16 @@ impl Reports {
         let attribution = Attribution::new(server);
         let otlp = otlp::Exporter::open(options.otlp, options.remote_url, &attribution)
             .map_err(|e| Failure::new(e, 2))?;
+        let state = match options.state_dir {
+            None => None,
+            Some(dir) => CatalogState::open(dir, &attribution.server, options.allow, options.top_level_only)
+                .map_err(|e| {
+                    Failure::new(
+                        format!("cannot open the state directory {}: {e}", dir.display()),
+                        2,
+                    )
+                })?,
+        };
         Ok(Reports {
             stderr: !options.quiet,
             tag: options
@@ -94,6 +110,7 @@ impl Reports {
             log,
             attribution,
             otlp,
+            state,
             allow: options.allow.to_vec(),
             top_level_only: options.top_level_only,
             no_missing: options.no_missing,
@@ -181,6 +198,12 @@ impl Report for SessionReport {
 
     fn notice(&self, notice: &str) {
         self.reports.say("", notice);
+    }
+
+    fn installed(&self, page: Option<&str>, catalog: &Catalog) {
+        if let Some(state) = &self.reports.state {
+            state.installed(page, catalog);
+        }
     }
 
     fn summary(&self, summary: &Summary<'_>) {

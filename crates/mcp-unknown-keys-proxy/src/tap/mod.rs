@@ -31,7 +31,7 @@ use std::sync::{Arc, LazyLock};
 use std::thread;
 use std::time::Duration;
 
-use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Judged, Skip, Verdicts, Warning};
+use mcp_unknown_keys::audit::{Auditor, Catalog, Coverage, Findings, Judged, Skip, Verdicts, Warning};
 use memchr::memmem;
 
 use self::queue::{Queue, Source};
@@ -68,6 +68,12 @@ pub trait Report: Send + Sync + 'static {
     fn notice(&self, notice: &str);
     /// The session's summary.
     fn summary(&self, summary: &Summary<'_>);
+    /// A catalogue was installed: `page` is the `result` of the listing
+    /// page that installed it, `None` when the server's tools changed and
+    /// none is in use.
+    fn installed(&self, page: Option<&str>, catalog: &Catalog) {
+        let _ = (page, catalog);
+    }
 }
 
 /// Shared by both directions of one proxy.

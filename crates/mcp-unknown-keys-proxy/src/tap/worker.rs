@@ -236,6 +236,10 @@ impl Worker {
             Message::TaskResult { id, .. } => Some(id.clone()),
             _ => None,
         };
+        let page = match &message {
+            Message::Response { result, .. } => result.map(|result| result.get()),
+            _ => None,
+        };
         let (mut step, trace, judged) = {
             let mut state = self.state();
             let before = state.session.awaited_listings();
@@ -269,6 +273,9 @@ impl Worker {
         };
         if let Some(installed) = step.installed.take() {
             self.auditor.say_notes(&installed);
+            if let Some(report) = self.report() {
+                let _ = catch_unwind(AssertUnwindSafe(|| report.installed(page, &installed)));
+            }
         }
         for notice in &step.notices {
             self.notice(&notice.to_string());

@@ -3,11 +3,14 @@
 //! names follow the OpenTelemetry semantic conventions for MCP where they
 //! have one (`gen_ai.tool.name`, `mcp.method.name`, `jsonrpc.request.id`,
 //! `mcp.session.id`, `server.address`); the rest are `mcp_unknown_keys.*`.
-//! Each finding is also the GenAI evaluation event ([`evaluations`]).
+//!
+//! Each warning is also said in the OpenTelemetry GenAI semantic
+//! conventions' own event, `gen_ai.evaluation.result` ([`evaluations`]).
 
+use std::collections::BTreeSet;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use mcp_unknown_keys::audit::{Judged, Printable, Verdict, Warning};
+use mcp_unknown_keys::audit::{Cause, Judged, Verdict, Warning};
 use serde_json::{Value, json};
 
 use super::super::attribution::hex;
@@ -76,50 +79,44 @@ pub fn warning(
     )
 }
 
-/// The name of the evaluation, in each `gen_ai.evaluation.result` record.
+/// The name of the evaluation, `gen_ai.evaluation.name`.
 pub const EVALUATION_NAME: &str = "mcp.unknown_keys";
 
-/// Each finding of a warning as the OpenTelemetry GenAI evaluation event
-/// (`gen_ai.evaluation.result`, semantic conventions 1.38 and after): one
-/// record per undeclared key or path, its score label the cause (`nested`
-/// for a nested key), its explanation the finding without any argument
-/// value, parented to the call's span when the call was traced.
+/// A warning as `gen_ai.evaluation.result` events (semantic conventions
+/// v1.38 to v1.41, now in the GenAI conventions' own repository; status
+/// Development): one per cause its keys have ([`causes_of`]),
+/// labelled with it (`gen_ai.evaluation.score.label`), explained by the
+/// warning's line (keys and schema facts, never an argument's value), on
+/// the call's trace when it carried one. No body, no score value.
 pub fn evaluations(
     origin: &Origin,
     warning: &Warning,
     trace: Option<&TraceContext>,
     upstream: Option<&str>,
 ) -> Vec<Encoded> {
-    let tool = Printable(&warning.tool);
-    let keys = warning.hints.iter().map(|hint| {
-        let explanation = format!("{tool} was called with the undeclared key {hint}");
-        (hint.cause.as_str(), explanation)
-    });
-    let paths = warning.unknown_paths.iter().map(|path| {
-        let explanation = format!(
-            "{tool} was called with the undeclared nested key {}",
-            Printable(path)
-        );
-        ("nested", explanation)
-    });
-    keys.chain(paths)
-        .map(|(label, explanation)| {
+    let explanation = warning.to_string();
+    causes_of(warning)
+        .into_iter()
+        .map(|cause| {
             let mut attributes = common(origin, &warning.tool, &warning.id, upstream);
             attributes.push(attribute("gen_ai.evaluation.name", string(EVALUATION_NAME)));
-            attributes.push(attribute("gen_ai.evaluation.score.label", string(label)));
+            attributes.push(attribute("gen_ai.evaluation.score.label", string(cause)));
             attributes.push(attribute("gen_ai.evaluation.explanation", string(&explanation)));
             if !warning.id.is_empty() {
                 attributes.push(attribute("gen_ai.tool.call.id", string(&warning.id)));
             }
             let mut encoded = encode(
                 "gen_ai.evaluation.result",
-                SEVERITY_INFO,
+                SEVERITY_WARN,
                 "",
-                &explanation,
+                "",
                 attributes,
                 trace,
             );
-            // An event on the call's span, not a span of its own.
+            if let Some(record) = encoded.record.as_object_mut() {
+                record.remove("body");
+            }
+            // The warning's own record already carries the span event.
             encoded.span = None;
             encoded
         })
@@ -195,7 +192,8 @@ pub fn resource(origin: &Origin) -> Value {
     json!({ "attributes": attributes })
 }
 
-fn scope() -> Value {
+/// This program, as the scope of what it sends.
+pub fn scope() -> Value {
     json!({"name": "mcp-unknown-keys", "version": env!("CARGO_PKG_VERSION")})
 }
 
@@ -256,11 +254,13 @@ fn encode(
     Encoded { record, span }
 }
 
-fn attribute(key: &str, value: Value) -> Value {
+/// One OTLP/JSON attribute.
+pub fn attribute(key: &str, value: Value) -> Value {
     json!({"key": key, "value": value})
 }
 
-fn string(text: &str) -> Value {
+/// A string value.
+pub fn string(text: &str) -> Value {
     json!({ "stringValue": text })
 }
 
@@ -286,7 +286,7 @@ fn list<T: AsRef<str>>(attributes: &mut Vec<Value>, key: &str, items: &[T]) {
 
 /// Now, in nanoseconds since the epoch, as OTLP/JSON writes 64-bit
 /// integers: a decimal string.
-fn unix_nanos() -> String {
+pub fn unix_nanos() -> String {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
@@ -308,4 +308,25 @@ fn new_span_id() -> [u8; 8] {
             .as_nanos(),
     );
     (hasher.finish() | 1).to_be_bytes()
+}
+
+/// The label of an undeclared nested key (the diagnosis reads top-level
+/// keys only).
+pub const NESTED: &str = "nested";
+
+/// The labels of the causes a finding carries: each hint's cause, and
+/// [`NESTED`] for undeclared nested keys. Sorted, without duplicates.
+pub fn causes_of(warning: &Warning) -> BTreeSet<&'static str> {
+    let mut causes: BTreeSet<&'static str> = warning.hints.iter().map(|hint| hint.cause.as_str()).collect();
+    if !warning.unknown_paths.is_empty() {
+        causes.insert(NESTED);
+    }
+    // What the call lost: `missing_required`, or `emptied`.
+    if let Some(cause) = warning.missing_cause {
+        causes.insert(cause.as_str());
+    }
+    if causes.is_empty() {
+        causes.insert(Cause::Undiagnosed.as_str());
+    }
+    causes
 }

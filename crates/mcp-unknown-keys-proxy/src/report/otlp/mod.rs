@@ -1,7 +1,10 @@
 //! `--otlp URL`: each warning and verdict sent to an OpenTelemetry
 //! collector as an OTLP/HTTP log record (JSON encoding, `/v1/logs`), and,
 //! for a call that carried a `traceparent` in its `_meta`, also as a span
-//! event on a span of the call's trace (`/v1/traces`).
+//! event on a span of the call's trace (`/v1/traces`); each warning also as
+//! `gen_ai.evaluation.result` events, and the calls that carried undeclared
+//! keys counted in the metric `mcp_unknown_keys.tool.calls`
+//! (`/v1/metrics`, [`metrics`], sent after each batch of records).
 //!
 //! Nothing waits for the collector: records are handed to a thread of its
 //! own through a bounded queue, sent in batches (by count and by time), and
@@ -20,6 +23,7 @@
 #![cfg_attr(not(feature = "remote"), allow(dead_code, unused_imports))]
 
 mod encode;
+pub mod metrics;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -31,6 +35,7 @@ use serde_json::Value;
 
 use self::encode::Encoded;
 pub use self::encode::Origin;
+use self::metrics::CallCounter;
 use super::attribution::Attribution;
 use crate::summary::OtlpCounts as Counts;
 use crate::tap::trace::TraceContext;
@@ -85,6 +90,8 @@ struct State {
     reported: u64,
     /// The collector's failure was said.
     said: bool,
+    /// The calls that carried undeclared keys, counted for `/v1/metrics`.
+    counter: CallCounter,
 }
 
 impl Exporter {
@@ -129,16 +136,18 @@ impl Exporter {
         Ok(None)
     }
 
-    /// Sends a warning.
+    /// Sends a warning, and its evaluation events.
     pub fn warning(&self, warning: &Warning, trace: Option<&TraceContext>, upstream: Option<&str>) {
+        self.shared.state().counter.warned(warning);
         self.push(encode::warning(&self.origin, warning, trace, upstream));
         for evaluation in encode::evaluations(&self.origin, warning, trace, upstream) {
             self.push(evaluation);
         }
     }
 
-    /// Sends a verdict.
+    /// Sends a verdict, and counts its call.
     pub fn verdict(&self, judged: &Judged, trace: Option<&TraceContext>, upstream: Option<&str>) {
+        self.shared.state().counter.judged(judged);
         self.push(encode::verdict(&self.origin, judged, trace, upstream));
     }
 
@@ -269,6 +278,16 @@ impl Shared {
                 state.queue.drain(..take).collect::<Vec<Encoded>>()
             };
             let sent = transport.send(resource, &batch);
+            // The counts so far, once the batch that brought them is sent
+            // (a collector that failed it is not sent more): cumulative,
+            // so an export lost is made up by the next.
+            let counts = sent
+                .is_ok()
+                .then(|| self.state().counter.export(resource))
+                .flatten();
+            if let Some(counts) = counts {
+                let _ = transport.send_metrics(&counts);
+            }
             let mut state = self.state();
             let count = std::mem::take(&mut state.in_flight);
             if count == 0 {
@@ -317,6 +336,7 @@ mod transport {
         client: Upstream,
         logs: Uri,
         traces: Uri,
+        metrics: Uri,
     }
 
     impl Transport {
@@ -328,9 +348,13 @@ mod transport {
             let base = base.strip_suffix("/v1/logs").unwrap_or(base);
             let logs = format!("{base}/v1/logs");
             let client = Upstream::new(&logs, &[]).map_err(|e| format!("--otlp {e}"))?;
-            let traces = format!("{base}/v1/traces")
-                .parse()
-                .map_err(|e| format!("--otlp {}: {e}", client.shown()))?;
+            let endpoint = |path: &str| {
+                format!("{base}/{path}")
+                    .parse::<Uri>()
+                    .map_err(|e| format!("--otlp {}: {e}", client.shown()))
+            };
+            let traces = endpoint("v1/traces")?;
+            let metrics = endpoint("v1/metrics")?;
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -340,6 +364,7 @@ mod transport {
                 logs: client.url().clone(),
                 client,
                 traces,
+                metrics,
             })
         }
 
@@ -357,6 +382,11 @@ mod transport {
                 self.post(&self.traces, &encode::traces_request(resource, spans))?;
             }
             Ok(())
+        }
+
+        /// Sends the metrics' counts.
+        pub fn send_metrics(&self, body: &Value) -> Result<(), String> {
+            self.post(&self.metrics, body)
         }
 
         fn post(&self, uri: &Uri, body: &Value) -> Result<(), String> {
