@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use super::html;
 use super::sites::first_sites;
 use crate::{Dimension, Pair, Report};
 use mcp_unknown_keys::audit::{Printable, Skip};
@@ -37,7 +38,7 @@ pub fn write(report: &Report, out: &mut impl Write) -> io::Result<()> {
         let _ = write!(
             xml,
             "    <testcase classname=\"mcp-unknown-keys\" name=\"{}\"",
-            attribute(&case.tool)
+            html::text(&case.tool)
         );
         if case.outcome.is_empty() {
             xml.push_str("/>\n");
@@ -100,7 +101,7 @@ fn cases(report: &Report) -> (Vec<Case>, usize, usize) {
         let failure = format!(
             "<failure type=\"UndeclaredArgumentKey\" message=\"{} undeclared key(s){calls}\">{}</failure>",
             found.len(),
-            text(detail.trim_end())
+            html::escape(detail.trim_end())
         );
         tools.insert((*tool).to_owned(), failure);
     }
@@ -135,25 +136,4 @@ fn skipped(skip: Skip, calls: u64) -> String {
         Skip::UnreadableArguments => "arguments that are not a JSON object",
     };
     format!("<skipped message=\"{skip}: {why} ({calls} call(s) not audited)\"/>")
-}
-
-/// Text for an attribute value: made printable (no control character, which
-/// XML 1.0 cannot hold), then escaped.
-fn attribute(value: &str) -> String {
-    text(&Printable(value).to_string())
-}
-
-fn text(value: &str) -> String {
-    let mut escaped = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&apos;"),
-            c => escaped.push(c),
-        }
-    }
-    escaped
 }

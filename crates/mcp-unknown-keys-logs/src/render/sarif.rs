@@ -13,6 +13,9 @@ use super::sites::first_sites;
 use crate::{Pair, Report};
 use mcp_unknown_keys::audit::{Cause, Printable};
 
+/// The most results one run holds: GitHub's code scanning refuses more.
+const MAX_RESULTS: usize = 25_000;
+
 /// The rule of a nested key, which is not diagnosed.
 const NESTED: &str = "nested";
 
@@ -30,8 +33,13 @@ fn log_of(report: &Report) -> Value {
         .chain([NESTED.to_owned()])
         .collect();
     let sites = first_sites(report);
-    let results: Vec<Value> = report
-        .pairs()
+    let mut pairs = report.pairs();
+    // Code scanning takes at most 25,000 results a run: the pairs carried
+    // by the most calls are kept, the rest counted.
+    pairs.sort_by(|a, b| b.calls.cmp(&a.calls));
+    let omitted = pairs.len().saturating_sub(MAX_RESULTS);
+    pairs.truncate(MAX_RESULTS);
+    let results: Vec<Value> = pairs
         .iter()
         .map(|pair| {
             let rule = rule_of(pair);
@@ -52,7 +60,7 @@ fn log_of(report: &Report) -> Value {
             }},
             "automationDetails": {"id": "mcp-unknown-keys/audit/"},
             "results": results,
-            "properties": {"coverage": report.coverage},
+            "properties": {"coverage": report.coverage, "resultsOmitted": omitted},
         }],
     })
 }
