@@ -36,7 +36,7 @@ fn log_of(report: &Report) -> Value {
     let mut pairs = report.pairs();
     // Code scanning takes at most 25,000 results a run: the pairs carried
     // by the most calls are kept, the rest counted.
-    pairs.sort_by(|a, b| b.calls.cmp(&a.calls));
+    pairs.sort_by_key(|pair| std::cmp::Reverse(pair.calls));
     let omitted = pairs.len().saturating_sub(MAX_RESULTS);
     pairs.truncate(MAX_RESULTS);
     let results: Vec<Value> = pairs
