@@ -18,6 +18,7 @@ mod audit_names;
 mod audit_rates;
 mod audit_schemas;
 mod audit_shapes;
+mod audit_strict;
 mod audit_verdicts;
 mod demo;
 mod differential;

@@ -19,6 +19,7 @@ use crate::options::Options;
 use crate::report::{Report, Site};
 use crate::scoped::RecordTools;
 use crate::shapes::{Read, Reader};
+use crate::strict::Strictness;
 
 /// The most unreadable lines of one input named in a
 /// [`Notice::UnreadableLine`]; the rest are counted, and their number said
@@ -199,6 +200,7 @@ impl<O: Observer> Audit<O> {
             relays: Relays::default(),
             report: Report {
                 groups: Groups::new(&options.group_by),
+                strict: Strictness::new(options.strict_preview),
                 ..Report::default()
             },
             observer,
@@ -399,6 +401,7 @@ impl<O: Observer> Audit<O> {
     pub(crate) fn judged(&mut self, judged: impl IntoIterator<Item = Judged>) {
         for judged in judged {
             self.observer.verdict(&judged);
+            self.report.strict.judged(&judged);
             *self.report.verdicts.entry(judged.verdict).or_default() += 1;
         }
     }

@@ -202,6 +202,7 @@ mod report;
 pub mod report_data;
 mod scoped;
 mod shapes;
+pub mod strict;
 mod strings;
 
 use std::path::Path;

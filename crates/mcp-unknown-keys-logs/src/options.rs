@@ -47,6 +47,10 @@ pub struct Options {
     ///
     /// [`Report::groups`]: crate::Report::groups
     pub group_by: Vec<Vec<Dimension>>,
+    /// Count what a server that rejects undeclared keys would have refused
+    /// ([`Report::strict_preview`](crate::Report::strict_preview)). Off by
+    /// default: it costs a little per call.
+    pub strict_preview: bool,
 }
 
 impl Options {
@@ -78,6 +82,13 @@ impl Options {
     /// ([`Options::no_missing`]).
     pub fn no_missing(mut self, no_missing: bool) -> Options {
         self.no_missing = no_missing;
+        self
+    }
+
+    /// Counts what a strict server would have refused, with `true`
+    /// ([`Options::strict_preview`]).
+    pub fn strict_preview(mut self, strict_preview: bool) -> Options {
+        self.strict_preview = strict_preview;
         self
     }
 }

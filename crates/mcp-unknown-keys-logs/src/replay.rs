@@ -118,6 +118,7 @@ impl<O: Observer> Handler for Audit<O> {
         }
         let cause = found.truncated.then_some(Cause::TruncatedResponse);
         report.findings.record_as(&as_shown, &outcome, cause);
+        report.strict.record(&shown, found.server, &outcome);
         report.groups.record(CallFacts {
             tool: &shown,
             model: found.model,

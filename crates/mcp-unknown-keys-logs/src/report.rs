@@ -9,6 +9,7 @@ use mcp_unknown_keys::jsonrpc::Id;
 use crate::groups::{Dimension, Group, Groups};
 use crate::logged::{LogCounts, add_counts};
 use crate::names::Known;
+use crate::strict::{StrictPreview, Strictness};
 use crate::{Notice, Unreadable};
 
 /// Everything an audit found, counted, and said. Its size grows with the
@@ -78,6 +79,8 @@ pub struct Report {
     pub(crate) paired: BTreeMap<(String, bool, String), VerdictCounts>,
     /// The calls counted in the groupings asked for.
     pub(crate) groups: Groups,
+    /// What a strict server would have refused, when asked.
+    pub(crate) strict: Strictness,
 }
 
 /// Where a record was read: its input's name, and its line, counted from 1
@@ -241,6 +244,14 @@ impl Report {
     /// The groupings asked for, in the order given.
     pub fn groupings(&self) -> impl Iterator<Item = &[Dimension]> {
         self.groups.groupings()
+    }
+
+    /// What a server that rejects undeclared keys would have refused of the
+    /// calls audited here, per tool, and what to adopt before going strict;
+    /// `None` unless [`Options::strict_preview`](crate::Options::strict_preview)
+    /// asked for it.
+    pub fn strict_preview(&self) -> Option<StrictPreview> {
+        self.strict.preview()
     }
 
     /// The calls judged, of every verdict.

@@ -15,4 +15,5 @@ mod records;
 mod repeats;
 mod report_data;
 mod shapes;
+mod strict_preview;
 mod verdicts;

@@ -13,7 +13,7 @@
 mod progress;
 
 use std::io::{self, StdoutLock, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use mcp_unknown_keys::audit::{Judged, Warning};
@@ -21,6 +21,7 @@ use mcp_unknown_keys_logs::{
     Audit, Dimension, Error, Input, Notice, Observer, Options, Progress, Report, Tools, render,
 };
 
+use mcp_unknown_keys_logs::strict::StrictPreview;
 use progress::ProgressBar;
 
 /// The command line of `audit`.
@@ -68,6 +69,20 @@ pub struct Args {
     /// in the text and html reports.
     #[arg(long = "by", value_name = "DIMENSION", value_parser = clap::builder::ValueParser::new(parse_dimension))]
     by: Vec<Dimension>,
+    /// Instead of the report, what a server that rejects undeclared keys
+    /// would have refused in these logs: per server and tool, the calls and
+    /// their rate, split into calls carrying keys the model wrote and calls
+    /// carrying only keys a host added, with what the server did with them
+    /// where the logs hold its answers; then what to adopt before going
+    /// strict (the host keys to allow, an alias map of misspelt keys).
+    /// With `--format jsonl` (one `{"strict_preview":…}` line), `text` or
+    /// `html`.
+    #[arg(long)]
+    strict_preview: bool,
+    /// With `--strict-preview`: also write what to adopt to FILE, as JSON:
+    /// `{"allow":[…],"aliases":{"TOOL":{"KEY":"DECLARED"}}}`.
+    #[arg(long, value_name = "FILE", requires = "strict_preview")]
+    adopt: Option<PathBuf>,
     /// Exit with status 1 when any warning was raised, for a CI gate.
     #[arg(long)]
     fail_on_warning: bool,
@@ -243,9 +258,15 @@ fn inputs(args: &Args) -> Result<Vec<PathBuf>, Failure> {
 
 /// Audits every input; what the gates decide on.
 fn audit(args: &Args) -> Result<Outcome, Failure> {
+    if args.strict_preview && !matches!(args.format, Format::Jsonl | Format::Text | Format::Html) {
+        return Err(Failure::Usage(
+            "--strict-preview writes jsonl, text or html; not --format markdown, sarif or junit".to_owned(),
+        ));
+    }
     let mut options = Options::default()
         .top_level_only(args.top_level_only)
-        .no_missing(args.no_missing);
+        .no_missing(args.no_missing)
+        .strict_preview(args.strict_preview);
     options.tools = args.tools.iter().map(|spec| Tools::from_arg(spec)).collect();
     options.allow.clone_from(&args.allow);
     if !args.by.is_empty() {
@@ -259,7 +280,7 @@ fn audit(args: &Args) -> Result<Outcome, Failure> {
         options = options.group_by([Dimension::Tool]);
     }
     let terminal = Terminal {
-        jsonl: (args.format == Format::Jsonl).then(|| io::stdout().lock()),
+        jsonl: (args.format == Format::Jsonl && !args.strict_preview).then(|| io::stdout().lock()),
         write_error: None,
         bar: ProgressBar::default(),
     };
@@ -275,6 +296,20 @@ fn audit(args: &Args) -> Result<Outcome, Failure> {
     let report = audit.finish();
     let outcome = Outcome::of(&report);
     let mut out = io::stdout().lock();
+    if let Some(preview) = report.strict_preview() {
+        if let Some(path) = &args.adopt {
+            write_adopt(&preview, path)?;
+        }
+        let written = match args.format {
+            Format::Text => render::strict::write_text(&preview, &mut out),
+            Format::Html => render::strict::write_html(&preview, &mut out),
+            _ => render::strict::write_json(&preview, &mut out),
+        };
+        written
+            .and_then(|()| out.flush())
+            .map_err(|e| output_error(e, outcome))?;
+        return Ok(outcome);
+    }
     let written = match args.format {
         Format::Jsonl => group_lines(&report, &args.by, &mut out)
             .and_then(|()| writeln!(out, "{}", report.coverage.to_json_line())),
@@ -288,6 +323,14 @@ fn audit(args: &Args) -> Result<Outcome, Failure> {
         .and_then(|()| out.flush())
         .map_err(|e| output_error(e, outcome))?;
     Ok(outcome)
+}
+
+/// Writes what to adopt to `path`, whole.
+fn write_adopt(preview: &StrictPreview, path: &Path) -> Result<(), Failure> {
+    let mut text = Vec::new();
+    render::strict::write_adopt(preview, &mut text).expect("writing to memory cannot fail");
+    std::fs::write(path, text)
+        .map_err(|error| Failure::Usage(format!("cannot write --adopt {}: {error}", path.display())))
 }
 
 /// One JSON line per group of `--by`, highest rate first.

@@ -45,14 +45,21 @@ pub fn write(report: &Report, by: &[Dimension], out: &mut impl Write) -> io::Res
     out.write_all(page.as_bytes())
 }
 
-fn page_of(report: &Report, by: &[Dimension], page: &mut String) -> std::fmt::Result {
+/// Opens a page titled `title`: its head, the style, and a
+/// Content-Security-Policy that allows no script and no fetch.
+pub(super) fn open_page(page: &mut String, title: &str) -> std::fmt::Result {
     write!(
         page,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
 <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-<title>mcp-unknown-keys audit</title><style>{STYLE}</style></head><body>\n"
-    )?;
+<title>{}</title><style>{STYLE}</style></head><body>\n",
+        escape(title)
+    )
+}
+
+fn page_of(report: &Report, by: &[Dimension], page: &mut String) -> std::fmt::Result {
+    open_page(page, "mcp-unknown-keys audit")?;
     page.push_str("<h1>Undeclared tool-call keys</h1>\n");
     page.push_str(
         "<p class=\"muted\">Keys the tools' schemas never declared, in the tool calls the logs hold \
