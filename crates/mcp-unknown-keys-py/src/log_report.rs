@@ -139,7 +139,8 @@ impl PyReport {
     /// this one said). The report of partitions of records, merged in any
     /// order, equals (`==`) the report of one `audit_records` run over all
     /// of them. A `ValueError`, naming what differs, when the audits were
-    /// given different options (`tools`, `allow`, `top_level_only`, `by`),
+    /// given different options (`tools`, `allow`, `top_level_only`,
+    /// `no_missing`, `by`),
     /// when one report was read from the JSON form written before reports
     /// recorded their options and the other was not, or when a count would
     /// pass 2**64 - 1 (refused, not saturated).

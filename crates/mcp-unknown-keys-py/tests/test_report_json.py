@@ -108,6 +108,7 @@ def test_reports_of_audits_given_different_options_do_not_merge():
         (audit_records(RECORDS), r"the catalogue \(tools=\) differs"),
         (audit_records(RECORDS, FS_TOOLS, allow=["x"]), r"the keys allowed \(allow=\) differs"),
         (audit_records(RECORDS, FS_TOOLS, top_level_only=True), "top_level_only differs"),
+        (audit_records(RECORDS, FS_TOOLS, no_missing=True), "no_missing differs"),
     ]:
         for a, b in [(base, other), (other, base)]:
             with pytest.raises(ValueError, match=f"Report.merge: .*{option}"):
@@ -116,6 +117,10 @@ def test_reports_of_audits_given_different_options_do_not_merge():
     # Read back, a report keeps what its audit was given.
     with pytest.raises(ValueError, match="top_level_only differs"):
         Report.from_json(base.to_json()).merge(Report.from_json(audit_records([], FS_TOOLS, top_level_only=True).to_json()))
+    with pytest.raises(ValueError, match="no_missing differs"):
+        Report.from_json(base.to_json()).merge(Report.from_json(audit_records([], FS_TOOLS, no_missing=True).to_json()))
+    # Written only when on: a report of the default reads as it always did.
+    assert "no_missing" not in json.loads(base.to_json())["options"]
 
 
 def test_a_report_written_before_options_were_recorded_reads_and_merges_with_its_kind():

@@ -10,8 +10,8 @@ use crate::{Options, Source};
 
 /// The options of the audit a report was made by, as far as they change
 /// what it counts: the catalogue (`tools`), the keys tolerated (`allow`),
-/// and `top_level_only`. Grouping (`by`) is told by the report's own
-/// groupings.
+/// `top_level_only`, and `no_missing`. Grouping (`by`) is told by the
+/// report's own groupings.
 ///
 /// The catalogue and the keys are fingerprinted (128-bit FNV-1a, the same
 /// in every build and on every machine), so a report stays small whatever
@@ -27,6 +27,12 @@ pub struct Fingerprint {
     pub allow: String,
     /// Whether nested keys went unread.
     pub top_level_only: bool,
+    /// Whether required keys calls lacked went unchecked: written only
+    /// when they did, so a report from before the check reads back as one
+    /// that checked them (as its audit then did not, its counts hold no
+    /// missing key to add up wrongly with).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub no_missing: bool,
 }
 
 impl Fingerprint {
@@ -86,6 +92,7 @@ impl Fingerprint {
             tools,
             allow: allow.hex(),
             top_level_only: options.top_level_only,
+            no_missing: options.no_missing,
         }
     }
 
@@ -98,6 +105,8 @@ impl Fingerprint {
             Some("the keys allowed (allow=)")
         } else if self.top_level_only != other.top_level_only {
             Some("top_level_only")
+        } else if self.no_missing != other.no_missing {
+            Some("no_missing")
         } else {
             None
         }
@@ -119,12 +128,15 @@ impl<'de> Deserialize<'de> for Fingerprint {
             tools: Option<String>,
             allow: String,
             top_level_only: bool,
+            #[serde(default)]
+            no_missing: bool,
         }
         let written = Written::deserialize(deserializer)?;
         let fingerprint = Fingerprint {
             tools: written.tools,
             allow: written.allow,
             top_level_only: written.top_level_only,
+            no_missing: written.no_missing,
         };
         if !fingerprint.is_well_formed() {
             return Err(serde::de::Error::custom(

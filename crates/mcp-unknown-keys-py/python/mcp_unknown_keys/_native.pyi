@@ -212,7 +212,7 @@ class Report:
     def merge(self, other: Report) -> Report:
         """This report and `other` added up: counts summed, each undeclared pair said once.
 
-        A `ValueError` when the audits were given different options (tools, allow, top_level_only, by) or a count
+        A `ValueError` when the audits were given different options (tools, allow, top_level_only, no_missing, by) or a count
         would pass 2**64 - 1.
         """
     def to_json(self) -> str: ...
