@@ -9,9 +9,9 @@ use std::task::Poll;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::Rule;
 use super::command::Command;
 use super::facts::UrlArgument;
+use super::rules::Rule;
 use mcp_unknown_keys::BoxFuture;
 
 /// What the human is asked about one call, as `on_ask` receives it.

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::checks::Checks;
 use super::floor::DangerFloor;
 use super::paths::Lexical;
-use super::{Decision, Dir, Rule, ToolPattern};
+use super::patterns::{Dir, ToolPattern};
+use super::rules::{Decision, Rule};
 
 /// Everything a [`Policy`](super::Policy) decides by, as plain data that can
 /// be read from JSON. Unknown members are refused, and so are bad tool

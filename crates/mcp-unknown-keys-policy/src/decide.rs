@@ -3,10 +3,13 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use super::Policy;
+use super::ask::{Answer, Question};
 use super::evaluate::{self, Source};
 use super::facts::Facts;
 use super::paths::Unknown;
-use super::{Answer, Decision, Dir, Policy, Question, Rule, ToolPattern};
+use super::patterns::{Dir, ToolPattern};
+use super::rules::{Decision, Rule};
 use mcp_unknown_keys::ToolCall;
 use mcp_unknown_keys::reasons::REASON_PARAMETER;
 

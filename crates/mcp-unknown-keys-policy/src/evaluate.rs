@@ -5,7 +5,7 @@ use super::checks::{Checks, Tristate};
 use super::command::Command;
 use super::facts::Facts;
 use super::paths::Case;
-use super::{Decision, Rule};
+use super::rules::{Decision, Rule};
 
 /// Who decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,10 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::command::{self, Command, Reader, Unreadable, Word};
+use super::command;
+use super::command::argv::Reader;
+use super::command::lex::Word;
+use super::command::{Command, Unreadable};
 use super::config::{CommandArguments, Compiled};
 use super::host::{UrlProblem, url_host};
 use super::paths::{CallPaths, Lexical};

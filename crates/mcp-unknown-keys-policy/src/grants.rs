@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::Rule;
+use super::rules::Rule;
 
 /// A grant store: the rules a human's "always" answers remembered, shared
 /// by every [`Policy`](super::Policy) given a clone of it.

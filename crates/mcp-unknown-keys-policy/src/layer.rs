@@ -3,11 +3,18 @@ use std::sync::Arc;
 
 use tower_layer::Layer;
 
+use super::Policy;
 use super::ask::Asker;
+use super::ask::{Answer, Question};
 use super::checks::Checks;
+use super::checks::Tristate;
 use super::command::Command;
+use super::config::PolicyConfig;
 use super::config::{CommandArguments, Compiled};
-use super::{Answer, DangerFloor, Dir, Grants, Policy, PolicyConfig, Question, Rule, ToolPattern, Tristate};
+use super::floor::DangerFloor;
+use super::grants::Grants;
+use super::patterns::{Dir, ToolPattern};
+use super::rules::Rule;
 
 /// Called with a grant just remembered and every grant as they then stood.
 pub(super) type OnGrant = dyn Fn(&Rule, &[Rule]) + Send + Sync;

@@ -35,8 +35,8 @@
 //! assert_eq!(hidden[1].name(), Some("rm"));
 //! ```
 
-mod argv;
-mod lex;
+pub(crate) mod argv;
+pub(crate) mod lex;
 mod wrappers;
 
 use std::fmt;
@@ -216,6 +216,3 @@ pub fn decompose_argv<S: AsRef<str>>(argv: &[S]) -> Vec<Command> {
 pub(crate) fn base_name(program: &str) -> &str {
     program.rsplit('/').next().unwrap_or(program)
 }
-
-pub(super) use argv::Reader;
-pub(super) use lex::Word;

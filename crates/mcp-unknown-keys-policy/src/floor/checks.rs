@@ -6,9 +6,9 @@
 //! ever asks or denies more).
 
 use super::options::{self, Arg, Named};
-use crate::Dir;
 use crate::checks::Tristate;
 use crate::command::{Command, Unreadable, base_name};
+use crate::patterns::Dir;
 
 /// Directories that hold an agent's configuration, wherever they are.
 const AGENT_DIRS: &[&str] = &[".claude", ".codex", ".cursor", ".gemini"];

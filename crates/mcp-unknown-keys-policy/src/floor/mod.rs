@@ -7,7 +7,8 @@ mod options;
 use serde::{Deserialize, Serialize};
 
 use super::checks::Checks;
-use super::{Decision, Dir, Rule};
+use super::patterns::Dir;
+use super::rules::{Decision, Rule};
 
 /// The danger floor: rules no grant lifts, for the shell commands that
 /// destroy work, hand over the machine or let an agent rewrite its own

@@ -10,8 +10,8 @@
 //! - [`headers`] reads the user's `--header`s, values never said.
 
 pub(crate) mod headers;
-mod pool;
-mod stall;
+pub(crate) mod pool;
+pub(crate) mod stall;
 pub(crate) mod tls;
 pub(crate) mod url;
 
@@ -36,9 +36,8 @@ use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
 use self::pool::Pool;
-pub use self::pool::ResetBeforeAnswer;
 use self::stall::Progress;
-pub use self::stall::{Stalled, idle};
+
 use self::url::shown;
 
 /// Any error, boxed.

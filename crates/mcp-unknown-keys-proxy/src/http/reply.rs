@@ -7,7 +7,8 @@ use std::time::Duration;
 use hyper::StatusCode;
 use serde_json::value::RawValue;
 
-use crate::client::{BoxError, Stalled, cause, describe};
+use crate::client::stall::Stalled;
+use crate::client::{BoxError, cause, describe};
 
 /// The JSON-RPC code of an error the bridge authors: in the range JSON-RPC
 /// leaves to implementations, as the failure is the transport's, not the

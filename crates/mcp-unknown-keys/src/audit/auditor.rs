@@ -10,9 +10,18 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use serde_json::{Map, Value};
 
 use super::call::{Call, Outcome, Skip};
+use super::catalog::note::Note;
+use super::catalog::{Catalog, Declared};
+use super::coverage::Coverage;
 use super::diagnosis::Diagnosed;
-use super::keys::{self, Found, Present};
-use super::{Arguments, Catalog, Cause, Coverage, Declared, Judged, Note, Notice, Sink, StderrSink, Warning};
+use super::diagnosis::hint::Cause;
+use super::keys;
+use super::keys::Arguments;
+use super::keys::nested::{Found, Present};
+use super::notice::Notice;
+use super::sink::{Sink, StderrSink};
+use super::verdicts::Judged;
+use super::warning::Warning;
 use crate::limits::{MAX_SAID_NOTES, MAX_SAID_PAIRS, MAX_UNDECLARED_PER_CALL};
 use crate::wire::{ToolCall, id_text};
 

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::diagnosis::Cause;
+use super::diagnosis::hint::Cause;
 use super::keys::Arguments;
 use super::warning::Warning;
 use crate::wire::ToolCall;

@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Call, Outcome, Skip};
+use super::call::{Call, Outcome, Skip};
 use crate::limits::{MAX_NAMED_UNLISTED_TOOLS, MAX_UNLISTED_NAME_BYTES};
 
 /// The entry of [`Coverage::unlisted_tools`] that counts the calls to names

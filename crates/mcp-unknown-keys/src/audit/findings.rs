@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{Call, Cause, Outcome, Warning};
+use super::call::{Call, Outcome};
+use super::diagnosis::hint::Cause;
+use super::warning::Warning;
 use crate::limits::MAX_SAID_PAIRS;
 use crate::wire::id_text;
 

@@ -2,7 +2,8 @@
 
 use serde_json::Value;
 
-use super::catalog::{Catalog, ListedTools};
+use super::catalog::Catalog;
+use super::catalog::listed::ListedTools;
 
 /// Assembles the catalogue of a `tools/list` listing from its pages.
 ///

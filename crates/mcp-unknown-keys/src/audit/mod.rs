@@ -23,22 +23,22 @@
 //! and the `mcp-unknown-keys audit` command are thin shells around an
 //! [`Auditor`].
 
-mod auditor;
-mod call;
-mod catalog;
-mod coverage;
+pub(crate) mod auditor;
+pub(crate) mod call;
+pub(crate) mod catalog;
+pub(crate) mod coverage;
 mod declarations;
 pub mod diagnosis;
-mod findings;
+pub(crate) mod findings;
 mod hash;
-mod keys;
-mod listing;
-mod notice;
+pub(crate) mod keys;
+pub(crate) mod listing;
+pub(crate) mod notice;
 mod path;
 mod printable;
-mod sink;
-mod verdicts;
-mod warning;
+pub(crate) mod sink;
+pub(crate) mod verdicts;
+pub(crate) mod warning;
 mod words;
 
 pub use auditor::Auditor;

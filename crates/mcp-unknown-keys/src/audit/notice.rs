@@ -4,7 +4,8 @@
 
 use std::fmt;
 
-use super::{Printable, Skip};
+use super::call::Skip;
+use super::printable::Printable;
 
 /// Something a door should say once, so that silence never reads as
 /// "nothing found". A [`Session`](crate::session::Session) or an

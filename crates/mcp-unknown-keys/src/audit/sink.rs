@@ -5,8 +5,12 @@
 use std::fmt;
 use std::io::Write;
 
+use super::catalog::note::Note;
+use super::notice::Notice;
+use super::printable::Printable;
 use super::printable::write_each;
-use super::{Judged, Note, Notice, Printable, Warning};
+use super::verdicts::Judged;
+use super::warning::Warning;
 
 /// Receives each warning once. Its answer is ignored, and a sink that panics
 /// is caught and swallowed: host bookkeeping never changes what a call does.

@@ -12,7 +12,7 @@ use std::hash::Hash;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
-use super::{Call, Outcome};
+use super::call::{Call, Outcome};
 use crate::limits::MAX_AWAITED;
 use crate::wire::id_text;
 

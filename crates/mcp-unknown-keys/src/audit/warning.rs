@@ -4,8 +4,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::diagnosis::hint::{Cause, Hint, MissingKey};
 use super::printable::{Printable, write_each};
-use super::{Cause, Hint, MissingKey};
 use crate::limits::MAX_LISTED;
 
 /// A tool was called with keys it never declared, or without keys it

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use serde_json::value::RawValue;
 
 use super::{Id, absent, members};
-use crate::audit::ListedTools;
+use crate::audit::catalog::listed::ListedTools;
 use crate::limits::{MAX_AWAITED_LISTINGS, MAX_RESPONSES_AWAITING};
 
 /// Reads a listing in any form a host hands one as JSON text: an array of

@@ -47,7 +47,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::audit::arguments_text;
+use crate::audit::keys::arguments_text;
 
 pub use id::{Decimal, Id};
 pub(crate) use listings::AwaitedListings;

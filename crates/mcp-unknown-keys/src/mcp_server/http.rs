@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::errors::ConnectError;
 use super::errors::error_chain;
-use super::{ConnectError, DEFAULT_TIMEOUT, McpServer};
+use super::{DEFAULT_TIMEOUT, McpServer};
 
 impl McpServer {
     /// Describes a server reached over streamable HTTP at `url`;

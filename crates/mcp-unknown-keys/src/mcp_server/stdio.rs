@@ -12,7 +12,8 @@ use rmcp::transport::TokioChildProcess;
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::sync::watch;
 
-use super::{ConnectError, DEFAULT_TIMEOUT, McpServer};
+use super::errors::ConnectError;
+use super::{DEFAULT_TIMEOUT, McpServer};
 
 /// How many of the server's last stderr lines are kept to explain its death.
 const STDERR_TAIL_LINES: usize = 20;

@@ -78,10 +78,16 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::audit::{
-    Answer, Arguments, Auditor, Call, Catalog, Coverage, Findings, Judged, Listing, Notice, Outcome, Skip,
-    Verdicts, Warning,
-};
+use crate::audit::auditor::Auditor;
+use crate::audit::call::{Call, Outcome, Skip};
+use crate::audit::catalog::Catalog;
+use crate::audit::coverage::Coverage;
+use crate::audit::findings::Findings;
+use crate::audit::keys::Arguments;
+use crate::audit::listing::Listing;
+use crate::audit::notice::Notice;
+use crate::audit::verdicts::{Answer, Judged, Verdicts};
+use crate::audit::warning::Warning;
 use crate::jsonrpc::{AwaitedListings, Id, ListingPage, Message};
 
 /// Where a message came from.

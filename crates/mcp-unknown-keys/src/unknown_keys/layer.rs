@@ -3,7 +3,8 @@ use std::sync::Arc;
 use tower_layer::Layer;
 
 use super::UnknownKeys;
-use crate::audit::{Auditor, Sink, StderrSink};
+use crate::audit::auditor::Auditor;
+use crate::audit::sink::{Sink, StderrSink};
 
 /// Wraps providers in [`UnknownKeys`], as a [`tower_layer::Layer`].
 ///

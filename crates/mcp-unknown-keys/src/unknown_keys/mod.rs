@@ -7,7 +7,9 @@ use std::sync::{Mutex, PoisonError};
 
 pub use layer::UnknownKeysLayer;
 
-use crate::audit::{Auditor, Catalog, Coverage};
+use crate::audit::auditor::Auditor;
+use crate::audit::catalog::Catalog;
+use crate::audit::coverage::Coverage;
 use crate::provider::{BoxError, Provider};
 use crate::wire::{ToolCall, ToolDeclaration, ToolResult};
 

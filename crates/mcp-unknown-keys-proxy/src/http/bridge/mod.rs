@@ -38,7 +38,9 @@ use self::session::{Outbound, Routing, UpstreamSession};
 use self::to_host::{ToHost, Writer};
 use super::message::{Kind, Leading, Outgoing};
 use super::note;
-use crate::client::{self, BoxError, ResetBeforeAnswer, Response, Upstream};
+use crate::client;
+use crate::client::pool::ResetBeforeAnswer;
+use crate::client::{BoxError, Response, Upstream};
 use crate::relay::LineTap;
 use crate::tap::Tap;
 

@@ -39,7 +39,9 @@ use super::message::{Kind, Leading, Outgoing};
 use super::note;
 use super::reply::{self, Failure};
 use super::sse::Parser;
-use crate::client::{Body, ResetBeforeAnswer, Upstream, cause, idle};
+use crate::client::pool::ResetBeforeAnswer;
+use crate::client::stall::idle;
+use crate::client::{Body, Upstream, cause};
 use crate::relay::LineTap;
 use crate::tap::Tap;
 

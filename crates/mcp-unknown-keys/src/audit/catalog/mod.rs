@@ -13,13 +13,13 @@
 //! - `note`: what could not be read.
 
 pub(crate) mod index;
-mod listed;
+pub(crate) mod listed;
 mod lookup;
-mod note;
+pub(crate) mod note;
 mod pattern;
 mod reference;
 mod schema;
-mod shape;
+pub(crate) mod shape;
 mod table;
 
 use std::collections::HashMap;
@@ -31,7 +31,7 @@ use serde_json::Value;
 pub(crate) use index::{CatalogIndex, Lazy, ToolIndex};
 pub use listed::ListedTools;
 pub use note::{Note, Problem};
-pub(crate) use shape::{Object, Shape, ShapeId};
+pub(crate) use shape::{Object, Shape};
 
 use crate::limits::{MAX_LISTING_WORK, MAX_SCHEMA_WORK};
 use crate::wire::ToolDeclaration;

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::audit::Printable;
+use crate::audit::printable::Printable;
 
 /// Something in one tool's schema that could not be read, and what that
 /// leaves unaudited. Serialised as `{"at":…,"problem":…}` with the

@@ -6,7 +6,7 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use super::super::Printable;
+use crate::audit::printable::Printable;
 
 /// Why an undeclared key probably reached the tool, or why a required key
 /// was lost.

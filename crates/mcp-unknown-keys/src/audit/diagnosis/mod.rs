@@ -91,13 +91,14 @@
 //! ```
 
 mod fragment;
-mod hint;
+pub(crate) mod hint;
 
 use serde_json::{Map, Value};
 
 pub use hint::{Cause, Hint, MissingKey};
 
-use super::catalog::{Catalog, Declared, ToolIndex};
+use super::catalog::index::ToolIndex;
+use super::catalog::{Catalog, Declared};
 use super::words;
 use super::words::{
     MAX_EDIT_CHARS, MAX_KEY_WORDS, Pattern, abbreviates, allowed_edits, char_mask, for_each_initials_wanted,

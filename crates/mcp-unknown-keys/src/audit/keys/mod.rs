@@ -12,10 +12,10 @@
 //! written.
 
 mod flat;
-mod nested;
+pub(crate) mod nested;
 
 pub use nested::NestedScan;
-pub(crate) use nested::{Found, Present, scan};
+pub(crate) use nested::scan;
 
 use std::borrow::Cow;
 use std::fmt;

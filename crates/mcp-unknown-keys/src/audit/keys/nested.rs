@@ -17,7 +17,8 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess,
 use serde_json::{Map, Value};
 
 use super::{Arguments, NotAnObject};
-use crate::audit::catalog::{Declared, Object, Shape, ShapeId};
+use crate::audit::catalog::Declared;
+use crate::audit::catalog::shape::{Object, Shape, ShapeId};
 use crate::audit::path::{self, Step};
 use crate::limits::MAX_NESTED_DEPTH;
 
