@@ -191,3 +191,45 @@ fn streamed_responses_cut_at_their_length_limit_mark_their_calls() {
         assert_ne!(cause(whole), Some(Cause::TruncatedResponse), "{whole}");
     }
 }
+
+/// Where a stream gives a call and its stop reason in different records
+/// and none holds the call back, the call is counted where it first comes,
+/// unmarked (docs/audit.md says so): a Responses stream's
+/// `response.output_item.done` before its `response.incomplete`, a Gemini
+/// chunk before the one whose candidate says `MAX_TOKENS`. What the
+/// record with the stop reason alone holds is marked.
+#[test]
+fn a_stop_reason_in_a_later_record_marks_only_the_calls_it_holds() {
+    let item = |call_id: &str| {
+        json!({"type": "function_call", "id": format!("fc_{call_id}"), "call_id": call_id,
+            "name": "fs_read", "arguments": "{\"path\":\"x\"}", "status": "incomplete"})
+    };
+    let incomplete = json!({"type": "response.incomplete", "response": {"status": "incomplete",
+        "incomplete_details": {"reason": "max_output_tokens"}, "output": [item("streamed"), item("only_at_the_end")]}});
+    let report = audited(
+        &[
+            json!({"type": "response.output_item.done", "output_index": 0, "item": item("streamed")}),
+            incomplete,
+        ],
+        &Options::default(),
+    );
+    assert_eq!(
+        (report.coverage.calls, report.coverage.in_truncated_responses),
+        (2, 1)
+    );
+    let chunk = |finish_reason: Value, args: Value| {
+        json!({"candidates": [{"finishReason": finish_reason, "content": {"parts": [
+            {"functionCall": {"name": "fs_read", "args": args}}]}}]})
+    };
+    let report = audited(
+        &[
+            chunk(Value::Null, json!({"path": "before"})),
+            chunk(json!("MAX_TOKENS"), json!({"path": "with"})),
+        ],
+        &Options::default(),
+    );
+    assert_eq!(
+        (report.coverage.calls, report.coverage.in_truncated_responses),
+        (2, 1)
+    );
+}
