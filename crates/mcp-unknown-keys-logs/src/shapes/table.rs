@@ -663,6 +663,12 @@ pub struct MessageEventPaths<P = &'static str> {
     pub input: P,
     /// `content_block_delta`'s fragment of the input.
     pub fragment: P,
+    /// `message_delta`'s delta, which holds the message's stop reason: it
+    /// is read against [`TRUNCATED`], as a whole message is.
+    pub outcome: P,
+    /// In that delta, the stop reason: a `message_delta` without one ends
+    /// nothing.
+    pub stop_reason: P,
 }
 
 impl<P> MessageEventPaths<P> {
@@ -678,6 +684,8 @@ impl<P> MessageEventPaths<P> {
             server: f(&self.server, Keep::Raw),
             input: f(&self.input, Keep::Raw),
             fragment: f(&self.fragment, Keep::Raw),
+            outcome: f(&self.outcome, Keep::Open),
+            stop_reason: f(&self.stop_reason, Keep::Raw),
         }
     }
 }
@@ -691,8 +699,12 @@ pub mod event {
     pub const CONTENT_BLOCK_START: &str = "content_block_start";
     /// A fragment of a block's input.
     pub const CONTENT_BLOCK_DELTA: &str = "content_block_delta";
-    /// A block ends: its call is whole.
+    /// A block ends: its call is whole (held, in a message that started,
+    /// until the message says why it stopped).
     pub const CONTENT_BLOCK_STOP: &str = "content_block_stop";
+    /// The message says why it stopped (`delta.stop_reason`): its calls
+    /// are handed out, in a truncated response when that was `max_tokens`.
+    pub const MESSAGE_DELTA: &str = "message_delta";
     /// The message ends: blocks left open end.
     pub const MESSAGE_STOP: &str = "message_stop";
     /// Every event type the stream reads.
@@ -701,6 +713,7 @@ pub mod event {
         CONTENT_BLOCK_START,
         CONTENT_BLOCK_DELTA,
         CONTENT_BLOCK_STOP,
+        MESSAGE_DELTA,
         MESSAGE_STOP,
     ];
 }
@@ -716,6 +729,8 @@ pub const MESSAGE_EVENTS: MessageEventPaths = MessageEventPaths {
     server: "server_name",
     input: "input",
     fragment: "delta.partial_json",
+    outcome: "delta",
+    stop_reason: "stop_reason",
 };
 
 #[cfg(test)]

@@ -493,7 +493,8 @@ impl<H: Handler> Walk<'_, H> {
 
     /// Hands over the calls streams finished, as made by the model the
     /// record finishing them names (a chat chunk names it; the end of an
-    /// input names none).
+    /// input names none), in a truncated response when the stream said so
+    /// or a record around it does.
     fn assembled(&mut self, calls: Vec<Assembled>) {
         let model = self.model.take();
         for call in calls {
@@ -506,7 +507,7 @@ impl<H: Handler> Walk<'_, H> {
                 rpc_id: None,
                 as_listed: false,
                 model: model.as_deref(),
-                truncated: self.truncated,
+                truncated: self.truncated || call.truncated,
             };
             self.emit(found, true, false);
         }
