@@ -18,7 +18,8 @@ use crate::observe::{Notice, Observer, Progress, Unreadable};
 use crate::options::Options;
 use crate::report::{Report, Site};
 use crate::scoped::RecordTools;
-use crate::shapes::{Read, Reader};
+use crate::shapes::Read;
+use crate::shapes::walk::Reader;
 use crate::strict::Strictness;
 
 /// The most unreadable lines of one input named in a

@@ -16,13 +16,14 @@ use mcp_unknown_keys::audit::{Catalog, ListedTools, Note, Warning, declarations}
 use mcp_unknown_keys::jsonrpc::{ListingPage, Message};
 use serde_json::Value;
 
-use crate::Notice;
 use crate::error::{Error, Role};
 use crate::input::{Event, Input};
 use crate::names::Bound;
+use crate::observe::Notice;
 use crate::options::{Source, Tools};
 use crate::shapes::table::LISTING;
-use crate::shapes::{Found, Handler, Reader};
+use crate::shapes::walk::Reader;
+use crate::shapes::{Found, Handler};
 
 /// The catalogues given in [`Options::tools`](crate::Options::tools).
 #[derive(Default)]

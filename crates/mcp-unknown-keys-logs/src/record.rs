@@ -4,7 +4,8 @@ use mcp_unknown_keys::audit::{Judged, Note, Warning};
 use mcp_unknown_keys::jsonrpc::Message;
 use serde_json::Value;
 
-use crate::shapes::{Found, Handler, Read, Reader};
+use crate::shapes::walk::Reader;
+use crate::shapes::{Found, Handler, Read};
 
 /// What [`read_record`] found in one record.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

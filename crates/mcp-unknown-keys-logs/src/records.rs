@@ -7,7 +7,7 @@ use mcp_unknown_keys::audit::Catalog;
 
 use crate::audit::{Audit, NAMED_UNREADABLE_LINES};
 use crate::observe::{Notice, Observer, Unreadable};
-use crate::shapes::Reader;
+use crate::shapes::walk::Reader;
 
 impl<O: Observer> Audit<O> {
     /// Reads one record given whole, as JSON text, as an input of its own

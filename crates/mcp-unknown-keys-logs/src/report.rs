@@ -9,8 +9,8 @@ use mcp_unknown_keys::jsonrpc::Id;
 use crate::groups::{Dimension, Group, Groups};
 use crate::logged::{LogCounts, add_counts};
 use crate::names::Known;
+use crate::observe::{Notice, Unreadable};
 use crate::strict::{StrictPreview, Strictness};
-use crate::{Notice, Unreadable};
 
 /// Everything an audit found, counted, and said. Its size grows with the
 /// distinct (tool, key) pairs, the tools listed and the notices (a few per

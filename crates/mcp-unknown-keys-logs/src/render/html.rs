@@ -12,7 +12,8 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use crate::{Dimension, Group, Pair, Report};
+use crate::groups::{Dimension, Group};
+use crate::report::{Pair, Report};
 use mcp_unknown_keys::audit::{Cause, Hint, Printable, Warning};
 
 use super::text::{plural, shown_id, why};

@@ -11,7 +11,8 @@ use std::io::{self, Write};
 
 use super::html;
 use super::sites::first_sites;
-use crate::{Dimension, Pair, Report};
+use crate::groups::Dimension;
+use crate::report::{Pair, Report};
 use mcp_unknown_keys::audit::{Printable, Skip};
 
 /// One test case, as written.

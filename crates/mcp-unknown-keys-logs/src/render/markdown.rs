@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use super::html::{escape, text};
-use crate::{Dimension, Report};
+use crate::groups::Dimension;
+use crate::report::Report;
 
 /// The most keys and groups a table shows.
 const SHOWN_ROWS: usize = 30;

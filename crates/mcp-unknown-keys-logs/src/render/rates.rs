@@ -3,7 +3,8 @@
 
 use std::io::{self, Write};
 
-use crate::{Dimension, Group, Report};
+use crate::groups::{Dimension, Group};
+use crate::report::Report;
 use mcp_unknown_keys::audit::Printable;
 
 /// The widest a value's column grows, in characters: a longer name is cut.

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::html::meaning;
 use super::sites::first_sites;
-use crate::{Pair, Report};
+use crate::report::{Pair, Report};
 use mcp_unknown_keys::audit::{Cause, Printable};
 
 /// The most results one run holds: GitHub's code scanning refuses more.

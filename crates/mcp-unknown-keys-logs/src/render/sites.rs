@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::{Report, Site};
+use crate::report::{Report, Site};
 
 /// The site of each pair said, by `(tool, nested, key or path)`.
 pub(super) fn first_sites(report: &Report) -> HashMap<(&str, bool, &str), &Site> {

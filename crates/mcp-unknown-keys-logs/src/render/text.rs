@@ -4,7 +4,8 @@
 use std::collections::BTreeSet;
 use std::io::{self, Write};
 
-use crate::{Dimension, Pair, Report};
+use crate::groups::Dimension;
+use crate::report::{Pair, Report};
 use mcp_unknown_keys::audit::{Cause, Printable, Skip, Verdict};
 
 use mcp_unknown_keys::audit::verdicts_text;

@@ -9,7 +9,7 @@ use mcp_unknown_keys::limits::MAX_UNLISTED_NAME_BYTES;
 
 use super::ReportData;
 use crate::groups::MAX_VALUE_BYTES;
-use crate::{Dimension, Group, OTHER};
+use crate::groups::{Dimension, Group, OTHER};
 
 /// Whether `data`'s counts agree, as an audit makes them: the coverage's
 /// audited calls within its calls and its unaudited reasons adding up to

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
-use crate::{Options, Source};
+use crate::options::{Options, Source};
 
 /// The options of the audit a report was made by, as far as they change
 /// what it counts: the catalogue (`tools`), the keys tolerated (`allow`),

@@ -17,7 +17,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::{Finding, Fingerprint, MAX_NOTICES, ReportData, check};
-use crate::{Dimension, Group, MAX_GROUPS, MAX_KEYS_PER_GROUP};
+use crate::groups::{Dimension, Group, MAX_GROUPS, MAX_KEYS_PER_GROUP};
 
 /// The version of the JSON form this writes: 2 records the options the
 /// audit was given; 1, written before, did not, and is still read.

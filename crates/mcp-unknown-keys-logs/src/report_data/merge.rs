@@ -16,7 +16,8 @@ use mcp_unknown_keys::audit::{Coverage, OTHER_UNLISTED_TOOLS};
 use mcp_unknown_keys::limits::MAX_NAMED_UNLISTED_TOOLS;
 
 use super::{Finding, MAX_NOTICES, ReportData};
-use crate::{Dimension, Group, Lines, MAX_GROUPS, MAX_KEYS_PER_GROUP, OTHER, sort_groups};
+use crate::groups::{Dimension, Group, MAX_GROUPS, MAX_KEYS_PER_GROUP, OTHER, sort_groups};
+use crate::report::Lines;
 
 /// `first` and `then` added up. Fails, saying why, when they cannot be:
 /// their audits were given different options (a different catalogue,

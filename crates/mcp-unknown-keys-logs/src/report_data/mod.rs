@@ -46,9 +46,10 @@ use std::collections::BTreeMap;
 use mcp_unknown_keys::audit::{Cause, Coverage, Warning};
 use serde::{Deserialize, Serialize};
 
-use crate::{Dimension, Group, Lines, Report};
+use crate::groups::{Dimension, Group};
 #[cfg(doc)]
-use crate::{MAX_GROUPS, MAX_KEYS_PER_GROUP};
+use crate::groups::{MAX_GROUPS, MAX_KEYS_PER_GROUP};
+use crate::report::{Lines, Report};
 
 mod check;
 mod fingerprint;

@@ -20,7 +20,7 @@ mod scope;
 mod seen;
 mod streams;
 pub mod table;
-mod walk;
+pub(crate) mod walk;
 
 use std::borrow::Cow;
 
@@ -28,8 +28,6 @@ use mcp_unknown_keys::audit::{Answer, Judged, Note, Warning};
 use mcp_unknown_keys::jsonrpc::{self, Id, Message};
 use serde_json::Value;
 use serde_json::value::RawValue;
-
-pub use walk::Reader;
 
 /// One tool call as found in a record.
 #[derive(Clone, Copy, Debug)]
