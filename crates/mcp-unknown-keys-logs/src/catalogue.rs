@@ -27,7 +27,7 @@ use crate::shapes::{Found, Handler};
 
 /// The catalogues given in [`Options::tools`](crate::Options::tools).
 #[derive(Default)]
-pub struct Catalogues {
+pub(crate) struct Catalogues {
     /// For any server: matched to any call.
     pub unbound: Option<Catalog>,
     /// Bound to one server: matched to that server's calls.
@@ -44,7 +44,7 @@ struct Merged {
 
 /// Reads every catalogue, in order, saying what a later one replaces; the
 /// error says which catalogue and why.
-pub fn read_all(given: &[Tools], say: &mut impl FnMut(Notice)) -> Result<Catalogues, Error> {
+pub(crate) fn read_all(given: &[Tools], say: &mut impl FnMut(Notice)) -> Result<Catalogues, Error> {
     let mut merged: BTreeMap<Option<&str>, Merged> = BTreeMap::new();
     for tools in given {
         let name = tools.name();

@@ -11,7 +11,7 @@ use mcp_unknown_keys::limits::MAX_AWAITED;
 /// of a server past it are paired with nothing, and its listings made into
 /// no catalogue (its calls are still counted), so a hostile log naming a
 /// new server on every line holds no more.
-pub const MAX_RELAYED_SERVERS: usize = 1_000;
+pub(crate) const MAX_RELAYED_SERVERS: usize = 1_000;
 
 /// The requests each server has not answered yet, in one input.
 #[derive(Debug, Default)]

@@ -49,7 +49,7 @@ pub const NONE: &str = "(none)";
 
 /// What a required key a call lacked is grouped under by key, before its
 /// path: `missing:path`, so that it is not taken for an undeclared `path`.
-pub const MISSING_PREFIX: &str = "missing:";
+pub(crate) const MISSING_PREFIX: &str = "missing:";
 
 /// Every dimension of the calls a proxy's `--log` counted but the file's
 /// own: its summary counts calls, not what each one was.

@@ -181,6 +181,7 @@
 //! whatever the bytes.
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 #![warn(missing_docs)]
 
 mod audit;

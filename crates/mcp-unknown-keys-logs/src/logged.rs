@@ -18,7 +18,7 @@ use serde::Deserialize;
 
 /// One undeclared pair counted from logs.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoggedPair {
+pub(crate) struct LoggedPair {
     /// Calls that carried it.
     pub calls: u64,
     /// The first call's id, as text.
@@ -31,11 +31,11 @@ pub struct LoggedPair {
 
 /// A logged pair's place: its tool, whether it is a required key calls
 /// lacked, whether it is a nested key's path, and the key or path.
-pub type PairKey = (String, bool, bool, String);
+pub(crate) type PairKey = (String, bool, bool, String);
 
 /// What logs recorded: pairs and declarations.
 #[derive(Debug, Default)]
-pub struct LogCounts {
+pub(crate) struct LogCounts {
     /// Per (tool, nested, key).
     pub pairs: BTreeMap<PairKey, LoggedPair>,
     /// What each tool declared, as the logs say.
@@ -66,7 +66,7 @@ impl LogCounts {
 
 /// The log being read: its warning lines, counted until its summary comes.
 #[derive(Debug, Default)]
-pub struct Segment {
+pub(crate) struct Segment {
     coverage: Coverage,
     counts: LogCounts,
 }
@@ -74,7 +74,7 @@ pub struct Segment {
 impl Segment {
     /// Counts one warning line as one audited call carrying its keys and
     /// nested keys.
-    pub fn warning(&mut self, warning: &Warning) {
+    pub(crate) fn warning(&mut self, warning: &Warning) {
         self.coverage.count_audited();
         let keys = warning.unknown_keys.iter().map(|key| (false, false, key));
         let paths = warning.unknown_paths.iter().map(|path| (false, true, path));
@@ -100,7 +100,7 @@ impl Segment {
 
     /// Counts one verdict line on each of its pairs the log warned of (a
     /// verdict always follows its call's warning in a proxy's log).
-    pub fn verdict(&mut self, judged: &Judged) {
+    pub(crate) fn verdict(&mut self, judged: &Judged) {
         let keys = judged.unknown_keys.iter().map(|key| (false, key));
         let paths = judged.unknown_paths.iter().map(|path| (true, path));
         for (nested, key) in keys.chain(paths) {
@@ -115,7 +115,7 @@ impl Segment {
     /// The log's summary: it replaces the counts of the log's warning lines
     /// (their coverage too, when it records one). The counts to keep are
     /// added to `coverage` and `counts`; `false` when `text` is no summary.
-    pub fn summary(&mut self, text: &str, coverage: &mut Coverage, counts: &mut LogCounts) -> bool {
+    pub(crate) fn summary(&mut self, text: &str, coverage: &mut Coverage, counts: &mut LogCounts) -> bool {
         let Some(summary) = Summary::parse(text) else {
             return false;
         };
@@ -143,7 +143,7 @@ impl Segment {
     }
 
     /// The log ends without a summary: its warning lines' counts stand.
-    pub fn end(&mut self, coverage: &mut Coverage, counts: &mut LogCounts) {
+    pub(crate) fn end(&mut self, coverage: &mut Coverage, counts: &mut LogCounts) {
         let segment = std::mem::take(self);
         coverage.merge(&segment.coverage);
         counts.merge(segment.counts);
@@ -153,7 +153,7 @@ impl Segment {
 /// Whether `text` is the whole of a proxy's summary: a list of findings (an
 /// older proxy's), or an object recording its coverage or its findings. An
 /// object of neither is some other log's `summary`.
-pub fn is_summary(text: &str) -> bool {
+pub(crate) fn is_summary(text: &str) -> bool {
     let Some(summary) = Summary::parse(text) else {
         return false;
     };

@@ -15,7 +15,7 @@ use mcp_unknown_keys::audit::{Catalog, Printable};
 const MAX_KNOWN_NAMES: usize = 10_000;
 
 /// A catalogue bound to one server by `--tools SERVER=FILE`.
-pub struct Bound<T> {
+pub(crate) struct Bound<T> {
     /// The server's name.
     pub server: String,
     /// Its catalogue, and what goes with it.
@@ -25,7 +25,7 @@ pub struct Bound<T> {
 /// Where a call's tool is declared: in the catalogue of the input (or of
 /// `--tools FILE`), or in one server's; under which name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Target<'n> {
+pub(crate) struct Target<'n> {
     /// The bound server's index, or `None` for the unbound catalogue.
     pub server: Option<usize>,
     /// The tool's name in that catalogue.
@@ -34,7 +34,7 @@ pub struct Target<'n> {
 
 /// The name a report gives a call: as the call wrote it, or, where the
 /// call names its server apart, in Claude Code's form.
-pub fn shown<'a>(tool: &'a str, server: Option<&str>) -> Cow<'a, str> {
+pub(crate) fn shown<'a>(tool: &'a str, server: Option<&str>) -> Cow<'a, str> {
     match server {
         Some(server) => Cow::Owned(format!("mcp__{server}__{tool}")),
         None => Cow::Borrowed(tool),
@@ -43,7 +43,7 @@ pub fn shown<'a>(tool: &'a str, server: Option<&str>) -> Cow<'a, str> {
 
 /// The (server, tool) readings of a host's name: `mcp__S__T`, then `S__T`,
 /// split at each `__` in turn (a server's name may hold one too).
-pub fn readings(name: &str) -> impl Iterator<Item = (&str, &str)> {
+pub(crate) fn readings(name: &str) -> impl Iterator<Item = (&str, &str)> {
     let rest = name.strip_prefix("mcp__").unwrap_or(name);
     rest.match_indices("__")
         .map(move |(at, _)| (&rest[..at], &rest[at + 2..]))
@@ -52,7 +52,7 @@ pub fn readings(name: &str) -> impl Iterator<Item = (&str, &str)> {
 
 /// How a call names its tool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Naming<'n> {
+pub(crate) enum Naming<'n> {
     /// As a host does: perhaps `mcp__S__T` or `S__T`.
     Host,
     /// With its server apart.
@@ -68,7 +68,7 @@ pub enum Naming<'n> {
 /// a host's name) meets that server's catalogue or the unbound one, never
 /// another server's: the same tool name on another server is another tool,
 /// and auditing against it would warn of keys its own server declares.
-pub fn resolve<'n, T>(
+pub(crate) fn resolve<'n, T>(
     unbound: &Catalog,
     bound: &[Bound<T>],
     catalog_of: impl Fn(&T) -> &Catalog,
@@ -118,13 +118,13 @@ pub fn resolve<'n, T>(
 /// (`None` for an unbound catalogue): what an unlisted name is compared
 /// with. At most [`MAX_KNOWN_NAMES`] names.
 #[derive(Debug, Default)]
-pub struct Known {
+pub(crate) struct Known {
     names: BTreeMap<String, BTreeSet<Option<String>>>,
 }
 
 impl Known {
     /// Notes the tools of `catalog`, bound to `server` if given.
-    pub fn learn(&mut self, catalog: &Catalog, server: Option<&str>) {
+    pub(crate) fn learn(&mut self, catalog: &Catalog, server: Option<&str>) {
         for (name, _) in catalog.iter() {
             if let Some(servers) = self.names.get_mut(name) {
                 servers.insert(server.map(str::to_owned));
@@ -139,7 +139,7 @@ impl Known {
     /// catalogue name it stands for or nearly is (noting when several bound
     /// servers have it), or that another catalogue than the one its calls
     /// met lists it; `None` when nothing comes near.
-    pub fn note(&self, name: &str) -> Option<String> {
+    pub(crate) fn note(&self, name: &str) -> Option<String> {
         let as_written = std::iter::once(name).chain(readings(name).map(|(_, tool)| tool));
         for tool in as_written {
             let Some(servers) = self.names.get(tool) else {

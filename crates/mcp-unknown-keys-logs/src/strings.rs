@@ -5,7 +5,7 @@
 
 /// Where JSON text is, byte after byte: inside a string or not.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Strings {
+pub(crate) struct Strings {
     in_string: bool,
     escaped: bool,
 }
@@ -13,7 +13,7 @@ pub struct Strings {
 impl Strings {
     /// Whether `byte`, the next byte of the text, lies outside every string
     /// (a string's quotes are inside it).
-    pub fn outside(&mut self, byte: u8) -> bool {
+    pub(crate) fn outside(&mut self, byte: u8) -> bool {
         if self.in_string {
             match byte {
                 _ if self.escaped => self.escaped = false,

@@ -13,6 +13,7 @@
 //! call was refused; the provider never sees it.
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 mod ask;
 mod checks;

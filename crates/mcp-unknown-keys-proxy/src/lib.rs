@@ -29,6 +29,8 @@
 //! # let _ = exit;
 //! ```
 
+#![warn(unreachable_pub)]
+
 #[cfg(feature = "remote")]
 mod client;
 mod door;

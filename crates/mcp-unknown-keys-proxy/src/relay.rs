@@ -18,7 +18,7 @@ const CHUNK: usize = 64 * 1024;
 const KEEP_CAPACITY: usize = 1024 * 1024;
 
 /// What one direction of the relay shows its lines to.
-pub trait LineTap {
+pub(crate) trait LineTap {
     /// The longest line worth showing, asked when a line's first bytes
     /// arrive (not earlier: what the tap expects may change meanwhile). A longer
     /// line is forwarded without being shown, so a line that spans reads is
@@ -73,7 +73,7 @@ pub trait LineTap {
 
 /// Why a relay stopped before the end of its input.
 #[derive(Debug)]
-pub enum Stopped {
+pub(crate) enum Stopped {
     /// Reading the input failed.
     Read,
     /// Writing the output failed (the peer went away).
@@ -82,7 +82,7 @@ pub enum Stopped {
 
 /// Copies `from` to `to` until `from` ends, showing each line to `tap`.
 /// A last line without a newline is forwarded and shown too.
-pub fn relay(mut from: impl Read, mut to: impl Write, tap: &impl LineTap) -> Result<(), Stopped> {
+pub(crate) fn relay(mut from: impl Read, mut to: impl Write, tap: &impl LineTap) -> Result<(), Stopped> {
     let mut buf = vec![0u8; CHUNK];
     let mut lines = Lines::new();
     loop {
@@ -105,7 +105,7 @@ pub fn relay(mut from: impl Read, mut to: impl Write, tap: &impl LineTap) -> Res
 
 /// Reads `from` to its end and throws the bytes away: keeps a peer whose
 /// counterpart went away from blocking on a full pipe.
-pub fn drain(mut from: impl Read) {
+pub(crate) fn drain(mut from: impl Read) {
     let mut buf = vec![0u8; CHUNK];
     loop {
         match from.read(&mut buf) {

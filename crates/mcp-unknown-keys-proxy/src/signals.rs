@@ -12,12 +12,12 @@ use std::thread;
 /// The signals a host or a user sends to stop a process: the stdio proxy
 /// forwards them to the server, and the remote doors end gracefully on them
 /// (the session deleted, the summary written).
-pub const STOPPING: [libc::c_int; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
+pub(crate) const STOPPING: [libc::c_int; 4] = [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM];
 
 /// The signals forwarded to the server: those a host or a user may send to
 /// stop ([`STOPPING`]) or poke a process, whose default action would end
 /// the proxy.
-pub const FORWARDED: [libc::c_int; 7] = [
+pub(crate) const FORWARDED: [libc::c_int; 7] = [
     STOPPING[0],
     STOPPING[1],
     STOPPING[2],
@@ -29,7 +29,7 @@ pub const FORWARDED: [libc::c_int; 7] = [
 
 /// The forwarded signals, blocked in the proxy so that they wait for
 /// [`Blocked::forward_to`] instead of ending it.
-pub struct Blocked {
+pub(crate) struct Blocked {
     set: libc::sigset_t,
 }
 
@@ -37,7 +37,7 @@ impl Blocked {
     /// Blocks the forwarded signals in this thread and every thread it
     /// starts afterwards: call it before starting any. A child process would
     /// inherit the mask: spawn the server with [`Blocked::unblock_in`].
-    pub fn block() -> io::Result<Blocked> {
+    pub(crate) fn block() -> io::Result<Blocked> {
         // SAFETY: the set is initialised by sigemptyset before any other
         // use, and the calls only read and write it.
         unsafe {
@@ -57,7 +57,7 @@ impl Blocked {
 
     /// Unblocks the forwarded signals in the process `command` starts, so
     /// that the server can be stopped by them.
-    pub fn unblock_in(&self, command: &mut Command) {
+    pub(crate) fn unblock_in(&self, command: &mut Command) {
         let set = self.set;
         // SAFETY: the closure runs between fork and exec and only calls
         // pthread_sigmask, which is async-signal-safe, on a copied set.
@@ -75,7 +75,10 @@ impl Blocked {
     /// From a thread of its own, hands every forwarded signal the proxy
     /// receives from now on to `forward` (which sends it on to the server),
     /// until `forward` returns `false`.
-    pub fn forward_to(self, mut forward: impl FnMut(libc::c_int) -> bool + Send + 'static) -> io::Result<()> {
+    pub(crate) fn forward_to(
+        self,
+        mut forward: impl FnMut(libc::c_int) -> bool + Send + 'static,
+    ) -> io::Result<()> {
         thread::Builder::new()
             .name("signals".into())
             .spawn(move || {

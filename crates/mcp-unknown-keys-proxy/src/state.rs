@@ -147,7 +147,7 @@ pub(crate) struct CatalogState {
 impl CatalogState {
     /// The writer for `server` under `dir` (created), or `None` when the
     /// server's name gives no file name.
-    pub fn open(
+    pub(crate) fn open(
         dir: &Path,
         server: &str,
         allow: &[String],
@@ -176,7 +176,7 @@ impl CatalogState {
     /// installed it (`None` when the server's tools changed and no
     /// catalogue is in use). Rewrites the file; a failure is said once on
     /// stderr.
-    pub fn installed(&self, page: Option<&str>, catalog: &Catalog) {
+    pub(crate) fn installed(&self, page: Option<&str>, catalog: &Catalog) {
         let written = match page {
             None => {
                 self.tools.lock().unwrap_or_else(PoisonError::into_inner).clear();

@@ -40,10 +40,10 @@ pub struct OtlpCounts {
 }
 
 /// The most findings the stderr summary lists; the log has them all.
-pub const MAX_SHOWN_FINDINGS: usize = 50;
+pub(crate) const MAX_SHOWN_FINDINGS: usize = 50;
 
 /// The most unlisted tool names the stderr summary names.
-pub const MAX_SHOWN_UNLISTED: usize = 20;
+pub(crate) const MAX_SHOWN_UNLISTED: usize = 20;
 
 /// Lines the tap could not read, by why.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -105,6 +105,7 @@
 //! was shown, and sees only the calls the policy let through.
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 #![warn(missing_docs)]
 
 pub mod audit;

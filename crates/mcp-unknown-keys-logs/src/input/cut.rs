@@ -14,7 +14,7 @@ use serde_json::value::RawValue;
 use crate::strings::Strings;
 
 /// The JSON values of `text`, one after another.
-pub enum Values<'a> {
+pub(super) enum Values<'a> {
     /// Every value is whole.
     Whole(Vec<&'a RawValue>),
     /// The text ends partway through a value: the values read before the
@@ -25,7 +25,7 @@ pub enum Values<'a> {
 /// The values `text` holds, if it is nothing but JSON values, or JSON values
 /// cut short by its end; `None` when it holds anything else (a syntax error
 /// before its end).
-pub fn values(text: &str) -> Option<Values<'_>> {
+pub(super) fn values(text: &str) -> Option<Values<'_>> {
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<&RawValue>();
     let mut values = Vec::new();
     loop {

@@ -12,14 +12,14 @@ const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
 /// How an input is compressed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Compression {
+pub(super) enum Compression {
     Gzip,
     Zstd,
 }
 
 impl Compression {
     /// The compression `start` (the first bytes of an input) shows, if any.
-    pub fn of(start: &[u8]) -> Option<Compression> {
+    pub(super) fn of(start: &[u8]) -> Option<Compression> {
         if start.starts_with(&GZIP_MAGIC) {
             Some(Compression::Gzip)
         } else if start.starts_with(&ZSTD_MAGIC) {
@@ -30,7 +30,7 @@ impl Compression {
     }
 
     /// `reader`'s bytes, decompressed.
-    pub fn decode(self, reader: Box<dyn BufRead>) -> io::Result<Box<dyn BufRead>> {
+    pub(super) fn decode(self, reader: Box<dyn BufRead>) -> io::Result<Box<dyn BufRead>> {
         Ok(match self {
             Compression::Gzip => Box::new(BufReader::with_capacity(256 << 10, MultiGzDecoder::new(reader))),
             Compression::Zstd => Box::new(BufReader::with_capacity(256 << 10, ZstdFrames::new(reader)?)),

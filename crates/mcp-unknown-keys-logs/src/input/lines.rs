@@ -7,7 +7,7 @@ use std::io::{self, BufRead};
 
 /// Reads lines into a buffer, one at a time, each at most `max` bytes long.
 #[derive(Debug)]
-pub struct Lines {
+pub(super) struct Lines {
     /// The last line ended with `\r`: a `\n` right after belongs to it.
     after_cr: bool,
     /// The longest line kept; a longer one is read past, not kept.
@@ -16,7 +16,7 @@ pub struct Lines {
 
 /// One line read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Line {
+pub(super) struct Line {
     /// The bytes consumed, its line end included; 0 at the end of the input.
     pub consumed: usize,
     /// The line is longer than the most kept: the buffer holds its first
@@ -27,7 +27,7 @@ pub struct Line {
 
 impl Lines {
     /// Lines of at most `max` bytes.
-    pub fn new(max: usize) -> Lines {
+    pub(super) fn new(max: usize) -> Lines {
         Lines { after_cr: false, max }
     }
 
@@ -35,7 +35,7 @@ impl Lines {
     /// end. Of a line longer than the most kept, only that much is read:
     /// the caller reads the rest by its parts or reads past it
     /// ([`Lines::skip_rest`]), so one line of gigabytes costs no memory.
-    pub fn next(&mut self, reader: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<Line> {
+    pub(super) fn next(&mut self, reader: &mut dyn BufRead, line: &mut Vec<u8>) -> io::Result<Line> {
         line.clear();
         let mut read = Line {
             consumed: 0,
@@ -85,7 +85,7 @@ impl Lines {
 impl Lines {
     /// Reads past the rest of a line too long to keep, to its end: the
     /// bytes consumed.
-    pub fn skip_rest(&mut self, reader: &mut dyn BufRead) -> io::Result<usize> {
+    pub(super) fn skip_rest(&mut self, reader: &mut dyn BufRead) -> io::Result<usize> {
         let mut consumed = 0;
         loop {
             let available = reader.fill_buf()?;
@@ -109,7 +109,7 @@ impl Lines {
 
     /// A line read to its end elsewhere ended with `\r` (`cr`): a `\n`
     /// right after belongs to it.
-    pub fn ended(&mut self, cr: bool) {
+    pub(super) fn ended(&mut self, cr: bool) {
         self.after_cr = cr;
     }
 }

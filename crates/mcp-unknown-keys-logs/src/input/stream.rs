@@ -21,7 +21,7 @@ const MAX_LEVELS: usize = 16;
 
 /// What reading one long line hands over, in order.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Part<'a> {
+pub(super) enum Part<'a> {
     /// A value of the document, whole (an array or an object).
     Value(&'a [u8]),
     /// A value too long to hold read only by its parts, or not at all.
@@ -30,7 +30,7 @@ pub enum Part<'a> {
 
 /// How the line ended.
 #[derive(Debug, PartialEq, Eq)]
-pub struct End {
+pub(super) struct End {
     /// The bytes consumed from the reader, its line end included.
     pub consumed: usize,
     /// It ended with `\r` (a `\n` right after belongs to it).
@@ -49,7 +49,7 @@ pub struct End {
 /// Follows one line, whose first bytes `start` were read already, to its
 /// end in `reader`, handing over the parts of the document it holds; `max`
 /// is the most bytes one part may hold.
-pub fn read_line(
+pub(super) fn read_line(
     start: &[u8],
     reader: &mut dyn BufRead,
     max: usize,

@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 
 /// The raw value of attribute `name` in `attributes`; for an OTLP value,
 /// the raw text of its typed member (a `stringValue` is a JSON string).
-pub fn find<'a>(attributes: &'a RawValue, name: &str) -> Option<&'a RawValue> {
+pub(super) fn find<'a>(attributes: &'a RawValue, name: &str) -> Option<&'a RawValue> {
     let mut deserializer = serde_json::Deserializer::from_str(attributes.get());
     deserializer.deserialize_any(Find { name }).ok().flatten()
 }

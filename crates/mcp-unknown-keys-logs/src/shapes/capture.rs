@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 
 /// How a member is kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Keep {
+pub(crate) enum Keep {
     /// As its raw JSON text.
     Raw,
     /// Opened: an object becomes an [`Object`], an array a [`Node::Array`].
@@ -29,11 +29,11 @@ pub enum Keep {
 }
 
 /// A member name the shapes use: its index in the vocabulary.
-pub type Word = u16;
+pub(super) type Word = u16;
 
 /// Every member name the shapes use, and how each is kept.
 #[derive(Debug, Default)]
-pub struct Vocabulary {
+pub(super) struct Vocabulary {
     words: Vec<(&'static str, Keep)>,
     /// The words of each length, for a lookup that compares few bytes.
     by_len: Vec<Vec<Word>>,
@@ -42,7 +42,7 @@ pub struct Vocabulary {
 impl Vocabulary {
     /// Adds `name`, kept as `keep` (a name kept raw by one shape and opened
     /// by another is kept both ways), and returns its word.
-    pub fn add(&mut self, name: &'static str, keep: Keep) -> Word {
+    pub(super) fn add(&mut self, name: &'static str, keep: Keep) -> Word {
         if let Some(word) = self.find(name) {
             let kept = &mut self.words[usize::from(word)].1;
             if *kept != keep {
@@ -62,7 +62,7 @@ impl Vocabulary {
     /// The word for `name`, added kept raw if no shape used it yet; kept as
     /// it is if one did: a condition's presence test reads a member
     /// however it is kept.
-    pub fn mention(&mut self, name: &'static str) -> Word {
+    pub(super) fn mention(&mut self, name: &'static str) -> Word {
         match self.find(name) {
             Some(word) => word,
             None => self.add(name, Keep::Raw),
@@ -71,7 +71,7 @@ impl Vocabulary {
 
     /// The word for `name`, if a shape uses it.
     #[inline]
-    pub fn find(&self, name: &str) -> Option<Word> {
+    pub(super) fn find(&self, name: &str) -> Option<Word> {
         let candidates = self.by_len.get(name.len())?;
         // Most member names met are no word: a first byte rules them out
         // before any comparison of the rest.
@@ -83,19 +83,19 @@ impl Vocabulary {
     }
 
     /// How many words there are.
-    pub fn len(&self) -> u16 {
+    pub(super) fn len(&self) -> u16 {
         self.words.len() as u16
     }
 
     /// How `word` is kept.
-    pub fn keep_of(&self, word: Word) -> Keep {
+    pub(super) fn keep_of(&self, word: Word) -> Keep {
         self.words[usize::from(word)].1
     }
 
     /// Reads `text` (one JSON value) as a tree of the members the shapes
     /// use. `root`: the members no shape names that hold arrays are kept
     /// too, so a record of no known shape can be searched one level down.
-    pub fn read<'a>(&self, text: &'a str, root: bool) -> serde_json::Result<Node<'a>> {
+    pub(super) fn read<'a>(&self, text: &'a str, root: bool) -> serde_json::Result<Node<'a>> {
         let mut deserializer = serde_json::Deserializer::from_str(text);
         let opened = Opened {
             vocabulary: self,
@@ -110,7 +110,7 @@ impl Vocabulary {
 
 /// What was kept of one JSON value.
 #[derive(Debug)]
-pub enum Node<'a> {
+pub(super) enum Node<'a> {
     /// Raw JSON text.
     Raw(&'a RawValue),
     /// An object, with the members kept.
@@ -124,7 +124,7 @@ pub enum Node<'a> {
 
 /// The members kept of one object.
 #[derive(Debug, Default)]
-pub struct Object<'a> {
+pub(super) struct Object<'a> {
     members: Vec<(Word, Node<'a>)>,
     /// At the root only: the values of the members no shape names that are
     /// arrays, in order.
@@ -137,7 +137,7 @@ impl<'a> Object<'a> {
     /// The member named by `word`; of duplicates, the last, as the JSON
     /// parsers servers use read it.
     #[inline]
-    pub fn get(&self, word: Word) -> Option<&Node<'a>> {
+    pub(super) fn get(&self, word: Word) -> Option<&Node<'a>> {
         self.members
             .iter()
             .find(|(w, _)| *w == word)
@@ -145,7 +145,7 @@ impl<'a> Object<'a> {
     }
 
     /// The members kept, with their words.
-    pub fn members(&self) -> impl Iterator<Item = (Word, &Node<'a>)> + '_ {
+    pub(super) fn members(&self) -> impl Iterator<Item = (Word, &Node<'a>)> + '_ {
         self.members.iter().map(|(word, node)| (*word, node))
     }
 

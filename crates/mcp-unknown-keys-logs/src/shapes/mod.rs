@@ -19,7 +19,7 @@ mod rpc;
 mod scope;
 mod seen;
 mod streams;
-pub mod table;
+pub(crate) mod table;
 pub(crate) mod walk;
 
 use std::borrow::Cow;
@@ -31,7 +31,7 @@ use serde_json::value::RawValue;
 
 /// One tool call as found in a record.
 #[derive(Clone, Copy, Debug)]
-pub struct Found<'a> {
+pub(crate) struct Found<'a> {
     /// The tool's name, as the call gives it.
     pub tool: &'a str,
     /// The server, where the call names it apart from the tool.
@@ -58,7 +58,7 @@ pub struct Found<'a> {
 /// One JSON-RPC message an MCP gateway relayed between itself and one of
 /// its servers, as its log keeps it ([`table::RELAYED`]).
 #[derive(Debug)]
-pub struct Relayed<'a> {
+pub(crate) struct Relayed<'a> {
     /// The server, as the gateway names it.
     pub server: &'a str,
     /// The message's JSON-RPC id, if it has one: the gateway's log often
@@ -70,7 +70,7 @@ pub struct Relayed<'a> {
 
 /// What a relayed message is.
 #[derive(Debug)]
-pub enum RelayedMessage<'a> {
+pub(crate) enum RelayedMessage<'a> {
     /// A `tools/list` request; `first` when it has no cursor (it opens a
     /// new listing).
     ListTools {
@@ -106,7 +106,7 @@ pub enum RelayedMessage<'a> {
 /// [`Handler::end_record`]; its calls are handed over when it has been read
 /// whole, after every catalogue it holds, so the tools a record declares
 /// meet its calls whichever member comes first.
-pub trait Handler {
+pub(crate) trait Handler {
     /// A whole catalogue held by the record being read: `tools` is the
     /// JSON text of an array of tools in any declaration form.
     fn tools(&mut self, tools: &str);
@@ -147,7 +147,7 @@ pub trait Handler {
 
 /// What became of a line or a JSON value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Read {
+pub(crate) enum Read {
     /// Nothing but whitespace, or the framing of server-sent events.
     Blank,
     /// Not JSON.
@@ -165,6 +165,6 @@ pub enum Read {
 
 /// A JSON string's text, borrowed when it holds no escape; `None` for any
 /// other JSON type.
-pub fn json_string(raw: &RawValue) -> Option<Cow<'_, str>> {
+pub(crate) fn json_string(raw: &RawValue) -> Option<Cow<'_, str>> {
     jsonrpc::string(raw)
 }

@@ -14,7 +14,7 @@ use super::table::{
 
 /// Where a value is, from an object.
 #[derive(Debug)]
-pub enum Path {
+pub(super) enum Path {
     /// Through these members (none: the object itself).
     Members(Box<[Word]>),
     /// An OpenTelemetry attribute: a member of `attributes` (an object or
@@ -32,7 +32,7 @@ pub enum Path {
 
 /// A condition, made ready.
 #[derive(Debug)]
-pub enum Condition {
+pub(super) enum Condition {
     Always,
     Has(Path),
     Lacks(Path),
@@ -42,7 +42,7 @@ pub enum Condition {
 
 /// Call roles, made ready.
 #[derive(Debug)]
-pub struct CallPaths {
+pub(super) struct CallPaths {
     pub name: Vec<Path>,
     pub arguments: Vec<Path>,
     pub id: Vec<Path>,
@@ -50,11 +50,11 @@ pub struct CallPaths {
 }
 
 /// What an object found is, made ready.
-pub type Reading = Reads<CallPaths>;
+pub(super) type Reading = Reads<CallPaths>;
 
 /// One shape, made ready.
 #[derive(Debug)]
-pub struct Compiled {
+pub(super) struct Compiled {
     pub shape: &'static Shape,
     /// A member a record must have for the shape to be there, if one.
     pub key: Option<Word>,
@@ -72,7 +72,7 @@ pub struct Compiled {
 /// The members a proxy's log lines are read from: a warning's, a
 /// verdict's, a note's and the summary's.
 #[derive(Debug)]
-pub struct LoggedPaths {
+pub(super) struct LoggedPaths {
     pub verdict: Path,
     pub note: Path,
     pub tool: Path,
@@ -89,7 +89,7 @@ pub struct LoggedPaths {
 
 /// The members a JSON-RPC message is recognised by.
 #[derive(Debug)]
-pub struct RpcWords {
+pub(super) struct RpcWords {
     pub jsonrpc: Word,
     pub method: Word,
     pub id: Word,
@@ -99,7 +99,7 @@ pub struct RpcWords {
 
 /// The members a JSON-RPC message is recognised and read by.
 #[derive(Debug)]
-pub struct RpcPaths {
+pub(super) struct RpcPaths {
     pub words: RpcWords,
     pub jsonrpc: Path,
     pub id: Path,
@@ -121,7 +121,7 @@ const MAX_SHAPES: usize = 128;
 
 /// Everything the walker reads with.
 #[derive(Debug)]
-pub struct Plan {
+pub(super) struct Plan {
     pub vocabulary: Vocabulary,
     pub shapes: Vec<Compiled>,
     /// Per word, the shapes (as bits, in table order) a record with that
@@ -150,7 +150,7 @@ pub struct Plan {
 
 impl Plan {
     /// The plan of [`SHAPES`], made once.
-    pub fn get() -> &'static Plan {
+    pub(super) fn get() -> &'static Plan {
         static PLAN: OnceLock<Plan> = OnceLock::new();
         PLAN.get_or_init(Plan::new)
     }
@@ -238,14 +238,14 @@ impl Plan {
     }
 
     /// Whether `record` says its response was cut at its length limit.
-    pub fn is_truncated(&self, record: &Object<'_>) -> bool {
+    pub(super) fn is_truncated(&self, record: &Object<'_>) -> bool {
         self.truncated
             .iter()
             .any(|(path, value)| self.text(record, path).as_deref() == Some(value))
     }
 
     /// The shapes `record` may hold, in table order.
-    pub fn candidates<'p>(&'p self, record: &Object<'_>) -> impl Iterator<Item = &'p Compiled> + 'p {
+    pub(super) fn candidates<'p>(&'p self, record: &Object<'_>) -> impl Iterator<Item = &'p Compiled> + 'p {
         let mut set = self.unkeyed;
         for (word, node) in record.members() {
             let word = usize::from(word);
@@ -266,7 +266,7 @@ impl Plan {
     }
 
     /// Whether `object` meets `condition`.
-    pub fn holds(&self, condition: &Condition, object: &Object<'_>) -> bool {
+    pub(super) fn holds(&self, condition: &Condition, object: &Object<'_>) -> bool {
         match condition {
             Condition::Always => true,
             Condition::Has(path) => self.present(object, path),
@@ -284,7 +284,7 @@ impl Plan {
     }
 
     /// Whether the value at `path` is there and not `null`.
-    pub fn present(&self, object: &Object<'_>, path: &Path) -> bool {
+    pub(super) fn present(&self, object: &Object<'_>, path: &Path) -> bool {
         match self.node(object, path) {
             Some(Node::Raw(raw)) => raw.get() != "null",
             Some(_) => true,
@@ -294,7 +294,7 @@ impl Plan {
 
     /// The node at a path of members, if every member is there and each but
     /// the last is an object.
-    pub fn node<'n, 'a>(&self, object: &'n Object<'a>, path: &Path) -> Option<&'n Node<'a>> {
+    pub(super) fn node<'n, 'a>(&self, object: &'n Object<'a>, path: &Path) -> Option<&'n Node<'a>> {
         let Path::Members(words) = path else {
             return None;
         };
@@ -310,7 +310,7 @@ impl Plan {
     }
 
     /// The raw JSON text at `path`, if it is there and not `null`.
-    pub fn raw<'a>(&self, object: &Object<'a>, path: &Path) -> Option<&'a RawValue> {
+    pub(super) fn raw<'a>(&self, object: &Object<'a>, path: &Path) -> Option<&'a RawValue> {
         let raw = match path {
             Path::Members(_) => match self.node(object, path)? {
                 Node::Raw(raw) => *raw,
@@ -333,7 +333,7 @@ impl Plan {
     }
 
     /// The string at `path`, decoded; `None` when absent or not a string.
-    pub fn text<'a>(&self, object: &Object<'a>, path: &Path) -> Option<std::borrow::Cow<'a, str>> {
+    pub(super) fn text<'a>(&self, object: &Object<'a>, path: &Path) -> Option<std::borrow::Cow<'a, str>> {
         if let Path::InString { outer, member } = path {
             return in_string(&self.text(object, outer)?, member).map(std::borrow::Cow::Owned);
         }

@@ -13,7 +13,7 @@ use super::plan::{Path, Plan};
 /// A verdict a proxy logged: `verdict`, `tool`, `id`, `unknown_keys`
 /// and `unknown_paths` read as the proxy wrote them, other members
 /// (the attribution) left aside.
-pub fn verdict(plan: &Plan, object: &Object<'_>) -> Option<Judged> {
+pub(super) fn verdict(plan: &Plan, object: &Object<'_>) -> Option<Judged> {
     let paths = &plan.logged;
     let mut text = String::from("{");
     for (name, path) in [
@@ -36,14 +36,14 @@ pub fn verdict(plan: &Plan, object: &Object<'_>) -> Option<Judged> {
 }
 
 /// A note a proxy logged.
-pub fn note(plan: &Plan, object: &Object<'_>) -> Option<LoggedNote> {
+pub(super) fn note(plan: &Plan, object: &Object<'_>) -> Option<LoggedNote> {
     let raw = plan.raw(object, &plan.logged.note)?;
     serde_json::from_str(raw.get()).ok()
 }
 
 /// A warning a proxy logged: its fields read leniently (fields added
 /// later are ignored; a diagnosis that does not read is left out).
-pub fn warning(plan: &Plan, object: &Object<'_>) -> Option<Warning> {
+pub(super) fn warning(plan: &Plan, object: &Object<'_>) -> Option<Warning> {
     let paths = &plan.logged;
     let list =
         |path: &Path| -> Option<Vec<String>> { serde_json::from_str(plan.raw(object, path)?.get()).ok() };
@@ -79,7 +79,7 @@ pub fn warning(plan: &Plan, object: &Object<'_>) -> Option<Warning> {
 /// A note as a proxy logs it: `{"note":{"tool":…,"at":…,"problem":…,…,"text":…}}`
 /// (`text` is the note said in words, made again from the rest).
 #[derive(serde::Deserialize)]
-pub struct LoggedNote {
+pub(super) struct LoggedNote {
     pub tool: String,
     #[serde(flatten)]
     pub note: Note,

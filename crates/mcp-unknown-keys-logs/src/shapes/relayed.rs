@@ -29,7 +29,7 @@ const REDACTED_AS_JSON: &str = "\":\"[REDACTED]\"";
 
 /// Reads one record of a gateway's log and hands its message over; whether
 /// it was a request or a response.
-pub fn read(plan: &Plan, record: &Object<'_>, to: &mut impl Handler) -> bool {
+pub(super) fn read(plan: &Plan, record: &Object<'_>, to: &mut impl Handler) -> bool {
     let paths = &plan.relayed;
     let Some(server) = plan.text(record, &paths.server) else {
         return false;

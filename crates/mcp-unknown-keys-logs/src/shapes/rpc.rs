@@ -25,7 +25,7 @@ use super::plan::{Path, Plan};
 
 /// Whether `record` is a JSON-RPC message: one look at each member kept,
 /// for every record is asked.
-pub fn is_message(plan: &Plan, record: &Object<'_>) -> bool {
+pub(super) fn is_message(plan: &Plan, record: &Object<'_>) -> bool {
     let words = &plan.rpc.words;
     let (mut id, mut answer) = (false, false);
     for (word, _) in record.members() {
@@ -40,7 +40,7 @@ pub fn is_message(plan: &Plan, record: &Object<'_>) -> bool {
 
 /// The message a record holds: read from `text` when the record's text is
 /// at hand, else from the members kept of it.
-pub fn read<'t>(
+pub(super) fn read<'t>(
     plan: &Plan,
     record: &Object<'_>,
     text: Option<&'t str>,

@@ -10,7 +10,7 @@ use super::Found;
 
 /// One call found in a record still being read, kept until the record ends.
 #[derive(Debug)]
-pub struct Pending {
+pub(super) struct Pending {
     tool: String,
     server: Option<String>,
     arguments: Option<String>,
@@ -23,7 +23,7 @@ pub struct Pending {
 
 impl Pending {
     /// The call, kept.
-    pub fn keep(found: &Found<'_>) -> Pending {
+    pub(super) fn keep(found: &Found<'_>) -> Pending {
         Pending {
             tool: found.tool.to_owned(),
             server: found.server.map(str::to_owned),
@@ -37,7 +37,7 @@ impl Pending {
     }
 
     /// The call, as it was found.
-    pub fn found(&self) -> Found<'_> {
+    pub(super) fn found(&self) -> Found<'_> {
         Found {
             tool: &self.tool,
             server: self.server.as_deref(),

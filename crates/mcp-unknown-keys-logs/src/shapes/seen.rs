@@ -31,7 +31,7 @@ const GENERATION: usize = (1 << 17) / 8 * 7;
 
 /// What one input has read.
 #[derive(Debug, Default)]
-pub struct Seen {
+pub(super) struct Seen {
     current: HashMap<u64, u32>,
     previous: HashMap<u64, u32>,
     /// For the record being read: how many calls of each fingerprint it held
@@ -40,7 +40,7 @@ pub struct Seen {
 }
 
 /// One call, as fingerprinted.
-pub struct Print<'a> {
+pub(super) struct Print<'a> {
     pub id: Option<&'a str>,
     pub name: &'a str,
     pub server: Option<&'a str>,
@@ -49,13 +49,13 @@ pub struct Print<'a> {
 
 impl Seen {
     /// A new record begins: counts within the last one are dropped.
-    pub fn new_record(&mut self) {
+    pub(super) fn new_record(&mut self) {
         self.in_record.clear();
     }
 
     /// Whether `call` is read for the first time in this input; `history`:
     /// it is part of a request's conversation. Notes it either way.
-    pub fn first_time(&mut self, call: &Print<'_>, history: bool) -> bool {
+    pub(super) fn first_time(&mut self, call: &Print<'_>, history: bool) -> bool {
         let print = fingerprint(call);
         let known = self.get(print);
         if call.id.is_some_and(|id| !id.is_empty()) {

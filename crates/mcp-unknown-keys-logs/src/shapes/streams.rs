@@ -34,19 +34,19 @@ use super::table::TRUNCATED;
 use super::table::event;
 
 /// The most completions assembled at once.
-pub const MAX_OPEN: usize = 64;
+pub(super) const MAX_OPEN: usize = 64;
 /// The most choices of one completion, calls of one choice, or blocks of
 /// one message assembled at once; and the most stopped blocks of one
 /// message held for its stop reason.
-pub const MAX_PIECES: usize = 64;
+pub(super) const MAX_PIECES: usize = 64;
 /// The most bytes of arguments kept for one call.
-pub const MAX_ARGUMENTS: usize = 16 << 20;
+pub(super) const MAX_ARGUMENTS: usize = 16 << 20;
 /// The most bytes of arguments all open calls hold together.
-pub const MAX_HELD: usize = 64 << 20;
+pub(super) const MAX_HELD: usize = 64 << 20;
 
 /// One call, assembled.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Assembled {
+pub(super) struct Assembled {
     pub id: String,
     pub name: String,
     pub server: Option<String>,
@@ -247,7 +247,7 @@ impl Message {
 
 /// Every stream open in one input.
 #[derive(Debug, Default)]
-pub struct Streams {
+pub(super) struct Streams {
     completions: Vec<Completion>,
     /// The Anthropic message being streamed.
     message: Message,
@@ -256,7 +256,7 @@ pub struct Streams {
 impl Streams {
     /// Takes one `chat.completion.chunk`; hands out the calls of each choice
     /// it finishes.
-    pub fn chat_chunk(&mut self, plan: &Plan, chunk: &Object<'_>, out: &mut Vec<Assembled>) {
+    pub(super) fn chat_chunk(&mut self, plan: &Plan, chunk: &Object<'_>, out: &mut Vec<Assembled>) {
         let paths = &plan.chunk;
         let stream = plan.text(chunk, &paths.stream).unwrap_or_default();
         let at = match self.completions.iter().position(|c| c.id == stream) {
@@ -314,7 +314,7 @@ impl Streams {
     /// Takes one event of a streamed Anthropic message; hands out the
     /// calls of the `tool_use` blocks it ends: a block's as it stops, in a
     /// message that started only once the message says why it stopped.
-    pub fn message_event(&mut self, plan: &Plan, event: &Object<'_>, out: &mut Vec<Assembled>) {
+    pub(super) fn message_event(&mut self, plan: &Plan, event: &Object<'_>, out: &mut Vec<Assembled>) {
         let paths = &plan.events;
         let index = number(plan, event, &paths.index).unwrap_or(0);
         let blocks = &mut self.message.blocks;
@@ -379,7 +379,7 @@ impl Streams {
     }
 
     /// The chat streams end (`data: [DONE]`): hands out what they hold.
-    pub fn end_chats(&mut self, out: &mut Vec<Assembled>) {
+    pub(super) fn end_chats(&mut self, out: &mut Vec<Assembled>) {
         for completion in self.completions.drain(..) {
             completion.finish(out);
         }
@@ -387,7 +387,7 @@ impl Streams {
 
     /// The input ends: hands out every call still open or held, as it
     /// stands.
-    pub fn end(&mut self, out: &mut Vec<Assembled>) {
+    pub(super) fn end(&mut self, out: &mut Vec<Assembled>) {
         self.end_chats(out);
         self.message.end(false, out);
     }

@@ -19,17 +19,17 @@ use super::capture::Keep;
 /// Where a `tools/list` response keeps its tools: `tools` in its `result`.
 /// A `result` holding them is a listing page (read as JSON-RPC), never an
 /// Anthropic batch result.
-pub const LISTING: (&str, &str) = ("result", "tools");
+pub(crate) const LISTING: (&str, &str) = ("result", "tools");
 
 /// The member an OpenTelemetry span keeps its attributes in.
-pub const ATTRIBUTES: &str = "attributes";
+pub(crate) const ATTRIBUTES: &str = "attributes";
 
 /// Where a record names the model that made its calls, the first present
 /// winning: a request or response body's `model` (a Claude Code line's
 /// `message` is a record of its own, with its `model`), an OpenTelemetry
 /// span's requested model, then its response's. The records a record holds
 /// inherit it, unless they name their own (`audit --by model`).
-pub const MODEL: &[&str] = &["model", "@gen_ai.request.model", "@gen_ai.response.model"];
+pub(crate) const MODEL: &[&str] = &["model", "@gen_ai.request.model", "@gen_ai.response.model"];
 
 /// Where a record says the model's response was cut at its length limit,
 /// and the value that says so: a Chat Completions choice's
@@ -38,7 +38,7 @@ pub const MODEL: &[&str] = &["model", "@gen_ai.request.model", "@gen_ai.response
 /// `incomplete_details.reason`. The records a record holds inherit it: each
 /// call they hold is in a truncated response
 /// ([`Cause::TruncatedResponse`](mcp_unknown_keys::audit::Cause::TruncatedResponse)).
-pub const TRUNCATED: &[(&str, &str)] = &[
+pub(crate) const TRUNCATED: &[(&str, &str)] = &[
     ("finish_reason", "length"),
     ("stop_reason", "max_tokens"),
     ("finishReason", "MAX_TOKENS"),
@@ -47,7 +47,7 @@ pub const TRUNCATED: &[(&str, &str)] = &[
 
 /// One shape: what a record holds at `at`, when `when` holds for it.
 #[derive(Debug)]
-pub struct Shape {
+pub(crate) struct Shape {
     /// What the shape is, as docs/audit.md names it (a test holds them to
     /// each other).
     #[cfg_attr(not(test), allow(dead_code))]
@@ -62,7 +62,7 @@ pub struct Shape {
 
 /// A condition on an object.
 #[derive(Clone, Copy, Debug)]
-pub enum When {
+pub(crate) enum When {
     /// Any object.
     Always,
     /// The member at the path is present.
@@ -78,7 +78,7 @@ pub enum When {
 /// What an object found is: as written here, with call roles as [`Roles`]
 /// (`C`); made ready by the plan.
 #[derive(Clone, Copy, Debug)]
-pub enum Reads<C = &'static Roles> {
+pub(crate) enum Reads<C = &'static Roles> {
     /// Further records (each element, for an array). `history`: a request
     /// body's conversation, which the next request repeats, so a call read
     /// there before is not counted again.
@@ -120,7 +120,7 @@ pub enum Reads<C = &'static Roles> {
 impl<C> Reads<C> {
     /// Whether a record this reads is only that: no other shape is looked
     /// for in it.
-    pub fn is_whole_record(&self) -> bool {
+    pub(crate) fn is_whole_record(&self) -> bool {
         matches!(
             self,
             Reads::LoggedWarning | Reads::Summary | Reads::Verdict | Reads::LoggedNote | Reads::Relayed
@@ -128,7 +128,7 @@ impl<C> Reads<C> {
     }
 
     /// The same reading with its call roles made ready.
-    pub fn map<D>(&self, call: impl FnOnce(&C) -> D) -> Reads<D> {
+    pub(crate) fn map<D>(&self, call: impl FnOnce(&C) -> D) -> Reads<D> {
         match self {
             Reads::Records { history } => Reads::Records { history: *history },
             Reads::Exchanges => Reads::Exchanges,
@@ -150,7 +150,7 @@ impl<C> Reads<C> {
 /// Which members of a call object hold what; of each list, the first
 /// present wins.
 #[derive(Debug)]
-pub struct Roles {
+pub(crate) struct Roles {
     /// The tool's name.
     pub name: &'static [&'static str],
     /// The arguments: an object, or JSON text in a string.
@@ -163,7 +163,7 @@ pub struct Roles {
 
 /// A call object whose `status` is one of these is a placeholder that a
 /// complete copy follows (`item.started`, `response.output_item.added`).
-pub const PLACEHOLDER: When = When::Is("status", &["in_progress"]);
+pub(crate) const PLACEHOLDER: When = When::Is("status", &["in_progress"]);
 
 const OPENAI_CALL: Roles = Roles {
     name: &["function.name"],
@@ -308,7 +308,7 @@ const fn typed(what: &'static str, types: &'static [&'static str], roles: &'stat
 /// looked for in a record holding none of the others. A record that is a
 /// JSON-RPC message is read before any of them, by the core's reader
 /// ([`rpc`](super::rpc)).
-pub const SHAPES: &[Shape] = &[
+pub(crate) const SHAPES: &[Shape] = &[
     // An MCP gateway's log of what it relayed (read before JSON-RPC: its
     // record has a `method` of its own).
     shape(
@@ -501,7 +501,7 @@ pub const SHAPES: &[Shape] = &[
 /// the legacy records say which by `type`, the current ones
 /// (`_schema: rpc-message/v2`) by `event`.
 #[derive(Debug)]
-pub struct RelayedPaths<P = &'static str> {
+pub(crate) struct RelayedPaths<P = &'static str> {
     /// The server's name in the gateway's configuration.
     pub server: P,
     /// The JSON-RPC message.
@@ -539,7 +539,7 @@ pub struct RelayedPaths<P = &'static str> {
 
 impl<P> RelayedPaths<P> {
     /// The same paths made ready, each told whether it is looked inside.
-    pub fn map<Q>(&self, mut f: impl FnMut(&P, Keep) -> Q) -> RelayedPaths<Q> {
+    pub(crate) fn map<Q>(&self, mut f: impl FnMut(&P, Keep) -> Q) -> RelayedPaths<Q> {
         RelayedPaths {
             server: f(&self.server, Keep::Raw),
             message: f(&self.message, Keep::Open),
@@ -563,12 +563,12 @@ impl<P> RelayedPaths<P> {
 
 /// The values of [`RelayedPaths::kind`] and [`RelayedPaths::event`] that
 /// make a record a request, and a response.
-pub const RELAYED_REQUEST: &[&str] = &["REQUEST", "rpc_request"];
+pub(crate) const RELAYED_REQUEST: &[&str] = &["REQUEST", "rpc_request"];
 /// See [`RELAYED_REQUEST`].
-pub const RELAYED_RESPONSE: &[&str] = &["RESPONSE", "rpc_response"];
+pub(crate) const RELAYED_RESPONSE: &[&str] = &["RESPONSE", "rpc_response"];
 
 /// An MCP gateway's log of relayed messages.
-pub const RELAYED: RelayedPaths = RelayedPaths {
+pub(crate) const RELAYED: RelayedPaths = RelayedPaths {
     server: "server_id",
     message: "payload",
     kind: "type",
@@ -590,7 +590,7 @@ pub const RELAYED: RelayedPaths = RelayedPaths {
 /// Where a streamed Chat Completion chunk keeps its pieces of tool calls:
 /// as written here (`P` is text), and made ready by the plan.
 #[derive(Debug)]
-pub struct ChatChunkPaths<P = &'static str> {
+pub(crate) struct ChatChunkPaths<P = &'static str> {
     /// The completion the chunk belongs to.
     pub stream: P,
     /// Its choices.
@@ -613,7 +613,7 @@ pub struct ChatChunkPaths<P = &'static str> {
 
 impl<P> ChatChunkPaths<P> {
     /// The same paths made ready, each told whether it is looked inside.
-    pub fn map<Q>(&self, mut f: impl FnMut(&P, Keep) -> Q) -> ChatChunkPaths<Q> {
+    pub(crate) fn map<Q>(&self, mut f: impl FnMut(&P, Keep) -> Q) -> ChatChunkPaths<Q> {
         ChatChunkPaths {
             stream: f(&self.stream, Keep::Raw),
             choices: f(&self.choices, Keep::Open),
@@ -629,7 +629,7 @@ impl<P> ChatChunkPaths<P> {
 }
 
 /// The streamed Chat Completion chunk.
-pub const CHAT_CHUNK: ChatChunkPaths = ChatChunkPaths {
+pub(crate) const CHAT_CHUNK: ChatChunkPaths = ChatChunkPaths {
     stream: "id",
     choices: "choices",
     choice: "index",
@@ -644,7 +644,7 @@ pub const CHAT_CHUNK: ChatChunkPaths = ChatChunkPaths {
 /// Where a streamed Anthropic message's events keep a tool call: as written
 /// here (`P` is text), and made ready by the plan.
 #[derive(Debug)]
-pub struct MessageEventPaths<P = &'static str> {
+pub(crate) struct MessageEventPaths<P = &'static str> {
     /// The event's type.
     pub kind: P,
     /// The content block an event is about.
@@ -673,7 +673,7 @@ pub struct MessageEventPaths<P = &'static str> {
 
 impl<P> MessageEventPaths<P> {
     /// The same paths made ready, each told whether it is looked inside.
-    pub fn map<Q>(&self, mut f: impl FnMut(&P, Keep) -> Q) -> MessageEventPaths<Q> {
+    pub(crate) fn map<Q>(&self, mut f: impl FnMut(&P, Keep) -> Q) -> MessageEventPaths<Q> {
         MessageEventPaths {
             kind: f(&self.kind, Keep::Raw),
             index: f(&self.index, Keep::Raw),
@@ -692,23 +692,23 @@ impl<P> MessageEventPaths<P> {
 
 /// The types of a streamed Anthropic message's events, as the stream that
 /// assembles its calls reads them and as the table recognises them.
-pub mod event {
+pub(crate) mod event {
     /// A message starts: blocks left open end.
-    pub const MESSAGE_START: &str = "message_start";
+    pub(crate) const MESSAGE_START: &str = "message_start";
     /// A content block starts (a `tool_use` block holds a call).
-    pub const CONTENT_BLOCK_START: &str = "content_block_start";
+    pub(crate) const CONTENT_BLOCK_START: &str = "content_block_start";
     /// A fragment of a block's input.
-    pub const CONTENT_BLOCK_DELTA: &str = "content_block_delta";
+    pub(crate) const CONTENT_BLOCK_DELTA: &str = "content_block_delta";
     /// A block ends: its call is whole (held, in a message that started,
     /// until the message says why it stopped).
-    pub const CONTENT_BLOCK_STOP: &str = "content_block_stop";
+    pub(crate) const CONTENT_BLOCK_STOP: &str = "content_block_stop";
     /// The message says why it stopped (`delta.stop_reason`): its calls
     /// are handed out, in a truncated response when that was `max_tokens`.
-    pub const MESSAGE_DELTA: &str = "message_delta";
+    pub(crate) const MESSAGE_DELTA: &str = "message_delta";
     /// The message ends: blocks left open end.
-    pub const MESSAGE_STOP: &str = "message_stop";
+    pub(crate) const MESSAGE_STOP: &str = "message_stop";
     /// Every event type the stream reads.
-    pub const ALL: &[&str] = &[
+    pub(crate) const ALL: &[&str] = &[
         MESSAGE_START,
         CONTENT_BLOCK_START,
         CONTENT_BLOCK_DELTA,
@@ -719,7 +719,7 @@ pub mod event {
 }
 
 /// The streamed Anthropic message.
-pub const MESSAGE_EVENTS: MessageEventPaths = MessageEventPaths {
+pub(crate) const MESSAGE_EVENTS: MessageEventPaths = MessageEventPaths {
     kind: "type",
     index: "index",
     block: "content_block",

@@ -32,7 +32,7 @@ const MAX_RECORD_DEPTH: u8 = 16;
 /// Reads the records of one input, keeping what spans records: the calls
 /// already read and the streams being assembled.
 #[derive(Debug, Default)]
-pub struct Reader {
+pub(crate) struct Reader {
     seen: Seen,
     streams: Streams,
     /// The calls of the records being read, handed over as each ends.
@@ -43,7 +43,7 @@ impl Reader {
     /// Reads one line of JSON Lines. A line of server-sent events is read
     /// by its `data:`, and `data: [DONE]` ends the chat streams; the other
     /// lines of that framing are blank.
-    pub fn read_line(&mut self, line: &str, to: &mut impl Handler) -> Read {
+    pub(crate) fn read_line(&mut self, line: &str, to: &mut impl Handler) -> Read {
         let mut line = line.trim_ascii();
         if let Some(data) = line.strip_prefix("data:") {
             line = data.trim_ascii();
@@ -68,13 +68,13 @@ impl Reader {
     /// Reads one JSON value of a file that is not JSON Lines: each element
     /// of an array, or an object as a record; an object of no known shape is
     /// searched for records in its members, arrays and objects alike.
-    pub fn read_document(&mut self, text: &str, to: &mut impl Handler) -> Read {
+    pub(crate) fn read_document(&mut self, text: &str, to: &mut impl Handler) -> Read {
         self.read_value(text.trim_ascii(), true, to)
     }
 
     /// The input ends: the calls of streams cut short are handed over as
     /// they stand.
-    pub fn finish(&mut self, to: &mut impl Handler) {
+    pub(crate) fn finish(&mut self, to: &mut impl Handler) {
         let mut ended = Vec::new();
         self.streams.end(&mut ended);
         self.walk(to).assembled(ended);

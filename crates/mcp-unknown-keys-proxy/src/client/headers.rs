@@ -27,7 +27,7 @@ const SET_BY_THE_BRIDGE: [&str; 10] = [
 /// Why a `--header` cannot be used. Says which header and which variable,
 /// never the value.
 #[derive(Debug, PartialEq, Eq)]
-pub enum HeaderError {
+pub(crate) enum HeaderError {
     /// No colon between a name and a value.
     NoColon,
     /// The name (before the first colon) of the `--header` at this place
@@ -79,7 +79,10 @@ impl std::error::Error for HeaderError {}
 
 /// Reads every `--header`, expanding `${VAR}` with `env`. Values are marked
 /// sensitive, so that hyper never shows them either.
-pub fn parse_all(specs: &[String], env: impl Fn(&str) -> Option<String>) -> Result<HeaderMap, HeaderError> {
+pub(crate) fn parse_all(
+    specs: &[String],
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<HeaderMap, HeaderError> {
     let mut headers = HeaderMap::new();
     for (place, spec) in specs.iter().enumerate() {
         let (name, value) = parse(spec, place + 1, &env)?;
@@ -114,7 +117,7 @@ fn parse(
 
 /// What is wrong with a `${VAR}` in a text to expand.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Reference {
+pub(crate) enum Reference {
     /// The variable, not set (or not Unicode).
     Unset(String),
     /// `${` without its `}`, or a name that is not `[A-Za-z_][A-Za-z0-9_]*`.
@@ -123,7 +126,7 @@ pub enum Reference {
 
 /// Replaces each `${VAR}` with the variable's value; a `$` not followed by
 /// `{` stays as it is. `--header` values and `--url` are read alike.
-pub fn expand(value: &str, env: &impl Fn(&str) -> Option<String>) -> Result<String, Reference> {
+pub(crate) fn expand(value: &str, env: &impl Fn(&str) -> Option<String>) -> Result<String, Reference> {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some(at) = rest.find("${") {
@@ -151,7 +154,7 @@ fn is_variable_name(name: &str) -> bool {
 }
 
 /// Standard base64 with padding.
-pub fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for group in bytes.chunks(3) {

@@ -41,17 +41,19 @@ use self::stall::Progress;
 use self::url::shown;
 
 /// Any error, boxed.
+// `pub` for the fuzz targets (the crate's `fuzzing` module).
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
 pub type BoxError = Box<dyn StdError + Send + Sync>;
 
 /// A request or response body on its way through.
-pub type Body = BoxBody<Bytes, BoxError>;
+pub(crate) type Body = BoxBody<Bytes, BoxError>;
 
 /// How long opening a connection may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The server, and the client that reaches it.
 #[derive(Clone)]
-pub struct Upstream {
+pub(crate) struct Upstream {
     pool: Pool,
     url: Uri,
     shown: Arc<str>,
@@ -59,7 +61,7 @@ pub struct Upstream {
 
 impl Upstream {
     /// A client for the MCP endpoint at `url` (`http` or `https`).
-    pub fn new(url: &str, ca_certs: &[PathBuf]) -> Result<Upstream, String> {
+    pub(crate) fn new(url: &str, ca_certs: &[PathBuf]) -> Result<Upstream, String> {
         let uri: Uri = url
             .parse()
             .map_err(|e| format!("{}: not a URL: {e}", shown(url)))?;
@@ -89,31 +91,31 @@ impl Upstream {
     }
 
     /// The MCP endpoint.
-    pub fn url(&self) -> &Uri {
+    pub(crate) fn url(&self) -> &Uri {
         &self.url
     }
 
     /// The endpoint as messages name it: without credentials or query,
     /// which may hold secrets.
-    pub fn shown(&self) -> &str {
+    pub(crate) fn shown(&self) -> &str {
         &self.shown
     }
 
     /// [`Upstream::shown`], shared: for what outlives a borrow of this.
-    pub fn shown_shared(&self) -> Arc<str> {
+    pub(crate) fn shown_shared(&self) -> Arc<str> {
         self.shown.clone()
     }
 
     /// Sends a request (its URL on the endpoint's origin), on a connection
     /// kept from an earlier one when one is free.
-    pub async fn request(&self, request: hyper::Request<Body>) -> Result<Response, BoxError> {
+    pub(crate) async fn request(&self, request: hyper::Request<Body>) -> Result<Response, BoxError> {
         self.pool.send(request).await
     }
 }
 
 /// A failed request in words: the error and each cause not already said
 /// ("tcp connect error: Connection refused (os error 111)").
-pub fn describe(error: &(dyn StdError + 'static)) -> String {
+pub(crate) fn describe(error: &(dyn StdError + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -129,7 +131,7 @@ pub fn describe(error: &(dyn StdError + 'static)) -> String {
 
 /// The first error of type `E` in `error`'s chain: `error` itself, or one
 /// of its causes.
-pub fn cause<'a, E: StdError + 'static>(error: &'a (dyn StdError + 'static)) -> Option<&'a E> {
+pub(crate) fn cause<'a, E: StdError + 'static>(error: &'a (dyn StdError + 'static)) -> Option<&'a E> {
     let mut next = Some(error);
     while let Some(error) = next {
         if let Some(found) = error.downcast_ref::<E>() {
@@ -282,7 +284,7 @@ impl Write for Stream {
 }
 
 /// The body of a response, as it arrives.
-pub type Response = hyper::Response<Incoming>;
+pub(crate) type Response = hyper::Response<Incoming>;
 
 #[cfg(test)]
 mod tests {

@@ -211,7 +211,7 @@ impl Pool {
 /// before an answer. Either way the request can be sent again, once, on a
 /// new connection, as curl does for a request a reused connection lost.
 #[derive(Debug)]
-pub struct ResetBeforeAnswer(hyper::Error);
+pub(crate) struct ResetBeforeAnswer(hyper::Error);
 
 impl std::fmt::Display for ResetBeforeAnswer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -19,14 +19,14 @@ use tokio::time::Instant;
 
 /// How long a request may wait to be written, with no byte moving on its
 /// connection, before the connection is given up.
-pub const IDLE: Duration = Duration::from_secs(30);
+pub(crate) const IDLE: Duration = Duration::from_secs(30);
 
 /// For tests only, never documented for use: [`IDLE`] in milliseconds, so
 /// that a test of it need not wait 30 s.
 const IDLE_KNOB: &str = "MCP_UNKNOWN_KEYS_TEST_IDLE_MS";
 
 /// [`IDLE`], or the test's value: read once.
-pub fn idle() -> Duration {
+pub(crate) fn idle() -> Duration {
     static IDLE_NOW: OnceLock<Duration> = OnceLock::new();
     *IDLE_NOW.get_or_init(|| {
         std::env::var(IDLE_KNOB)
@@ -143,7 +143,7 @@ fn queued(_socket: RawFd) -> u64 {
 
 /// A request given up: its connection took no byte of it for so long.
 #[derive(Debug)]
-pub struct Stalled(pub Duration);
+pub(crate) struct Stalled(pub Duration);
 
 impl std::fmt::Display for Stalled {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

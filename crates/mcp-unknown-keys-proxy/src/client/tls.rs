@@ -33,7 +33,7 @@ static ROOTS_LOADED: AtomicUsize = AtomicUsize::new(0);
 
 /// Builds the client configuration every HTTPS connection uses: the
 /// shared roots and `ca_certs`. Speaks HTTP/1.1 only (announced by ALPN).
-pub fn client_config(ca_certs: &[PathBuf]) -> Result<Arc<ClientConfig>, String> {
+pub(crate) fn client_config(ca_certs: &[PathBuf]) -> Result<Arc<ClientConfig>, String> {
     let mut roots = SHARED_ROOTS.clone();
     for path in ca_certs {
         for cert in read_pem(path)? {

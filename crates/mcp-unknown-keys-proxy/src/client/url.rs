@@ -25,7 +25,7 @@ fn authority(url: &str) -> &str {
 /// Refuses a URL with an `@` after its authority, where a user name and
 /// password whose `/`, `?` or `#` was not percent-encoded would put it.
 /// `what` names the option (`--url`). The error quotes nothing of the URL.
-pub fn check_userinfo(url: &str, what: &str) -> Result<(), String> {
+pub(crate) fn check_userinfo(url: &str, what: &str) -> Result<(), String> {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let authority = authority(url);
     if rest[authority.len()..].contains('@') {
@@ -41,7 +41,7 @@ pub fn check_userinfo(url: &str, what: &str) -> Result<(), String> {
 /// `--url` with each `${VAR}` replaced by the variable's value, as a
 /// `--header` value is read. Errors name the variable, never a value; a
 /// value that would change where the URL's userinfo ends is refused.
-pub fn expand(template: &str, env: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+pub(crate) fn expand(template: &str, env: impl Fn(&str) -> Option<String>) -> Result<String, String> {
     check_userinfo(template, "--url")?;
     let expanded = headers::expand(template, &env).map_err(|wrong| match wrong {
         Reference::Unset(variable) => format!("--url: the environment variable {variable} is not set"),
@@ -65,7 +65,7 @@ pub fn expand(template: &str, env: impl Fn(&str) -> Option<String>) -> Result<St
 /// `Authorization: Basic` header: user name and password percent-decoded,
 /// joined by `:` (a user name alone is sent with an empty password),
 /// marked sensitive so that hyper never shows it either.
-pub fn take_userinfo(url: &str) -> (String, Option<HeaderValue>) {
+pub(crate) fn take_userinfo(url: &str) -> (String, Option<HeaderValue>) {
     let Some((scheme, rest)) = url.split_once("://") else {
         return (url.to_owned(), None);
     };
@@ -113,7 +113,7 @@ fn percent_decoded(text: &str) -> Vec<u8> {
 
 /// The URL as messages name it: scheme, host, port and path, without
 /// userinfo, query or fragment.
-pub fn shown(url: &str) -> String {
+pub(crate) fn shown(url: &str) -> String {
     let without_query = url.split(['?', '#']).next().unwrap_or(url);
     match without_query.split_once("://") {
         Some((scheme, rest)) => {

@@ -22,7 +22,7 @@ const SAFE_INTEGER: i64 = (1 << 53) - 1;
 
 /// Per tool, the arguments mirrored into headers.
 #[derive(Debug, Default)]
-pub struct ParamHeaders {
+pub(super) struct ParamHeaders {
     by_tool: HashMap<String, Vec<Annotation>>,
 }
 
@@ -42,7 +42,7 @@ impl ParamHeaders {
     ///
     /// The page is read by the core's reader, as the tap reads it: tool by
     /// tool, the last of a repeated member counting.
-    pub fn learn(&mut self, result: &RawValue, first_page: bool) -> Vec<(String, &'static str)> {
+    pub(super) fn learn(&mut self, result: &RawValue, first_page: bool) -> Vec<(String, &'static str)> {
         let Some(page) = ListingPage::read(result.get()) else {
             return Vec::new();
         };
@@ -73,7 +73,7 @@ impl ParamHeaders {
     }
 
     /// The `Mcp-Param` headers of a call to `tool` with these arguments.
-    pub fn headers(&self, tool: &str, arguments: Option<&RawValue>) -> Vec<(HeaderName, HeaderValue)> {
+    pub(super) fn headers(&self, tool: &str, arguments: Option<&RawValue>) -> Vec<(HeaderName, HeaderValue)> {
         let Some(annotated) = self.by_tool.get(tool) else {
             return Vec::new();
         };
@@ -142,7 +142,7 @@ fn annotations(
 /// A value as the transport writes it in a header: as it is when it is
 /// plain visible ASCII without surrounding whitespace, else
 /// `=?base64?…?=` of its UTF-8 bytes.
-pub fn header_text(value: &str) -> String {
+pub(super) fn header_text(value: &str) -> String {
     let visible = value
         .bytes()
         .all(|byte| byte == b'\t' || (0x20..=0x7e).contains(&byte));

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 /// last of a repeated member, names and strings decoded, any depth), so
 /// the bridge never routes a message as other than the tap audits it.
 #[derive(Debug, Default)]
-pub struct Outgoing<'a> {
+pub(super) struct Outgoing<'a> {
     id: Option<&'a RawValue>,
     method: Option<Cow<'a, str>>,
     params: Option<OutgoingParams<'a>>,
@@ -60,7 +60,7 @@ impl<'a> OutgoingParams<'a> {
 
 /// What kind of message a host line is.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(super) enum Kind {
     /// A request: it has a method and an id, and wants an answer.
     Request,
     /// A notification: a method, no id.
@@ -74,7 +74,7 @@ pub enum Kind {
 
 impl<'a> Outgoing<'a> {
     /// Reads a host line; an unreadable line reads as [`Kind::Unreadable`].
-    pub fn read(line: &'a [u8]) -> Outgoing<'a> {
+    pub(super) fn read(line: &'a [u8]) -> Outgoing<'a> {
         let members = std::str::from_utf8(line)
             .ok()
             .filter(|text| text.trim_start().starts_with('{'))
@@ -91,7 +91,7 @@ impl<'a> Outgoing<'a> {
     }
 
     /// The kind of message.
-    pub fn kind(&self) -> Kind {
+    pub(super) fn kind(&self) -> Kind {
         match (&self.method, self.id) {
             (Some(_), Some(_)) => Kind::Request,
             (Some(_), None) => Kind::Notification,
@@ -101,18 +101,18 @@ impl<'a> Outgoing<'a> {
     }
 
     /// The id, as it was written.
-    pub fn id(&self) -> Option<&'a RawValue> {
+    pub(super) fn id(&self) -> Option<&'a RawValue> {
         self.id
     }
 
     /// The method, if any.
-    pub fn method(&self) -> Option<&str> {
+    pub(super) fn method(&self) -> Option<&str> {
         self.method.as_deref()
     }
 
     /// What `Mcp-Name` carries: `params.name` of `tools/call` and
     /// `prompts/get`, `params.uri` of `resources/read`.
-    pub fn routed_name(&self) -> Option<&str> {
+    pub(super) fn routed_name(&self) -> Option<&str> {
         let params = self.params.as_ref()?;
         match self.method()? {
             "tools/call" | "prompts/get" => params.name.as_deref(),
@@ -122,7 +122,7 @@ impl<'a> Outgoing<'a> {
     }
 
     /// The tool a `tools/call` calls.
-    pub fn tool(&self) -> Option<&str> {
+    pub(super) fn tool(&self) -> Option<&str> {
         match self.method()? {
             "tools/call" => self.params.as_ref()?.name.as_deref(),
             _ => None,
@@ -130,12 +130,12 @@ impl<'a> Outgoing<'a> {
     }
 
     /// A `tools/call`'s arguments, as raw JSON.
-    pub fn arguments(&self) -> Option<&'a RawValue> {
+    pub(super) fn arguments(&self) -> Option<&'a RawValue> {
         self.params.as_ref()?.arguments
     }
 
     /// The request a `notifications/cancelled` gives up.
-    pub fn cancelled_request(&self) -> Option<&'a RawValue> {
+    pub(super) fn cancelled_request(&self) -> Option<&'a RawValue> {
         match self.method()? {
             "notifications/cancelled" => self.params.as_ref()?.request_id,
             _ => None,
@@ -143,12 +143,12 @@ impl<'a> Outgoing<'a> {
     }
 
     /// Whether a listing request asks for a further page.
-    pub fn has_cursor(&self) -> bool {
+    pub(super) fn has_cursor(&self) -> bool {
         self.params.as_ref().is_some_and(|params| params.cursor)
     }
 
     /// The protocol version a modern request declares in its `_meta`.
-    pub fn protocol_version(&self) -> Option<&str> {
+    pub(super) fn protocol_version(&self) -> Option<&str> {
         self.params.as_ref()?.protocol_version.as_deref()
     }
 }
@@ -158,7 +158,7 @@ impl<'a> Outgoing<'a> {
 /// answers the request — with the result, when it succeeded — and `None`
 /// for any other message, or for bytes that are no message. A batch answers
 /// when one of its elements does. What is not read here is still passed on.
-pub fn answer_to<'a>(message: &'a [u8], id: &Id) -> Option<Option<&'a RawValue>> {
+pub(super) fn answer_to<'a>(message: &'a [u8], id: &Id) -> Option<Option<&'a RawValue>> {
     let answers = |message: &Message<'a>| match message {
         Message::Response { id: answered, result } if answered == id => Some(result.map(|raw| raw.0)),
         _ => None,
@@ -174,7 +174,7 @@ pub fn answer_to<'a>(message: &'a [u8], id: &Id) -> Option<Option<&'a RawValue>>
 /// each raw line break in it — only ever insignificant whitespace in JSON,
 /// whose strings escape them — made a space, so that the line stays one
 /// line. Every other byte is kept as received.
-pub fn as_line(message: &[u8]) -> Cow<'_, [u8]> {
+pub(super) fn as_line(message: &[u8]) -> Cow<'_, [u8]> {
     let trimmed = message.trim_ascii();
     if memchr::memchr2(b'\n', b'\r', trimmed).is_none() {
         return Cow::Borrowed(trimmed);
@@ -195,20 +195,20 @@ pub fn as_line(message: &[u8]) -> Cow<'_, [u8]> {
 /// How far into a line too long to read the bridge looks for its `id` and
 /// `method`: members written before `params` or `result`, as clients write
 /// them.
-pub const LEADING_BYTES: usize = 4096;
+pub(super) const LEADING_BYTES: usize = 4096;
 
 /// The `id` and `method` members that open a message whose whole cannot be
 /// read (it is too long to hold): read from its first [`LEADING_BYTES`],
 /// one top-level member after another, up to the first that does not end
 /// within them.
 #[derive(Default)]
-pub struct Leading {
+pub(super) struct Leading {
     pub id: Option<Box<RawValue>>,
     pub method: Option<String>,
 }
 
 impl Leading {
-    pub fn read(line: &[u8]) -> Leading {
+    pub(super) fn read(line: &[u8]) -> Leading {
         let head = &line[..line.len().min(LEADING_BYTES)];
         let mut leading = Leading::default();
         let mut at = skip_space(head, 0);

@@ -13,14 +13,14 @@ use crate::client::{BoxError, cause, describe};
 /// The JSON-RPC code of an error the bridge authors: in the range JSON-RPC
 /// leaves to implementations, as the failure is the transport's, not the
 /// server's.
-pub const TRANSPORT_ERROR: i64 = -32000;
+pub(super) const TRANSPORT_ERROR: i64 = -32000;
 
 /// How much of a server's error body is quoted.
 const QUOTED: usize = 200;
 
 /// Why a request got no answer from the server.
 #[derive(Debug)]
-pub enum Failure {
+pub(super) enum Failure {
     /// The server could not be reached, or the connection failed.
     Unreachable(String),
     /// The server took no byte of the request for this long: given up.
@@ -44,7 +44,7 @@ pub enum Failure {
 
 impl Failure {
     /// Why a request could not be sent, or its answer not begin.
-    pub fn of_request(error: &BoxError) -> Failure {
+    pub(super) fn of_request(error: &BoxError) -> Failure {
         match cause::<Stalled>(&**error) {
             Some(Stalled(idle)) => Failure::Stalled(*idle),
             None => Failure::Unreachable(describe(&**error)),
@@ -52,7 +52,7 @@ impl Failure {
     }
 
     /// The failure in words, for stderr and for the host.
-    pub fn explain(&self, server: &str, method: &str) -> String {
+    pub(super) fn explain(&self, server: &str, method: &str) -> String {
         let what = if method.is_empty() { "the request" } else { method };
         match self {
             Failure::Unreachable(cause) => format!("cannot reach {server} ({what}): {cause}"),
@@ -84,7 +84,7 @@ impl Failure {
 }
 
 /// `{"jsonrpc":"2.0","id":ID,"error":{"code":-32000,"message":TEXT}}`.
-pub fn error(id: &RawValue, text: &str) -> String {
+pub(super) fn error(id: &RawValue, text: &str) -> String {
     let message = serde_json::to_string(&format!("mcp-unknown-keys: {text}")).expect("a string serialises");
     format!(
         r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":{TRANSPORT_ERROR},"message":{message}}}}}"#,
@@ -94,7 +94,7 @@ pub fn error(id: &RawValue, text: &str) -> String {
 
 /// `notifications/cancelled` for a subscription: how stdio says the server
 /// closed it.
-pub fn cancelled(id: &RawValue, text: &str) -> String {
+pub(super) fn cancelled(id: &RawValue, text: &str) -> String {
     let reason = serde_json::to_string(&format!("mcp-unknown-keys: {text}")).expect("a string serialises");
     format!(
         r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{},"reason":{reason}}}}}"#,
@@ -104,7 +104,7 @@ pub fn cancelled(id: &RawValue, text: &str) -> String {
 
 /// What an error body said: a JSON-RPC error's message, or the start of a
 /// text, control characters dropped.
-pub fn said(body: &[u8]) -> Option<String> {
+pub(super) fn said(body: &[u8]) -> Option<String> {
     #[derive(serde::Deserialize)]
     struct Answer {
         error: Said,

@@ -9,6 +9,10 @@
 //! ([`Parser::line_limit`]): a server that sends a line without end would
 //! otherwise grow the parser's memory for as long as it sends.
 
+// `pub` for the fuzz targets (the crate's `fuzzing` module), which link
+// this reader; outside them nothing reaches it.
+#![cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
+
 /// One dispatched event.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Event {

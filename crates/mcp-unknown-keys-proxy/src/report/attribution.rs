@@ -13,7 +13,7 @@ use mcp_unknown_keys::utc::Utc;
 
 /// The attribution of one proxy run.
 #[derive(Clone, Debug)]
-pub struct Attribution {
+pub(crate) struct Attribution {
     /// `--name`, else the command's base name, else the URL's host.
     pub server: String,
     /// One random id per run: 32 hex digits.
@@ -22,7 +22,7 @@ pub struct Attribution {
 
 impl Attribution {
     /// The attribution of this run, for `server`, with a fresh session id.
-    pub fn new(server: String) -> Attribution {
+    pub(crate) fn new(server: String) -> Attribution {
         Attribution {
             server,
             session: session_id(),
@@ -31,7 +31,7 @@ impl Attribution {
 
     /// `line`, a JSON object, with `"ts"`, `"server"` and `"session"` (and
     /// `"upstream_session"` when given) added as its last members.
-    pub fn stamp(&self, line: &str, upstream: Option<&str>) -> String {
+    pub(crate) fn stamp(&self, line: &str, upstream: Option<&str>) -> String {
         self.stamp_at(line, &rfc3339_now(), upstream)
     }
 
@@ -63,7 +63,7 @@ fn json_string(text: &str) -> String {
 
 /// The name a server run as `command` goes by when `--name` is not given:
 /// the program's base name (`npx`, `mcp-server-time`).
-pub fn command_name(command: &[OsString]) -> String {
+pub(crate) fn command_name(command: &[OsString]) -> String {
     command.first().map_or_else(String::new, |program| {
         let base = Path::new(program).file_name().unwrap_or(program.as_os_str());
         base.to_string_lossy().into_owned()
@@ -72,7 +72,7 @@ pub fn command_name(command: &[OsString]) -> String {
 
 /// The host of `url`, without userinfo or port.
 #[cfg(feature = "remote")]
-pub fn url_host(url: &str) -> Option<String> {
+pub(crate) fn url_host(url: &str) -> Option<String> {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     let authority = rest.split(['/', '?', '#']).next()?;
     let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
@@ -86,7 +86,7 @@ pub fn url_host(url: &str) -> Option<String> {
 
 /// 128 random bits as 32 hex digits: from the system's random source, or,
 /// should it be unreadable, from std's randomly keyed hasher.
-pub fn session_id() -> String {
+pub(crate) fn session_id() -> String {
     let mut bytes = [0u8; 16];
     let read = std::fs::File::open("/dev/urandom").and_then(|mut random| random.read_exact(&mut bytes));
     if read.is_err() {
@@ -106,7 +106,7 @@ pub fn session_id() -> String {
 }
 
 /// Lower-case hex digits of `bytes`.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes
         .iter()
         .fold(String::with_capacity(bytes.len() * 2), |mut text, byte| {
@@ -116,13 +116,13 @@ pub fn hex(bytes: &[u8]) -> String {
 }
 
 /// Now, as RFC 3339 in UTC with milliseconds: `2026-11-30T07:00:00.123Z`.
-pub fn rfc3339_now() -> String {
+pub(crate) fn rfc3339_now() -> String {
     rfc3339(SystemTime::now())
 }
 
 /// A time as RFC 3339 in UTC with milliseconds (times before 1970 read as
 /// 1970).
-pub fn rfc3339(time: SystemTime) -> String {
+pub(crate) fn rfc3339(time: SystemTime) -> String {
     let at = Utc::of(time);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",

@@ -21,10 +21,10 @@ use std::time::{Duration, Instant};
 
 /// The most bytes of lines waiting for the writer. A line is still taken
 /// when nothing waits, however long, so no single warning is refused.
-pub const MAX_LOG_BACKLOG: usize = 64 * 1024 * 1024;
+pub(super) const MAX_LOG_BACKLOG: usize = 64 * 1024 * 1024;
 
 /// The log of one session.
-pub struct Log {
+pub(super) struct Log {
     shared: Arc<Shared>,
 }
 
@@ -58,7 +58,7 @@ struct Line {
 impl Log {
     /// Opens FILE for appending, creating it, without waiting on a FIFO
     /// that has no reader yet. Fails at once on any other error.
-    pub fn open(path: &Path) -> io::Result<Log> {
+    pub(super) fn open(path: &Path) -> io::Result<Log> {
         let file = match open_without_blocking(path) {
             Ok(file) => Some(file),
             // A FIFO without a reader: the writer waits for one.
@@ -81,13 +81,13 @@ impl Log {
     }
 
     /// Hands one warning's line to the writer.
-    pub fn warning(&self, line: String) {
+    pub(super) fn warning(&self, line: String) {
         self.push(line, true);
     }
 
     /// Hands a line that is not a warning (a verdict, a note, the
     /// summary) to the writer.
-    pub fn record(&self, line: String) {
+    pub(super) fn record(&self, line: String) {
         self.push(line, false);
     }
 
@@ -112,7 +112,7 @@ impl Log {
 
     /// No more lines: waits up to `within` for the writer to write those
     /// handed to it, then says on stderr which are missing, if any.
-    pub fn finish(&self, within: Duration) {
+    pub(super) fn finish(&self, within: Duration) {
         let until = Instant::now() + within;
         let mut state = self.shared.state();
         state.closed = true;

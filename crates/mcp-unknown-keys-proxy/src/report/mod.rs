@@ -18,9 +18,9 @@
 //! - a note: `{"note":{"tool":…,"at":…,"problem":…,…,"text":…}}`;
 //! - the summary, last: `{"summary":{…}}` (see `summary`).
 
-pub mod attribution;
+pub(crate) mod attribution;
 mod log;
-pub mod otlp;
+pub(crate) mod otlp;
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -162,7 +162,7 @@ impl Reports {
 }
 
 /// The reports of one session (one tap).
-pub struct SessionReport {
+pub(crate) struct SessionReport {
     reports: Arc<Reports>,
     upstream: Option<String>,
 }

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// The pipe is read without blocking, so a read that finds bytes costs one
 /// call; only an empty pipe waits, on the pipe and on the news of the
 /// server's exit at once.
-pub struct ServerOutput {
+pub(super) struct ServerOutput {
     pipe: ChildStdout,
     /// Set once the server has exited, before `exit_news` is written to.
     exited: Arc<AtomicBool>,
@@ -33,7 +33,7 @@ pub struct ServerOutput {
 
 impl ServerOutput {
     /// Reads `pipe`, told of the server's exit by `exited` and `exit_news`.
-    pub fn new(
+    pub(super) fn new(
         pipe: ChildStdout,
         exited: Arc<AtomicBool>,
         exit_news: io::PipeReader,

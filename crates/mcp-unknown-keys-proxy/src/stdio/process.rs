@@ -37,7 +37,7 @@ use crate::failure::Failure;
 use crate::signals::Blocked;
 
 /// What the main thread waits on.
-pub enum Event {
+pub(super) enum Event {
     /// The relay forwarded the end of the server's output.
     OutputDone,
     /// The server exited (it is not reaped).
@@ -48,7 +48,7 @@ pub enum Event {
 
 /// Once the session has ended, how long what the server left running in its
 /// group has between SIGTERM and SIGKILL.
-pub const GROUP_GRACE: Duration = Duration::from_secs(2);
+pub(super) const GROUP_GRACE: Duration = Duration::from_secs(2);
 
 /// How often [`Group::end`] looks whether the group has emptied.
 const GROUP_POLL: Duration = Duration::from_millis(20);
@@ -56,14 +56,14 @@ const GROUP_POLL: Duration = Duration::from_millis(20);
 /// The server's process group, identified by the server's pid; valid for
 /// the proxy's whole life since the server is never reaped.
 #[derive(Clone, Copy, Debug)]
-pub struct Group {
+pub(super) struct Group {
     pid: libc::pid_t,
 }
 
 impl Group {
     /// Sends `signal` to the group, and to the server itself should it have
     /// left the group for one of its own.
-    pub fn signal(self, signal: libc::c_int) {
+    pub(super) fn signal(self, signal: libc::c_int) {
         // SAFETY: kill and getpgid have no memory-safety preconditions. The
         // pid is unreaped, so neither it nor the group id can be recycled.
         unsafe {
@@ -78,7 +78,7 @@ impl Group {
     /// up on it): every process still running in its group gets SIGTERM,
     /// and SIGKILL if any is still running `grace` later. Returns at once
     /// when none is.
-    pub fn end(self, grace: Duration) {
+    pub(super) fn end(self, grace: Duration) {
         if !self.has_live_members() {
             return;
         }
@@ -136,7 +136,7 @@ fn running_in_group(stat: &str) -> Option<libc::pid_t> {
 
 /// Starts the server: its own process group, the forwarded signals
 /// unblocked, killed with the proxy (Linux).
-pub fn spawn(command: &[OsString], blocked: &Blocked) -> Result<(Child, Group), Failure> {
+pub(super) fn spawn(command: &[OsString], blocked: &Blocked) -> Result<(Child, Group), Failure> {
     let (program, args) = command.split_first().expect("clap requires COMMAND");
     let mut server = Command::new(program);
     blocked.unblock_in(&mut server);
@@ -187,7 +187,7 @@ fn die_with_the_proxy(_command: &mut Command) {}
 /// Waits, on a thread of its own, for the server to exit without reaping
 /// it; then tells the output relay (`exited`, and a byte to `exit_news` to
 /// wake it) and `events`.
-pub fn watch(
+pub(super) fn watch(
     group: Group,
     exited: Arc<AtomicBool>,
     mut exit_news: io::PipeWriter,
@@ -244,12 +244,12 @@ fn exit_status(info: &libc::siginfo_t) -> ExitStatus {
 /// Once the host has sent a signal and the server has exited, how long the
 /// server's last output may take to reach a client that may have stopped
 /// reading.
-pub const FLUSH_AFTER_SIGNAL: Duration = Duration::from_secs(1);
+pub(super) const FLUSH_AFTER_SIGNAL: Duration = Duration::from_secs(1);
 
 /// Waits for the end of the session: the server exited and its output
 /// forwarded; or, once the host has sent a signal, the server exited and
 /// its output forwarded within [`FLUSH_AFTER_SIGNAL`], or a further signal.
-pub fn wait_for_the_end(events: &Receiver<Event>) -> io::Result<ExitStatus> {
+pub(super) fn wait_for_the_end(events: &Receiver<Event>) -> io::Result<ExitStatus> {
     let mut status: Option<io::Result<ExitStatus>> = None;
     let mut output_done = false;
     let mut signalled = false;

@@ -23,7 +23,7 @@ use mcp_unknown_keys::jsonrpc::Id;
 
 /// The ids of the calls awaiting their verdict, as the relays check them.
 #[derive(Default)]
-pub struct AwaitedIds {
+pub(super) struct AwaitedIds {
     ids: Mutex<HashSet<Id>>,
     /// How many ids are held: read without the lock, so a relay pays
     /// nothing while none is awaited.
@@ -32,12 +32,12 @@ pub struct AwaitedIds {
 
 impl AwaitedIds {
     /// Whether any answer is awaited.
-    pub fn any(&self) -> bool {
+    pub(super) fn any(&self) -> bool {
         self.count.load(Ordering::SeqCst) > 0
     }
 
     /// Whether `line` may answer an awaited call.
-    pub fn may_answer(&self, line: &[u8]) -> bool {
+    pub(super) fn may_answer(&self, line: &[u8]) -> bool {
         if !self.any() {
             return false;
         }
@@ -46,7 +46,7 @@ impl AwaitedIds {
     }
 
     /// Changes the ids held; `f` gets the set.
-    pub fn update(&self, f: impl FnOnce(&mut HashSet<Id>)) {
+    pub(super) fn update(&self, f: impl FnOnce(&mut HashSet<Id>)) {
         let mut ids = self.ids();
         f(&mut ids);
         self.count.store(ids.len(), Ordering::SeqCst);

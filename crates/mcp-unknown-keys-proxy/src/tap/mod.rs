@@ -22,7 +22,7 @@
 
 mod answers;
 mod queue;
-pub mod trace;
+pub(crate) mod trace;
 mod worker;
 
 use std::fmt;
@@ -44,17 +44,17 @@ use mcp_unknown_keys::jsonrpc::Id;
 
 /// The most line bytes queued for the audit worker (and held while it reads
 /// them). A line that would not fit is passed over: the relay never waits.
-pub const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_QUEUED_BYTES: usize = 64 * 1024 * 1024;
 
 /// At the end of a session, once the audit has had its time, how long it
 /// may take to count the calls in the lines still queued (reading them,
 /// not auditing them).
-pub const COUNT_AT_EXIT: Duration = Duration::from_millis(500);
+pub(crate) const COUNT_AT_EXIT: Duration = Duration::from_millis(500);
 
 /// The longest server line read as a possible `list_changed` notification
 /// while no listing is awaited (the real one is under a hundred bytes):
 /// longer lines, tool results among them, need no look.
-pub const MAX_NOTIFICATION_LINE: usize = 1024;
+pub(crate) const MAX_NOTIFICATION_LINE: usize = 1024;
 
 /// Where the tap's findings go, beside being counted: each warning and
 /// verdict with the trace context of its call, when it carried one; the

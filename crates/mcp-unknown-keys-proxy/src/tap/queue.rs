@@ -20,7 +20,7 @@ const WAKE_AT: usize = 32;
 
 /// Which relay saw a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
+pub(super) enum Source {
     Client,
     Server,
     /// A line the proxy wrote to the client in the server's place (an
@@ -30,7 +30,7 @@ pub enum Source {
 
 /// One line for the worker.
 #[derive(Debug)]
-pub struct Entry {
+pub(super) struct Entry {
     pub from: Source,
     pub line: Vec<u8>,
     /// The relay counted this line in the listing window (see
@@ -42,7 +42,7 @@ pub struct Entry {
 }
 
 /// A FIFO of entries holding at most a given number of line bytes.
-pub struct Queue {
+pub(super) struct Queue {
     state: Mutex<State>,
     /// Signalled when entries arrive, when the queue closes, and when the
     /// worker finishes entries.
@@ -70,7 +70,7 @@ struct State {
 
 impl Queue {
     /// A queue of at most `capacity` line bytes.
-    pub fn new(capacity: usize) -> Queue {
+    pub(super) fn new(capacity: usize) -> Queue {
         Queue {
             state: Mutex::default(),
             changed: Condvar::new(),
@@ -104,7 +104,7 @@ impl Queue {
     /// at once. The copy is made before the lock is taken. The worker is not
     /// woken here: call [`Queue::wake`] once the line is forwarded, so the
     /// wake-up costs the relay nothing first.
-    pub fn try_push(&self, from: Source, line: &[u8], in_window: bool, may_call: bool) -> bool {
+    pub(super) fn try_push(&self, from: Source, line: &[u8], in_window: bool, may_call: bool) -> bool {
         if self.bytes_hint.load(Ordering::Relaxed) + line.len() > self.capacity {
             return false;
         }
@@ -140,7 +140,7 @@ impl Queue {
     }
 
     /// Wakes the worker if a line pushed while it waited has not yet.
-    pub fn wake(&self) {
+    pub(super) fn wake(&self) {
         if self.wake_due.swap(false, Ordering::AcqRel) {
             self.changed.notify_all();
         }
@@ -148,7 +148,7 @@ impl Queue {
 
     /// Every entry queued, in order, waiting for one; `None` once the
     /// queue is closed and empty. One lock for a whole burst of lines.
-    pub fn pop_all(&self) -> Option<VecDeque<Entry>> {
+    pub(super) fn pop_all(&self) -> Option<VecDeque<Entry>> {
         let mut state = self.state();
         loop {
             if !state.entries.is_empty() {
@@ -163,7 +163,7 @@ impl Queue {
 
     /// The worker is done with `entries` entries popped earlier, of `bytes`
     /// in all.
-    pub fn finished(&self, entries: u64, bytes: usize) {
+    pub(super) fn finished(&self, entries: u64, bytes: usize) {
         let mut state = self.state();
         state.bytes -= bytes;
         self.bytes_hint.store(state.bytes, Ordering::Relaxed);
@@ -178,7 +178,7 @@ impl Queue {
     /// Waits until the worker has finished every entry pushed before this
     /// call, for at most `within` (`None`: however long it takes). Returns
     /// how many of those entries it had not finished when the wait ended.
-    pub fn settle(&self, within: Option<Duration>) -> u64 {
+    pub(super) fn settle(&self, within: Option<Duration>) -> u64 {
         let until = within.map(|within| Instant::now() + within);
         let mut state = self.state();
         let target = state.pushed;
@@ -195,7 +195,7 @@ impl Queue {
     }
 
     /// No more entries: the worker ends once it has read those queued.
-    pub fn close(&self) {
+    pub(super) fn close(&self) {
         self.state().closed = true;
         self.changed.notify_all();
     }

@@ -34,7 +34,7 @@ type Notices = Box<dyn Fn(&str) + Send + Sync>;
 
 /// What the relays and the worker share to decide which lines to queue.
 #[derive(Default)]
-pub struct Gates {
+pub(super) struct Gates {
     /// `tools/list` requests queued unread plus listings awaited: while
     /// not zero, every server line is queued (see `Shared::window`).
     pub window: AtomicUsize,
@@ -48,7 +48,7 @@ pub struct Gates {
 /// The worker's rules and state; its lock is held only between lines,
 /// while a line that may hold calls is parsed, and while counting, never
 /// while a warning is delivered.
-pub struct Worker {
+pub(super) struct Worker {
     auditor: Auditor,
     state: Mutex<State>,
     notices: Mutex<Notices>,
@@ -93,7 +93,7 @@ fn calls_in(line: &Line<'_>) -> u64 {
 }
 
 impl Worker {
-    pub fn new(auditor: Auditor) -> Worker {
+    pub(super) fn new(auditor: Auditor) -> Worker {
         Worker {
             auditor,
             state: Mutex::default(),
@@ -106,15 +106,15 @@ impl Worker {
     }
 
     #[cfg(test)]
-    pub fn set_notices(&self, notices: Notices) {
+    pub(crate) fn set_notices(&self, notices: Notices) {
         *self.notices.lock().unwrap_or_else(PoisonError::into_inner) = notices;
     }
 
-    pub fn set_report(&self, report: Arc<dyn Report>) {
+    pub(super) fn set_report(&self, report: Arc<dyn Report>) {
         *self.report.lock().unwrap_or_else(PoisonError::into_inner) = Some(report);
     }
 
-    pub fn report(&self) -> Option<Arc<dyn Report>> {
+    pub(super) fn report(&self) -> Option<Arc<dyn Report>> {
         self.report.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
@@ -122,27 +122,27 @@ impl Worker {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub fn findings(&self) -> Findings {
+    pub(super) fn findings(&self) -> Findings {
         self.state().session.findings().clone()
     }
 
-    pub fn coverage(&self) -> Coverage {
+    pub(super) fn coverage(&self) -> Coverage {
         self.state().session.coverage().clone()
     }
 
-    pub fn verdicts(&self) -> Verdicts<Id> {
+    pub(super) fn verdicts(&self) -> Verdicts<Id> {
         self.state().session.verdicts().clone()
     }
 
     #[cfg(test)]
-    pub fn audited_tools(&self) -> Vec<String> {
+    pub(crate) fn audited_tools(&self) -> Vec<String> {
         self.auditor.audited_tools()
     }
 
     /// Reads one queued line and acts on what it is; once the session is
     /// ending, only counts the calls in it. A bug met reading it loses that
     /// line only: the gates it holds open are closed and the next line read.
-    pub fn read(&self, entry: &Entry, gates: &Gates) {
+    pub(super) fn read(&self, entry: &Entry, gates: &Gates) {
         let _ = catch_unwind(AssertUnwindSafe(|| {
             let messages = match self.parse(entry) {
                 Line::Message(message) => vec![message],
@@ -195,7 +195,7 @@ impl Worker {
     }
 
     /// The session is ending: the lines still queued are only counted.
-    pub fn end_soon(&self) {
+    pub(super) fn end_soon(&self) {
         self.ending.store(true, Ordering::Release);
     }
 
@@ -203,7 +203,7 @@ impl Worker {
     /// being read not counted yet, and each client line that may be a call
     /// and is still queued, counted as calls not audited; and how many
     /// those were.
-    pub fn end(&self, gates: &Gates) -> (Coverage, u64) {
+    pub(super) fn end(&self, gates: &Gates) -> (Coverage, u64) {
         self.end_soon();
         let state = self.state();
         let mut coverage = state.session.coverage().clone();
@@ -287,7 +287,7 @@ impl Worker {
     }
 
     /// The session ended: every call still awaited is unanswered.
-    pub fn finish(&self, gates: &Gates) {
+    pub(super) fn finish(&self, gates: &Gates) {
         let judged = {
             let mut state = self.state();
             let judged = state.session.finish();
@@ -326,7 +326,7 @@ impl Worker {
     }
 
     /// Says `notice` unless it was said before.
-    pub fn notice_once(&self, notice: &str) {
+    pub(super) fn notice_once(&self, notice: &str) {
         if self.state().said.insert(notice.to_owned()) {
             self.notice(notice);
         }

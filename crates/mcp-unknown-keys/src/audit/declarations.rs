@@ -37,7 +37,7 @@ const GROUP_MEMBERS: [&str; 2] = ["functionDeclarations", "function_declarations
 ///
 /// The schema is `None` when the declaration gives none; a catalogue then
 /// keeps the name as declaring nothing (nothing to check against).
-pub fn name_and_schema(tool: &Value) -> Option<(&str, Option<&Value>)> {
+pub(super) fn name_and_schema(tool: &Value) -> Option<(&str, Option<&Value>)> {
     // An MCP tool may carry a vendor `function` member of its own: only a
     // `function` object with a name makes an OpenAI Chat declaration.
     if let Some(function) = tool.get("function").filter(|f| has_name(f)) {

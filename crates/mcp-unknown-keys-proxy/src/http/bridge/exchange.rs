@@ -36,7 +36,7 @@ pub(super) const MAX_RETRY: Duration = Duration::from_secs(30);
 /// The longest message the bridge reads from the server (a body, or an
 /// event's data): the stdio proxy's limit of a line it taps. A longer one
 /// is not passed on, and stderr says so; it never grows memory past this.
-pub const MAX_MESSAGE: usize = crate::MAX_TAPPED_LINE;
+pub(super) const MAX_MESSAGE: usize = crate::MAX_TAPPED_LINE;
 
 /// How long, and how many bytes, the rest of a stream is read after the
 /// answer came, so that its connection goes back to the pool: a connection
@@ -50,7 +50,7 @@ const DRAIN: (Duration, usize) = (Duration::from_secs(2), 1 << 20);
 const SETTLE: Duration = Duration::from_millis(10);
 
 /// A request, read and ready to send.
-pub struct Exchange {
+pub(super) struct Exchange {
     /// The message, taken when it is sent.
     message: Option<Outbound>,
     id: Option<Id>,
@@ -75,7 +75,7 @@ pub(super) enum Ended {
 impl Exchange {
     /// Reads what sending `message` needs, and notes what it tells the
     /// session.
-    pub fn plan(bridge: &Bridge, message: &Outgoing<'_>, line: Bytes) -> Exchange {
+    pub(super) fn plan(bridge: &Bridge, message: &Outgoing<'_>, line: Bytes) -> Exchange {
         let routing = bridge.session.route(message);
         Exchange {
             message: Some(Outbound::Whole(line)),
@@ -90,7 +90,7 @@ impl Exchange {
 
     /// A request too long to read, sent as it streams in: only its
     /// leading `id` and `method` are known, and no header is read from it.
-    pub fn streamed(body: Body, leading: Leading) -> Exchange {
+    pub(super) fn streamed(body: Body, leading: Leading) -> Exchange {
         Exchange {
             message: Some(Outbound::Streamed(body)),
             id: leading.id.as_deref().and_then(Id::read),
@@ -102,7 +102,7 @@ impl Exchange {
         }
     }
 
-    pub fn id(&self) -> Option<&Id> {
+    pub(super) fn id(&self) -> Option<&Id> {
         self.id.as_ref()
     }
 
@@ -118,7 +118,7 @@ impl Exchange {
     }
 
     /// Sends a request and writes what answers it.
-    pub async fn run(mut self, bridge: Arc<Bridge>) {
+    pub(super) async fn run(mut self, bridge: Arc<Bridge>) {
         let message = self.message.take().unwrap_or(Outbound::Whole(Bytes::new()));
         let failure = if bridge.session.expired() && self.method() != "initialize" {
             Some(Failure::Expired)

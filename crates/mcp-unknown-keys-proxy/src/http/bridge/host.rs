@@ -26,7 +26,7 @@ const PIECES_AHEAD: usize = 16;
 const BUFFER: usize = 64 * 1024;
 
 /// A line from the host.
-pub enum HostLine {
+pub(super) enum HostLine {
     /// A line no longer than [`MAX_MESSAGE`], newline and CR dropped.
     Whole(Vec<u8>),
     /// A longer line: its first bytes and the rest as it is read.
@@ -35,14 +35,14 @@ pub enum HostLine {
 
 /// A long line, as a request body: the bytes read before it was found too
 /// long, then each piece as stdin brings it, to the newline (not sent).
-pub struct Streamed {
+pub(super) struct Streamed {
     head: Option<Bytes>,
     rest: mpsc::Receiver<Bytes>,
 }
 
 impl Streamed {
     /// The first bytes of the line.
-    pub fn head(&self) -> &[u8] {
+    pub(super) fn head(&self) -> &[u8] {
         self.head.as_deref().unwrap_or_default()
     }
 }
@@ -68,7 +68,7 @@ impl HttpBody for Streamed {
 /// nobody takes them: on the runtime's own thread when stdin is a pipe or
 /// a stream socket ([`Pipe`]); otherwise a thread reads it, blocking, and
 /// hands its bytes to the same reader.
-pub fn start(lines: mpsc::Sender<HostLine>, runtime: &Runtime) -> Result<(), String> {
+pub(super) fn start(lines: mpsc::Sender<HostLine>, runtime: &Runtime) -> Result<(), String> {
     let _entered = runtime.enter();
     if let Some(stdin) = Pipe::register(io::stdin().as_fd()) {
         runtime.spawn(read(BufReader::with_capacity(BUFFER, stdin), lines));

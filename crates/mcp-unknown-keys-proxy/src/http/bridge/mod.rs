@@ -86,7 +86,7 @@ struct InFlight {
 /// Runs the bridge until the host has closed stdin and every answer it
 /// awaits is written, or SIGHUP, SIGINT, SIGQUIT or SIGTERM comes; then
 /// ends the session (DELETE, where there is one).
-pub fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), String> {
+pub(super) fn run(upstream: Upstream, headers: HeaderMap, tap: Arc<Tap>) -> Result<(), String> {
     let parked = tap.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

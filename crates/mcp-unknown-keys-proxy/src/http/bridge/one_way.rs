@@ -22,7 +22,7 @@ use crate::http::reply::{self, Failure};
 use crate::http::sse::Parser;
 
 /// A message that awaits no answer, read and routed, ready to send.
-pub struct OneWay {
+pub(super) struct OneWay {
     pub message: Outbound,
     pub routing: Routing,
     pub declared: Option<String>,
@@ -35,7 +35,7 @@ impl Bridge {
     /// on a 2xx answer (a JSON message, or an event stream) is passed on to
     /// the host as it came. Nothing is authored for the host: there is no
     /// request to answer.
-    pub async fn deliver_one_way(self: Arc<Self>, message: OneWay) {
+    pub(super) async fn deliver_one_way(self: Arc<Self>, message: OneWay) {
         let (answer, sent) = self
             .post(message.message, &message.routing, message.declared.as_deref())
             .await;
@@ -185,7 +185,7 @@ impl Bridge {
 
     /// Ends the session with DELETE (legacy era), if one is open, waiting
     /// no longer than `patience` for the server.
-    pub async fn end_session(&self, patience: Duration) {
+    pub(super) async fn end_session(&self, patience: Duration) {
         if self.session.open_session().is_none() {
             return;
         }

@@ -20,7 +20,7 @@ use tokio::io::{AsyncRead, ReadBuf};
 
 /// A pipe or stream socket end, non-blocking and registered with the
 /// runtime.
-pub struct Pipe(AsyncFd<Blocking>);
+pub(super) struct Pipe(AsyncFd<Blocking>);
 
 /// An owned duplicate that puts its file description back to blocking when
 /// dropped, if it was made non-blocking for the bridge.
@@ -46,7 +46,7 @@ impl Drop for Blocking {
 impl Pipe {
     /// `fd` on the runtime (whose context must be entered), if it is a pipe
     /// or a stream socket and the runtime takes it.
-    pub fn register(fd: BorrowedFd<'_>) -> Option<Pipe> {
+    pub(super) fn register(fd: BorrowedFd<'_>) -> Option<Pipe> {
         if !is_byte_stream(fd) {
             return None;
         }
@@ -63,7 +63,7 @@ impl Pipe {
     }
 
     /// Writes all of `bytes`, waiting for room as the host reads.
-    pub async fn write_all(&self, mut bytes: &[u8]) -> io::Result<()> {
+    pub(super) async fn write_all(&self, mut bytes: &[u8]) -> io::Result<()> {
         while !bytes.is_empty() {
             let mut ready = self.0.writable().await?;
             match ready.try_io(|fd| syscall_result(fd_write(fd.get_ref(), bytes))) {
@@ -81,7 +81,7 @@ impl Pipe {
     /// without waiting: the count of bytes written (the line's length plus
     /// one, when all were), or the error (`WouldBlock` when the pipe is
     /// full).
-    pub fn try_write_line(&self, line: &[u8]) -> io::Result<usize> {
+    pub(super) fn try_write_line(&self, line: &[u8]) -> io::Result<usize> {
         let pieces = [IoSlice::new(line), IoSlice::new(b"\n")];
         // SAFETY: writes from live slices, whose `IoSlice`s have the
         // layout of `iovec`, to a descriptor the pipe owns.

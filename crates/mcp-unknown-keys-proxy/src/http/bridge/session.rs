@@ -23,7 +23,7 @@ use mcp_unknown_keys::jsonrpc::Id;
 
 use super::super::message::Outgoing;
 
-pub const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(super) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
 const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
@@ -33,7 +33,7 @@ const EVENTS: HeaderValue = HeaderValue::from_static("text/event-stream");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 /// The protocol's state between requests.
-pub struct UpstreamSession {
+pub(super) struct UpstreamSession {
     /// The user's `--header`s.
     headers: HeaderMap,
     state: Mutex<State>,
@@ -56,7 +56,7 @@ struct State {
 
 /// Which protocol era the host speaks, as its messages show.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Era {
+pub(super) enum Era {
     /// No `initialize` and no versioned request yet.
     #[default]
     Unknown,
@@ -67,19 +67,19 @@ pub enum Era {
 }
 
 /// The headers one message goes with, read from it before it is sent.
-pub struct Routing {
+pub(super) struct Routing {
     headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl Routing {
     /// No headers: a message of the server's own stream.
-    pub fn none() -> Routing {
+    pub(super) fn none() -> Routing {
         Routing { headers: Vec::new() }
     }
 }
 
 impl UpstreamSession {
-    pub fn new(headers: HeaderMap) -> UpstreamSession {
+    pub(super) fn new(headers: HeaderMap) -> UpstreamSession {
         UpstreamSession {
             headers,
             state: Mutex::default(),
@@ -91,18 +91,18 @@ impl UpstreamSession {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub fn params(&self) -> MutexGuard<'_, ParamHeaders> {
+    pub(super) fn params(&self) -> MutexGuard<'_, ParamHeaders> {
         self.params.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The era.
-    pub fn era(&self) -> Era {
+    pub(super) fn era(&self) -> Era {
         self.state().era
     }
 
     /// Notes what a message tells of the era, and reads the headers it goes
     /// with. An `initialize` starts a new legacy session.
-    pub fn route(&self, message: &Outgoing<'_>) -> Routing {
+    pub(super) fn route(&self, message: &Outgoing<'_>) -> Routing {
         let mut state = self.state();
         let declared = message.protocol_version();
         if message.method() == Some("initialize") {
@@ -135,7 +135,7 @@ impl UpstreamSession {
     /// The request a 2026-07-28 `notifications/cancelled` gives up: on HTTP,
     /// that request's stream is closed instead of the notification being
     /// sent.
-    pub fn cancels_by_closing(&self, message: &Outgoing<'_>) -> Option<Id> {
+    pub(super) fn cancels_by_closing(&self, message: &Outgoing<'_>) -> Option<Id> {
         if self.era() != Era::Modern {
             return None;
         }
@@ -143,18 +143,18 @@ impl UpstreamSession {
     }
 
     /// Keeps the session the `initialize` answer assigned.
-    pub fn assigned(&self, id: Option<&HeaderValue>) {
+    pub(super) fn assigned(&self, id: Option<&HeaderValue>) {
         self.state().id = id.cloned();
     }
 
     /// Keeps the version the `initialize` answer negotiated.
-    pub fn negotiated(&self, version: &str) {
+    pub(super) fn negotiated(&self, version: &str) {
         self.state().version = HeaderValue::from_str(version).ok();
     }
 
     /// The server answered 404 to a request in this session: it is over.
     /// Returns whether there was a session to expire.
-    pub fn expire(&self, sent: Option<&HeaderValue>) -> bool {
+    pub(super) fn expire(&self, sent: Option<&HeaderValue>) -> bool {
         let mut state = self.state();
         match (&state.id, sent) {
             (Some(id), Some(sent)) if id == sent => {
@@ -166,19 +166,19 @@ impl UpstreamSession {
     }
 
     /// Whether the server ended the session.
-    pub fn expired(&self) -> bool {
+    pub(super) fn expired(&self) -> bool {
         self.state().expired
     }
 
     /// The session to end with DELETE on exit, if one is open.
-    pub fn open_session(&self) -> Option<HeaderValue> {
+    pub(super) fn open_session(&self) -> Option<HeaderValue> {
         let state = self.state();
         state.id.clone().filter(|_| !state.expired)
     }
 
     /// A POST of `body`, with the headers its routing and the session want.
     /// Returns the session id sent, if any, to tell an expiry.
-    pub fn post(
+    pub(super) fn post(
         &self,
         upstream: &Upstream,
         body: Body,
@@ -200,7 +200,7 @@ impl UpstreamSession {
     }
 
     /// A GET of the server's event stream, resuming after `last_event_id`.
-    pub fn get(
+    pub(super) fn get(
         &self,
         upstream: &Upstream,
         last_event_id: Option<&str>,
@@ -216,7 +216,7 @@ impl UpstreamSession {
     }
 
     /// A DELETE of the session.
-    pub fn delete(&self, upstream: &Upstream) -> Request<Body> {
+    pub(super) fn delete(&self, upstream: &Upstream) -> Request<Body> {
         self.base(upstream, Method::DELETE, empty())
     }
 
@@ -240,7 +240,7 @@ impl UpstreamSession {
 
 /// What a POST carries: a whole host line, which can be sent again, or a
 /// line too long to hold, as it streams in.
-pub enum Outbound {
+pub(super) enum Outbound {
     /// A line read whole.
     Whole(Bytes),
     /// A line longer than the bridge holds, sent as stdin brings it.
@@ -249,7 +249,7 @@ pub enum Outbound {
 
 impl Outbound {
     /// The line again, if it can be sent again.
-    pub fn again(&self) -> Option<Bytes> {
+    pub(super) fn again(&self) -> Option<Bytes> {
         match self {
             Outbound::Whole(line) => Some(line.clone()),
             Outbound::Streamed(_) => None,
@@ -257,7 +257,7 @@ impl Outbound {
     }
 
     /// The request body.
-    pub fn into_body(self) -> Body {
+    pub(super) fn into_body(self) -> Body {
         match self {
             Outbound::Whole(line) => full(line),
             Outbound::Streamed(body) => body,
@@ -266,7 +266,7 @@ impl Outbound {
 }
 
 /// A body in one piece.
-pub fn full(body: Bytes) -> Body {
+pub(super) fn full(body: Bytes) -> Body {
     Full::new(body).map_err(|never| match never {}).boxed()
 }
 

@@ -33,7 +33,7 @@ const END: Vec<u8> = Vec::new();
 const QUEUED: usize = 256;
 
 /// The writer of the host's lines.
-pub enum Writer {
+pub(super) enum Writer {
     /// On the runtime's thread (stdout a pipe or a stream socket).
     Task(JoinHandle<()>),
     /// On a thread of its own.
@@ -42,7 +42,7 @@ pub enum Writer {
 
 /// Where the host's lines are sent, by every task that has one.
 #[derive(Clone)]
-pub struct ToHost {
+pub(super) struct ToHost {
     queue: mpsc::Sender<Vec<u8>>,
     /// Stdout, when the runtime's thread writes it.
     direct: Option<Arc<Stdout>>,
@@ -62,7 +62,7 @@ struct Stdout {
 
 impl ToHost {
     /// Writes `line` and a newline, after every line sent before it.
-    pub async fn send(&self, line: &[u8]) {
+    pub(super) async fn send(&self, line: &[u8]) {
         if let Some(stdout) = &self.direct
             && !stdout.busy.load(Ordering::Relaxed)
             && self.queue.capacity() == self.queue.max_capacity()
@@ -129,7 +129,7 @@ impl Stdout {
 impl Writer {
     /// Starts writing the lines sent through the [`ToHost`] it returns,
     /// until [`END`].
-    pub fn start(runtime: &Runtime) -> Result<(Writer, ToHost), String> {
+    pub(super) fn start(runtime: &Runtime) -> Result<(Writer, ToHost), String> {
         let registered = {
             let _entered = runtime.enter();
             Pipe::register(io::stdout().as_fd())
@@ -162,7 +162,7 @@ impl Writer {
     /// queue behind them, through `end`. With a `patience`, gives up after
     /// that long: a host that stopped reading holds a write for ever, and a
     /// queue it left full holds the end marker.
-    pub fn finish(self, runtime: &Runtime, end: ToHost, patience: Option<Duration>) {
+    pub(super) fn finish(self, runtime: &Runtime, end: ToHost, patience: Option<Duration>) {
         let end = end.queue;
         match self {
             Writer::Task(task) => runtime.block_on(async {

@@ -16,7 +16,7 @@ use crate::relay::LineTap;
 use crate::tap::Tap;
 
 /// How a response body carries messages.
-pub enum Carries {
+pub(super) enum Carries {
     /// An SSE stream: each event's data is a message.
     Events(Parser),
     /// A JSON body: the whole body is one message, `length` bytes long
@@ -31,7 +31,7 @@ pub enum Carries {
 ///
 /// An SSE line longer than the parser's bound ends the stream: the client
 /// sees it cut (as if the server had dropped it), and stderr says why.
-pub struct Tapped {
+pub(super) struct Tapped {
     inner: Incoming,
     tap: Arc<Tap>,
     carries: Carries,
@@ -45,7 +45,7 @@ pub struct Tapped {
 
 impl Tapped {
     /// `inner`, shown to `tap` as `carries` says, from `upstream`.
-    pub fn new(inner: Incoming, tap: Arc<Tap>, carries: Carries, upstream: Arc<str>) -> Tapped {
+    pub(super) fn new(inner: Incoming, tap: Arc<Tap>, carries: Carries, upstream: Arc<str>) -> Tapped {
         let json = matches!(carries, Carries::Json { .. }).then(BytesMut::new);
         Tapped {
             inner,

@@ -37,7 +37,7 @@ const QUOTED: usize = 100;
 
 /// The rules of one proxy: where it listens, and the origins allowed.
 #[derive(Debug)]
-pub struct Guard {
+pub(crate) struct Guard {
     /// The listening address, when it is a name of its own (neither
     /// loopback nor every interface).
     own: Option<IpAddr>,
@@ -53,7 +53,7 @@ pub struct Guard {
 /// `Sec-Fetch-Site` of a page's request without `Origin`, or a GET of the
 /// endpoint that does not accept an event stream.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Refused {
+pub(crate) enum Refused {
     Host(String),
     Origin(String),
     FromSite(String),
@@ -62,7 +62,7 @@ pub enum Refused {
 
 impl Refused {
     /// What stderr says of it, once per value.
-    pub fn explain(&self) -> String {
+    pub(crate) fn explain(&self) -> String {
         match self {
             Refused::Host(host) => format!(
                 "refused requests with Host {host:?} (403): not this proxy's address nor a loopback name, as a web page's would be after DNS rebinding; \
@@ -83,7 +83,7 @@ impl Refused {
     }
 
     /// The status the refusal is answered with.
-    pub fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             Refused::NotEventStream => StatusCode::NOT_ACCEPTABLE,
             _ => StatusCode::FORBIDDEN,
@@ -91,7 +91,7 @@ impl Refused {
     }
 
     /// The value refused, the key stderr says it once by.
-    pub fn value(&self) -> &str {
+    pub(crate) fn value(&self) -> &str {
         match self {
             Refused::Host(value) | Refused::Origin(value) | Refused::FromSite(value) => value,
             Refused::NotEventStream => "GET without text/event-stream",
@@ -102,7 +102,7 @@ impl Refused {
 impl Guard {
     /// The rules of a proxy listening on `listen`, with the origins of
     /// `--allow-origin`; an error names an origin that is not one.
-    pub fn new(listen: SocketAddr, allowed: &[String]) -> Result<Guard, String> {
+    pub(crate) fn new(listen: SocketAddr, allowed: &[String]) -> Result<Guard, String> {
         let allowed = allowed
             .iter()
             .map(|origin| {
@@ -123,7 +123,7 @@ impl Guard {
 
     /// Whether a request with this `Host` and `Origin` (as sent, if sent)
     /// may go on.
-    pub fn check(&self, host: Option<&[u8]>, origin: Option<&[u8]>) -> Result<(), Refused> {
+    pub(crate) fn check(&self, host: Option<&[u8]>, origin: Option<&[u8]>) -> Result<(), Refused> {
         if let Some(host) = host
             && !self.host_allowed(host)
         {
@@ -140,7 +140,7 @@ impl Guard {
     /// Whether a request with this `Sec-Fetch-Site` may go on: one a
     /// browser sent from another site only with an `Origin`, which
     /// [`Guard::check`] then judges.
-    pub fn check_site(&self, fetch_site: &[u8], has_origin: bool) -> Result<(), Refused> {
+    pub(crate) fn check_site(&self, fetch_site: &[u8], has_origin: bool) -> Result<(), Refused> {
         let from_elsewhere =
             fetch_site.eq_ignore_ascii_case(b"cross-site") || fetch_site.eq_ignore_ascii_case(b"same-site");
         if from_elsewhere && !has_origin {
@@ -188,7 +188,7 @@ impl Guard {
 /// Whether the `Accept` values of a request name `text/event-stream` (with
 /// a weight above 0): a wildcard is not enough, as every `<img>` and link
 /// accepts `*/*`.
-pub fn accepts_event_stream<'a>(accept: impl IntoIterator<Item = &'a [u8]>) -> bool {
+pub(super) fn accepts_event_stream<'a>(accept: impl IntoIterator<Item = &'a [u8]>) -> bool {
     accept
         .into_iter()
         .filter_map(|value| std::str::from_utf8(value).ok())

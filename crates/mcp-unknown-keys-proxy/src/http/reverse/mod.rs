@@ -32,9 +32,9 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use self::body::{Carries, Tapped};
-pub use self::guard::Guard;
+pub(crate) use self::guard::Guard;
 use self::guard::Refused;
-pub use self::sessions::Sessions;
+pub(crate) use self::sessions::Sessions;
 use super::message::{Kind, Leading, Outgoing};
 use super::note;
 use super::reply::{self, Failure};
@@ -83,7 +83,7 @@ const REFUSALS_SAID: usize = 256;
 
 /// Serves until SIGHUP, SIGINT, SIGQUIT or SIGTERM, then writes each
 /// session's summary.
-pub fn run(
+pub(crate) fn run(
     listen: SocketAddr,
     upstream: Upstream,
     headers: HeaderMap,

@@ -9,6 +9,10 @@
 //! no byte of it for [`idle`](crate::client::idle), however long it takes
 //! as a whole.
 
+// `pub` for the fuzz targets (the crate's `fuzzing` module), which link
+// this reader; outside them nothing reaches it.
+#![cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
+
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -27,11 +31,11 @@ use crate::http::note;
 
 /// How long a request's body may take to arrive whole, from its headers,
 /// to be held and read; a slower one is sent on as it comes, unread.
-pub const HOLD_WITHIN: Duration = Duration::from_secs(30);
+pub(crate) const HOLD_WITHIN: Duration = Duration::from_secs(30);
 
 /// The most bytes of request bodies held whole at once, across every
 /// connection: four bodies of the longest the tap reads.
-pub const MAX_HELD: usize = 4 * crate::MAX_TAPPED_LINE;
+pub(crate) const MAX_HELD: usize = 4 * crate::MAX_TAPPED_LINE;
 
 /// For tests only, never documented for use: [`HOLD_WITHIN`] in
 /// milliseconds, so that a test of it need not wait 30 s.
@@ -42,7 +46,7 @@ const HOLD_WITHIN_KNOB: &str = "MCP_UNKNOWN_KEYS_TEST_BODY_WITHIN_MS";
 const MAX_HELD_KNOB: &str = "MCP_UNKNOWN_KEYS_TEST_MAX_HELD";
 
 /// [`HOLD_WITHIN`], or the test's value: read once.
-pub fn hold_within() -> Duration {
+pub(crate) fn hold_within() -> Duration {
     static WITHIN: OnceLock<Duration> = OnceLock::new();
     *WITHIN.get_or_init(|| knob(HOLD_WITHIN_KNOB).map_or(HOLD_WITHIN, |ms| Duration::from_millis(ms as u64)))
 }
@@ -101,7 +105,7 @@ fn say_once(said: &AtomicBool, text: &str) {
 }
 
 /// Bytes held against a [`Budget`], given back when dropped.
-pub struct Held {
+pub(crate) struct Held {
     budget: Arc<Budget>,
     bytes: usize,
 }

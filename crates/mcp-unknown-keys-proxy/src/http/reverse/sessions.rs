@@ -28,7 +28,7 @@ const MAX_SESSIONS: usize = 1024;
 
 /// Which catalogue a request belongs to.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Key {
+pub(crate) enum Key {
     /// The upstream session, by its `Mcp-Session-Id`.
     Session(Vec<u8>),
     /// No session: the credentials, hashed.
@@ -36,7 +36,7 @@ pub enum Key {
 }
 
 /// The taps of the sessions seen.
-pub struct Sessions {
+pub(crate) struct Sessions {
     new_tap: Box<dyn Fn(String) -> Tap + Send + Sync>,
     summarise: Box<dyn Fn(&Tap) + Send + Sync>,
     hasher: RandomState,
@@ -76,7 +76,7 @@ impl Sessions {
     /// Sessions whose taps come from `new_tap` (given the hash of the
     /// session's key, as 16 hex digits) and are handed to `summarise` when
     /// they end.
-    pub fn new(
+    pub(crate) fn new(
         new_tap: impl Fn(String) -> Tap + Send + Sync + 'static,
         summarise: impl Fn(&Tap) + Send + Sync + 'static,
     ) -> Sessions {
@@ -89,7 +89,7 @@ impl Sessions {
     }
 
     /// The key of a request, from its headers.
-    pub fn key(&self, headers: &HeaderMap) -> Key {
+    pub(crate) fn key(&self, headers: &HeaderMap) -> Key {
         match headers.get(super::SESSION_ID) {
             Some(id) => Key::Session(id.as_bytes().to_vec()),
             None => Key::Credentials(
@@ -102,7 +102,7 @@ impl Sessions {
     /// The tap of a session, opened on its first request; and the tap of
     /// the least recently used session, when opening this one ends it (its
     /// summary is the caller's to write, with [`Sessions::summary`]).
-    pub fn tap(&self, key: &Key) -> (Arc<Tap>, Option<Arc<Tap>>) {
+    pub(crate) fn tap(&self, key: &Key) -> (Arc<Tap>, Option<Arc<Tap>>) {
         let mut open = self.open();
         if let Some(tap) = open.touch(key) {
             return (tap, None);
@@ -124,13 +124,13 @@ impl Sessions {
     }
 
     /// A session is over: its tap, whose summary is the caller's to write.
-    pub fn end(&self, key: &Key) -> Option<Arc<Tap>> {
+    pub(crate) fn end(&self, key: &Key) -> Option<Arc<Tap>> {
         self.open().remove(key)
     }
 
     /// The proxy stops: every session's summary is written, least recently
     /// used first.
-    pub fn end_all(&self) {
+    pub(crate) fn end_all(&self) {
         let Open { mut taps, order, .. } = std::mem::take(&mut *self.open());
         for key in order.values() {
             if let Some((tap, _)) = taps.remove(key) {
@@ -148,7 +148,7 @@ impl Sessions {
     /// summary settles the audit, then writes the log): call it off the
     /// async runtime. Only the summary waits for the audit, so that a stuck
     /// one costs a session's end one wait, not two.
-    pub fn summary(&self, tap: &Tap) {
+    pub(crate) fn summary(&self, tap: &Tap) {
         let unsettled = tap.settle(Some(std::time::Duration::ZERO));
         if unsettled > 0 || tap.coverage().calls > 0 || !tap.findings().is_empty() {
             (self.summarise)(tap);

@@ -18,7 +18,7 @@ use crate::tap::trace::TraceContext;
 
 /// The most items of one list attribute (declared keys can run to
 /// thousands); the count of all is in `…_count`.
-pub const MAX_LISTED: usize = 1000;
+pub(super) const MAX_LISTED: usize = 1000;
 
 /// WARN, in OTLP's severity numbers.
 const SEVERITY_WARN: u32 = 13;
@@ -27,7 +27,7 @@ const SEVERITY_INFO: u32 = 9;
 
 /// What every record of one run shares.
 #[derive(Clone, Debug)]
-pub struct Origin {
+pub(crate) struct Origin {
     /// `--name`, or the command's base name, or the URL's host.
     pub server: String,
     /// The run's session id.
@@ -39,13 +39,13 @@ pub struct Origin {
 /// One finding, encoded: its log record, and its span when the call was
 /// traced.
 #[derive(Clone, Debug)]
-pub struct Encoded {
+pub(super) struct Encoded {
     pub record: Value,
     pub span: Option<Value>,
 }
 
 /// A warning's record.
-pub fn warning(
+pub(super) fn warning(
     origin: &Origin,
     warning: &Warning,
     trace: Option<&TraceContext>,
@@ -80,7 +80,7 @@ pub fn warning(
 }
 
 /// The name of the evaluation, `gen_ai.evaluation.name`.
-pub const EVALUATION_NAME: &str = "mcp.unknown_keys";
+pub(super) const EVALUATION_NAME: &str = "mcp.unknown_keys";
 
 /// A warning as `gen_ai.evaluation.result` events (semantic conventions
 /// v1.38 to v1.41, now in the GenAI conventions' own repository; status
@@ -88,7 +88,7 @@ pub const EVALUATION_NAME: &str = "mcp.unknown_keys";
 /// labelled with it (`gen_ai.evaluation.score.label`), explained by the
 /// warning's line (keys and schema facts, never an argument's value), on
 /// the call's trace when it carried one. No body, no score value.
-pub fn evaluations(
+pub(super) fn evaluations(
     origin: &Origin,
     warning: &Warning,
     trace: Option<&TraceContext>,
@@ -124,7 +124,7 @@ pub fn evaluations(
 }
 
 /// A verdict's record.
-pub fn verdict(
+pub(super) fn verdict(
     origin: &Origin,
     judged: &Judged,
     trace: Option<&TraceContext>,
@@ -167,7 +167,7 @@ pub fn verdict(
 }
 
 /// The body of one `/v1/logs` request.
-pub fn logs_request(resource: &Value, records: Vec<Value>) -> Value {
+pub(super) fn logs_request(resource: &Value, records: Vec<Value>) -> Value {
     json!({"resourceLogs": [{
         "resource": resource,
         "scopeLogs": [{"scope": scope(), "logRecords": records}],
@@ -175,7 +175,7 @@ pub fn logs_request(resource: &Value, records: Vec<Value>) -> Value {
 }
 
 /// The body of one `/v1/traces` request.
-pub fn traces_request(resource: &Value, spans: Vec<Value>) -> Value {
+pub(super) fn traces_request(resource: &Value, spans: Vec<Value>) -> Value {
     json!({"resourceSpans": [{
         "resource": resource,
         "scopeSpans": [{"scope": scope(), "spans": spans}],
@@ -183,7 +183,7 @@ pub fn traces_request(resource: &Value, spans: Vec<Value>) -> Value {
 }
 
 /// What produced the records: this program.
-pub fn resource(origin: &Origin) -> Value {
+pub(super) fn resource(origin: &Origin) -> Value {
     let mut attributes = vec![
         attribute("service.name", string("mcp-unknown-keys")),
         attribute("service.version", string(env!("CARGO_PKG_VERSION"))),
@@ -193,7 +193,7 @@ pub fn resource(origin: &Origin) -> Value {
 }
 
 /// This program, as the scope of what it sends.
-pub fn scope() -> Value {
+pub(super) fn scope() -> Value {
     json!({"name": "mcp-unknown-keys", "version": env!("CARGO_PKG_VERSION")})
 }
 
@@ -255,12 +255,12 @@ fn encode(
 }
 
 /// One OTLP/JSON attribute.
-pub fn attribute(key: &str, value: Value) -> Value {
+pub(super) fn attribute(key: &str, value: Value) -> Value {
     json!({"key": key, "value": value})
 }
 
 /// A string value.
-pub fn string(text: &str) -> Value {
+pub(super) fn string(text: &str) -> Value {
     json!({ "stringValue": text })
 }
 
@@ -286,7 +286,7 @@ fn list<T: AsRef<str>>(attributes: &mut Vec<Value>, key: &str, items: &[T]) {
 
 /// Now, in nanoseconds since the epoch, as OTLP/JSON writes 64-bit
 /// integers: a decimal string.
-pub fn unix_nanos() -> String {
+pub(super) fn unix_nanos() -> String {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
@@ -312,11 +312,11 @@ fn new_span_id() -> [u8; 8] {
 
 /// The label of an undeclared nested key (the diagnosis reads top-level
 /// keys only).
-pub const NESTED: &str = "nested";
+pub(super) const NESTED: &str = "nested";
 
 /// The labels of the causes a finding carries: each hint's cause, and
 /// [`NESTED`] for undeclared nested keys. Sorted, without duplicates.
-pub fn causes_of(warning: &Warning) -> BTreeSet<&'static str> {
+pub(super) fn causes_of(warning: &Warning) -> BTreeSet<&'static str> {
     let mut causes: BTreeSet<&'static str> = warning.hints.iter().map(|hint| hint.cause.as_str()).collect();
     if !warning.unknown_paths.is_empty() {
         causes.insert(NESTED);

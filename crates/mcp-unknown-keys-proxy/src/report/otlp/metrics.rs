@@ -20,14 +20,14 @@ use serde_json::{Value, json};
 use super::encode::{NESTED, attribute, scope, string, unix_nanos};
 
 /// The metric's name.
-pub const METRIC: &str = "mcp_unknown_keys.tool.calls";
+pub(crate) const METRIC: &str = "mcp_unknown_keys.tool.calls";
 
 /// The most label sets counted.
-pub const MAX_SERIES: usize = 1000;
+pub(crate) const MAX_SERIES: usize = 1000;
 
 /// The most (tool, key) pairs whose cause is remembered for the calls that
 /// carry them again.
-pub const MAX_CAUSES_KEPT: usize = 65_536;
+pub(crate) const MAX_CAUSES_KEPT: usize = 65_536;
 
 /// One label set.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -39,7 +39,7 @@ struct Series {
 
 /// The running counts of one run.
 #[derive(Debug)]
-pub struct CallCounter {
+pub(crate) struct CallCounter {
     causes: HashMap<(String, String), Cause>,
     series: BTreeMap<Series, u64>,
     start: String,
@@ -60,7 +60,7 @@ impl Default for CallCounter {
 
 impl CallCounter {
     /// Remembers the cause of each key a warning says for the first time.
-    pub fn warned(&mut self, warning: &Warning) {
+    pub(crate) fn warned(&mut self, warning: &Warning) {
         for hint in &warning.hints {
             if self.causes.len() >= MAX_CAUSES_KEPT {
                 return;
@@ -71,7 +71,7 @@ impl CallCounter {
     }
 
     /// Counts a call that carried undeclared keys, once its verdict is in.
-    pub fn judged(&mut self, judged: &Judged) {
+    pub(crate) fn judged(&mut self, judged: &Judged) {
         let mut causes: BTreeSet<&'static str> = judged
             .unknown_keys
             .iter()
@@ -100,7 +100,7 @@ impl CallCounter {
 
     /// The body of a `/v1/metrics` request with every count so far, when
     /// something was counted since the last one.
-    pub fn export(&mut self, resource: &Value) -> Option<Value> {
+    pub(crate) fn export(&mut self, resource: &Value) -> Option<Value> {
         if !std::mem::take(&mut self.changed) {
             return None;
         }

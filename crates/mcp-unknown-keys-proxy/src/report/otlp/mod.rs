@@ -23,7 +23,7 @@
 #![cfg_attr(not(feature = "remote"), allow(dead_code, unused_imports))]
 
 mod encode;
-pub mod metrics;
+pub(crate) mod metrics;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -34,7 +34,7 @@ use mcp_unknown_keys::audit::{Judged, Warning};
 use serde_json::Value;
 
 use self::encode::Encoded;
-pub use self::encode::Origin;
+pub(crate) use self::encode::Origin;
 use self::metrics::CallCounter;
 use super::attribution::Attribution;
 use crate::summary::OtlpCounts as Counts;
@@ -42,25 +42,25 @@ use crate::tap::trace::TraceContext;
 
 /// The most records waiting for the exporter; beyond it a record is
 /// dropped and counted.
-pub const MAX_QUEUED: usize = 4096;
+pub(crate) const MAX_QUEUED: usize = 4096;
 
 /// The most records in one request.
-pub const MAX_BATCH: usize = 256;
+pub(crate) const MAX_BATCH: usize = 256;
 
 /// How long a record may wait for others to share its request.
-pub const BATCH_DELAY: Duration = Duration::from_secs(1);
+pub(crate) const BATCH_DELAY: Duration = Duration::from_secs(1);
 
 /// How long one request may take.
-pub const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long the summary and the exit, together, wait for the records
 /// queued to be sent: one deadline, set by the first of them, which the
 /// second keeps (waiting for it anew let a stuck collector hold the exit
 /// until its send timed out, 5 s).
-pub const FLUSH_WITHIN: Duration = Duration::from_secs(3);
+pub(crate) const FLUSH_WITHIN: Duration = Duration::from_secs(3);
 
 /// The exporter of one run.
-pub struct Exporter {
+pub(crate) struct Exporter {
     shared: Arc<Shared>,
     origin: Origin,
 }
@@ -99,7 +99,7 @@ impl Exporter {
     /// (`remote_url`: the remote server's, which records name as its
     /// address); an error for a URL that cannot be used.
     #[cfg(feature = "remote")]
-    pub fn open(
+    pub(crate) fn open(
         url: Option<&str>,
         remote_url: Option<&str>,
         attribution: &Attribution,
@@ -137,7 +137,7 @@ impl Exporter {
     }
 
     /// Sends a warning, and its evaluation events.
-    pub fn warning(&self, warning: &Warning, trace: Option<&TraceContext>, upstream: Option<&str>) {
+    pub(crate) fn warning(&self, warning: &Warning, trace: Option<&TraceContext>, upstream: Option<&str>) {
         self.shared.state().counter.warned(warning);
         self.push(encode::warning(&self.origin, warning, trace, upstream));
         for evaluation in encode::evaluations(&self.origin, warning, trace, upstream) {
@@ -146,7 +146,7 @@ impl Exporter {
     }
 
     /// Sends a verdict, and counts its call.
-    pub fn verdict(&self, judged: &Judged, trace: Option<&TraceContext>, upstream: Option<&str>) {
+    pub(crate) fn verdict(&self, judged: &Judged, trace: Option<&TraceContext>, upstream: Option<&str>) {
         self.shared.state().counter.judged(judged);
         self.push(encode::verdict(&self.origin, judged, trace, upstream));
     }
@@ -173,7 +173,7 @@ impl Exporter {
     /// What was sent and dropped so far, for the summary of a session that
     /// ends while the run goes on: never waits, and leaves the records
     /// queued (its own and other sessions') to the exporter's schedule.
-    pub fn counts(&self) -> Counts {
+    pub(crate) fn counts(&self) -> Counts {
         let mut state = self.shared.state();
         state.reported = state.counts.dropped;
         state.counts.clone()
@@ -182,7 +182,7 @@ impl Exporter {
     /// The run's last summary is due: sends what is queued now, waiting up
     /// to [`FLUSH_WITHIN`], counts what is still unsent as dropped, and
     /// returns the counts, which the summary reports.
-    pub fn flush(&self) -> Counts {
+    pub(crate) fn flush(&self) -> Counts {
         let mut state = self.shared.flush(FLUSH_WITHIN);
         state.reported = state.counts.dropped;
         state.counts.clone()
@@ -191,7 +191,7 @@ impl Exporter {
     /// The run ends: what is queued gets its last try, and stderr says how
     /// many records were dropped since the last summary said it, `--quiet`
     /// or not.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         let mut state = self.shared.flush(FLUSH_WITHIN);
         state.closed = true;
         let unsaid = state.counts.dropped - state.reported;
@@ -331,7 +331,7 @@ mod transport {
     use super::encode::{self, Encoded};
     use crate::client::{Upstream, describe};
 
-    pub struct Transport {
+    pub(super) struct Transport {
         runtime: tokio::runtime::Runtime,
         client: Upstream,
         logs: Uri,
@@ -342,7 +342,7 @@ mod transport {
     impl Transport {
         /// The collector at `url`: its base (`http://host:4318`), or its
         /// logs endpoint (`…/v1/logs`).
-        pub fn new(url: &str) -> Result<Transport, String> {
+        pub(super) fn new(url: &str) -> Result<Transport, String> {
             crate::client::url::check_userinfo(url, "--otlp")?;
             let base = url.trim_end_matches('/');
             let base = base.strip_suffix("/v1/logs").unwrap_or(base);
@@ -369,12 +369,12 @@ mod transport {
         }
 
         /// The collector as messages name it.
-        pub fn shown(&self) -> &str {
+        pub(super) fn shown(&self) -> &str {
             self.client.shown()
         }
 
         /// Sends a batch: its log records, then the spans of those traced.
-        pub fn send(&self, resource: &Value, batch: &[Encoded]) -> Result<(), String> {
+        pub(super) fn send(&self, resource: &Value, batch: &[Encoded]) -> Result<(), String> {
             let records = batch.iter().map(|encoded| encoded.record.clone()).collect();
             self.post(&self.logs, &encode::logs_request(resource, records))?;
             let spans: Vec<Value> = batch.iter().filter_map(|encoded| encoded.span.clone()).collect();
@@ -385,7 +385,7 @@ mod transport {
         }
 
         /// Sends the metrics' counts.
-        pub fn send_metrics(&self, body: &Value) -> Result<(), String> {
+        pub(super) fn send_metrics(&self, body: &Value) -> Result<(), String> {
             self.post(&self.metrics, body)
         }
 

@@ -65,7 +65,7 @@ pub(crate) enum Matcher {
 impl Matcher {
     /// Whether the pattern matches somewhere in `key` (it is not anchored
     /// unless it says so); `true` for a pattern that is never run.
-    pub fn is_match(&self, key: &str) -> bool {
+    pub(crate) fn is_match(&self, key: &str) -> bool {
         match self {
             Matcher::Linear(regex) => regex.is_match(key),
             Matcher::Unmatched => true,
@@ -74,7 +74,7 @@ impl Matcher {
 
     /// Whether the pattern is matched at all (rather than taken to match
     /// every key).
-    pub fn is_matched(&self) -> bool {
+    pub(crate) fn is_matched(&self) -> bool {
         matches!(self, Matcher::Linear(_))
     }
 }

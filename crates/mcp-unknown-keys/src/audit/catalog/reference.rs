@@ -25,7 +25,7 @@ pub(crate) struct References<'s> {
 
 impl<'s> References<'s> {
     /// The references of the schema `root`.
-    pub fn of(root: &'s Value) -> References<'s> {
+    pub(super) fn of(root: &'s Value) -> References<'s> {
         let base = root
             .get("$id")
             .and_then(Value::as_str)
@@ -41,7 +41,7 @@ impl<'s> References<'s> {
 
     /// The subschema a reference points at, within this schema: never
     /// fetched from elsewhere.
-    pub fn resolve(&mut self, reference: &'s str) -> Result<&'s Value, Problem> {
+    pub(super) fn resolve(&mut self, reference: &'s str) -> Result<&'s Value, Problem> {
         if let Some(resolved) = self.resolved.get(reference) {
             return resolved.clone();
         }

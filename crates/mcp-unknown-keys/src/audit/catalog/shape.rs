@@ -61,7 +61,7 @@ impl Object {
     /// Whether keys are audited against this object: it declares a key or
     /// a pattern, or it is closed. An open object with neither declares
     /// nothing, and every key would be equally undeclared.
-    pub fn audits(&self) -> bool {
+    pub(crate) fn audits(&self) -> bool {
         !self.table.keys().is_empty() || !self.patterns.is_empty() || self.closed
     }
 
@@ -69,20 +69,20 @@ impl Object {
     /// it runs once per key of every call, and a call to it costs as much
     /// as the lookup (saving and restoring the registers it uses).
     #[inline(always)]
-    pub fn declares(&self, key: &str) -> bool {
+    pub(crate) fn declares(&self, key: &str) -> bool {
         self.table.find(key).is_some() || (!self.patterns.is_empty() && self.pattern_of(key).is_some())
     }
 
     /// The shape of the value of the declared key at `index` in the
     /// table, if it has one.
     #[inline]
-    pub fn child(&self, index: usize) -> Option<ShapeId> {
+    pub(crate) fn child(&self, index: usize) -> Option<ShapeId> {
         self.children.get(index).copied().flatten()
     }
 
     /// When `key` matches a pattern: the shape of its value, if it has one.
     #[inline]
-    pub fn by_pattern(&self, key: &str) -> Option<Option<ShapeId>> {
+    pub(crate) fn by_pattern(&self, key: &str) -> Option<Option<ShapeId>> {
         if self.patterns.is_empty() {
             return None;
         }
@@ -101,7 +101,7 @@ impl Object {
     /// is (its rank in `required`), if it is one. Inlined always: it runs
     /// once per declared key of a call to a tool that requires keys.
     #[inline(always)]
-    pub fn required_rank(&self, index: usize) -> Option<usize> {
+    pub(crate) fn required_rank(&self, index: usize) -> Option<usize> {
         if self.required.is_empty() {
             return None;
         }
@@ -109,13 +109,13 @@ impl Object {
     }
 
     /// The required keys, in the order of their ranks (sorted).
-    pub fn required_keys(&self) -> impl ExactSizeIterator<Item = &str> {
+    pub(crate) fn required_keys(&self) -> impl ExactSizeIterator<Item = &str> {
         let keys = self.table.keys();
         self.required.iter().map(move |&index| &*keys[index as usize])
     }
 
     /// Whether some key's value has a shape of its own.
-    pub fn has_children(&self) -> bool {
+    pub(crate) fn has_children(&self) -> bool {
         self.children.iter().any(Option::is_some) || self.patterns.iter().any(|p| p.child.is_some())
     }
 }

@@ -161,7 +161,7 @@ impl<'a> Diagnosed<'a> {
     /// One hint per key of `unknown_keys` (each paired with the number of
     /// tools it has now been seen undeclared on), and the declared keys they
     /// point to that the call did not carry.
-    pub fn diagnose(&self, unknown_keys: &[(String, usize)]) -> (Vec<Hint>, Vec<MissingKey>) {
+    pub(crate) fn diagnose(&self, unknown_keys: &[(String, usize)]) -> (Vec<Hint>, Vec<MissingKey>) {
         let (hints, missing, _) = self.diagnose_counted(unknown_keys);
         (hints, missing)
     }
