@@ -393,7 +393,8 @@ impl Layout {
     /// in a new file), its line breaks.
     fn of(text: &str) -> Layout {
         let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
-        let blank = text.trim_start_matches('\u{feff}').trim().is_empty();
+        // An empty file or object holds no layout to follow: Claude Code's.
+        let blank = matches!(text.trim_start_matches('\u{feff}').trim(), "" | "{}");
         let indent = text.lines().skip(1).find_map(|line| {
             let unit = &line[..line.len() - line.trim_start_matches([' ', '\t']).len()];
             (!unit.is_empty()).then(|| unit.to_owned())
@@ -422,7 +423,8 @@ fn add_member(text: &str, object: &Value, key: &str, value: &Json, layout: &Layo
     let members = object.as_object().unwrap_or_default();
     let Some(last) = members.last() else {
         let depth = container_depth(text, object.span.start, layout);
-        return Edit::replace(object.span, fill(key, value, depth, layout));
+        let member = format!("{}: {}", json_string(key), value.render(depth + 1, layout));
+        return Edit::replace(object.span, fill(("{", "}"), &member, depth, layout));
     };
     let depth = depth_at(text, last.key_span.start, layout).unwrap_or(1);
     let layout = layout_for(text, last.key_span.start, layout);
@@ -444,16 +446,7 @@ fn add_element(text: &str, array: &Value, value: &Json, layout: &Layout) -> Edit
     let Some(last) = elements.last() else {
         let depth = container_depth(text, array.span.start, layout);
         let element = value.render(depth + 1, layout);
-        let filled = match &layout.indent {
-            Some(unit) => format!(
-                "[{nl}{}{element}{nl}{}]",
-                unit.repeat(depth + 1),
-                unit.repeat(depth),
-                nl = layout.newline
-            ),
-            None => format!("[{element}]"),
-        };
-        return Edit::replace(array.span, filled);
+        return Edit::replace(array.span, fill(("[", "]"), &element, depth, layout));
     };
     let depth = depth_at(text, last.span.start, layout).unwrap_or(1);
     let layout = layout_for(text, last.span.start, layout);
@@ -467,17 +460,16 @@ fn add_element(text: &str, array: &Value, value: &Json, layout: &Layout) -> Edit
     )
 }
 
-/// `{"key": value}` at `depth`, for an object that was empty.
-fn fill(key: &str, value: &Json, depth: usize, layout: &Layout) -> String {
-    let member = format!("{}: {}", json_string(key), value.render(depth + 1, layout));
+/// An object or array that was empty (at `depth`), holding `item` now.
+fn fill((open, close): (&str, &str), item: &str, depth: usize, layout: &Layout) -> String {
     match &layout.indent {
         Some(unit) => format!(
-            "{{{nl}{}{member}{nl}{}}}",
+            "{open}{nl}{}{item}{nl}{}{close}",
             unit.repeat(depth + 1),
             unit.repeat(depth),
             nl = layout.newline
         ),
-        None => format!("{{{member}}}"),
+        None => format!("{open}{item}{close}"),
     }
 }
 
@@ -545,6 +537,7 @@ mod tests {
         assert_eq!(text, expected);
         assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok());
         assert_eq!(removed(&text), "{}\n");
+        assert_eq!(installed("{}\n"), expected, "what unwrap left is laid out alike");
     }
 
     #[test]
