@@ -4,6 +4,8 @@
 //! again, every other byte kept. Real files under a home and a project the
 //! test makes.
 
+use crate::hook_claude_code;
+use crate::support;
 use crate::wrap_support;
 
 use std::fs;
@@ -11,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use serde_json::{Value, json};
+use support::{Session, list_request};
 use wrap_support::{backups, command, fixture, succeeded, text};
 
 /// A home holding Claude Code's user file, and a project (the working
@@ -172,6 +175,58 @@ fn the_state_directory_follows_the_environment_wrap_runs_in() {
     for (name, found) in state_dirs(&json(&config_dir.join(".claude.json"))) {
         assert_eq!(found.as_deref(), Some(dir.as_str()), "{name}");
     }
+}
+
+/// The proxy as the wrapped entry runs it keeps the listing where the hook,
+/// as the settings run it, reads: the hook tells the model of the key.
+#[test]
+fn the_wrapped_proxy_and_the_installed_hook_meet() {
+    let machine = Machine::new();
+    let mcp = machine.project.join(".mcp.json");
+    fs::write(&mcp, r#"{"mcpServers": {"files": {"command": "cat"}}}"#).unwrap();
+    let binary = support::binary();
+    let args = [
+        "wrap",
+        "--host",
+        "claude-code",
+        "--command",
+        &binary,
+        "--claude-code-hook",
+    ];
+    succeeded(&machine.run(&args, &[]));
+    let entry = &json(&mcp)["mcpServers"]["files"];
+    assert_eq!(entry["command"], binary.as_str());
+    let args: Vec<&str> = entry["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    // The entry's own arguments, started as the tests start a proxy.
+    let end = args.iter().position(|a| *a == "--").unwrap();
+    assert_eq!(args[0], "proxy");
+    let mut options = vec!["--quiet"];
+    options.extend(&args[1..end]);
+    let mut proxy = Session::start(&options, &args[end + 1..]);
+    proxy.echo(&list_request("1", None));
+    proxy.echo(hook_claude_code::LISTING);
+    let catalog = Path::new(&machine.state_dir()).join("catalogs/files.json");
+    hook_claude_code::wait_for(&catalog, true);
+
+    let settings = json(&machine.project.join(".claude/settings.json"));
+    let handler = &settings["hooks"]["PostToolUse"][0]["hooks"][0];
+    let mut hook = std::process::Command::new(handler["command"].as_str().unwrap());
+    for arg in handler["args"].as_array().unwrap() {
+        hook.arg(arg.as_str().unwrap());
+    }
+    // Claude Code's environment need not be wrap's: the directory is named.
+    hook.env("HOME", machine.home.join("elsewhere"));
+    let input = hook_claude_code::fixture("post_tool_use_mcp.json");
+    let (code, stdout, _) = hook_claude_code::run(hook, &input);
+    assert_eq!(code, Some(0));
+    let expected: Value = serde_json::from_str(&hook_claude_code::fixture("expected_output.json")).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap(), expected);
+    proxy.finish();
 }
 
 #[test]
