@@ -17,13 +17,13 @@ use support::{PATIENCE, Session, list_request};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hook/claude-code");
 
-fn fixture(name: &str) -> String {
+pub fn fixture(name: &str) -> String {
     std::fs::read_to_string(format!("{FIXTURES}/{name}")).unwrap()
 }
 
 /// A listing of `fs_read` (`path`, and `offset` with a default) and
 /// `fs_search` (`pattern`).
-const LISTING: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"fs_read","inputSchema":{"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer","default":0}},"required":["path"]}},{"name":"fs_search","inputSchema":{"type":"object","properties":{"pattern":{"type":"string"}}}}]}}"#;
+pub const LISTING: &str = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"fs_read","inputSchema":{"type":"object","properties":{"path":{"type":"string"},"offset":{"type":"integer","default":0}},"required":["path"]}},{"name":"fs_search","inputSchema":{"type":"object","properties":{"pattern":{"type":"string"}}}}]}}"#;
 
 /// Runs the hook with `input` on stdin: its exit code, stdout and stderr.
 fn hook(state: &Path, input: &str) -> (Option<i32>, String, String) {
@@ -32,7 +32,7 @@ fn hook(state: &Path, input: &str) -> (Option<i32>, String, String) {
     run(command, input)
 }
 
-fn run(mut command: Command, input: &str) -> (Option<i32>, String, String) {
+pub fn run(mut command: Command, input: &str) -> (Option<i32>, String, String) {
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -64,7 +64,7 @@ fn listed(state: &Path) -> Session {
     s
 }
 
-fn wait_for(path: &Path, present: bool) {
+pub fn wait_for(path: &Path, present: bool) {
     let deadline = Instant::now() + PATIENCE;
     while path.exists() != present {
         assert!(Instant::now() < deadline, "{} present: {present}", path.display());

@@ -55,6 +55,7 @@ mod third_party;
 mod version;
 mod wrap;
 mod wrap_files;
+mod wrap_hook;
 mod wrap_hosts;
 mod wrap_secrets;
 mod wrap_url;

@@ -25,11 +25,14 @@ pub type MapPath = &'static [&'static str];
 pub enum Action<'a> {
     /// Put the proxy in front: run as `program` with `program_args`
     /// before `proxy` (a launcher's: `npx -y mcp-unknown-keys@1.0.0`),
-    /// logging to `log_dir/NAME.jsonl` when a directory is given.
+    /// logging to `log_dir/NAME.jsonl` when a directory is given, keeping
+    /// its catalogue in `state_dir` when one is given (for the Claude Code
+    /// hook: an entry already wrapped without one gets it too).
     Wrap {
         program: &'a str,
         program_args: &'a [String],
         log_dir: Option<&'a Path>,
+        state_dir: Option<&'a Path>,
     },
     /// Take the proxy out, with the backups' texts to restore from.
     Unwrap { backups: &'a [String] },
@@ -61,6 +64,8 @@ pub enum What {
     Wrapped,
     /// It was already wrapped: left as it is.
     AlreadyWrapped,
+    /// It was already wrapped, without `--state-dir`: given one.
+    StateDirAdded,
     /// It was not wrapped: left as it is.
     NotWrapped,
     /// Unwrapped to its exact original, from a backup.
@@ -119,15 +124,30 @@ pub fn plan(
                     program,
                     program_args,
                     log_dir,
+                    state_dir,
                 },
                 Entry::Stdio { .. } | Entry::Remote { .. },
             ) => {
-                let proxy = invocation(program, program_args, *log_dir, name);
+                let proxy = Invocation {
+                    program: (*program).to_owned(),
+                    program_args: program_args.to_vec(),
+                    log: log_dir.map(|dir| path_text(&dir.join(log_file_name(name)))),
+                    state_dir: state_dir.map(path_text),
+                };
                 plan.edits
                     .extend(entry::wrap(text, server.value, &form, name, &proxy));
                 What::Wrapped
             }
-            (Action::Wrap { .. }, Entry::Wrapped(_)) => What::AlreadyWrapped,
+            (Action::Wrap { state_dir, .. }, Entry::Wrapped(wrapped)) => {
+                let dir = state_dir.map(path_text);
+                match dir.and_then(|dir| entry::add_state_dir(server.value, wrapped, &dir)) {
+                    Some(edit) => {
+                        plan.edits.push(edit);
+                        What::StateDirAdded
+                    }
+                    None => What::AlreadyWrapped,
+                }
+            }
             (Action::Unwrap { .. }, Entry::Stdio { .. } | Entry::Remote { .. }) => What::NotWrapped,
             (Action::Unwrap { .. }, Entry::Wrapped(wrapped)) => {
                 let current = slice(text, server.value.span);
@@ -154,13 +174,9 @@ pub fn plan(
     Ok(plan)
 }
 
-/// How wrap calls the proxy for the server `name`.
-fn invocation(program: &str, program_args: &[String], log_dir: Option<&Path>, name: &str) -> Invocation {
-    Invocation {
-        program: program.to_owned(),
-        program_args: program_args.to_vec(),
-        log: log_dir.map(|dir| dir.join(log_file_name(name)).to_string_lossy().into_owned()),
-    }
+/// A path as a configuration holds it.
+fn path_text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
 }
 
 /// The longest log file name wrap gives, in bytes. Most file systems take
@@ -216,6 +232,7 @@ fn original(
         program: wrapped.program.clone(),
         program_args: wrapped.program_args.clone(),
         log: wrapped.log.clone(),
+        state_dir: wrapped.state_dir.clone(),
     };
     backups.iter().find_map(|(text, root)| {
         let root = root.get_or_init(|| jsonc::parse(text).ok()).as_ref()?;
@@ -328,6 +345,7 @@ mod tests {
             program: "mcp-unknown-keys",
             program_args: &[],
             log_dir: None,
+            state_dir: None,
         };
         let plan = plan(text, MAPS, URL, &action, &[]).unwrap();
         (
@@ -352,6 +370,7 @@ mod tests {
             program: "npx",
             program_args: &program_args,
             log_dir: None,
+            state_dir: None,
         };
         let wrapped = apply(original, &plan(original, MAPS, URL, &action, &[]).unwrap().edits);
         assert!(
@@ -371,6 +390,52 @@ mod tests {
         let (rebuilt, what) = unwrap(&wrapped, &[]);
         assert_eq!(rebuilt, original);
         assert_eq!(what, [What::Rebuilt, What::Rebuilt]);
+    }
+
+    #[test]
+    fn an_entry_wrapped_before_the_hook_gets_a_state_dir_where_wrap_puts_it() {
+        let original = r#"{"mcpServers": {"t": {"command": "uvx", "args": ["mcp-server-time"]}, "r": {"url": "https://x/mcp"}}}"#;
+        let with_dir = |text: &str| {
+            let action = Action::Wrap {
+                program: "mcp-unknown-keys",
+                program_args: &[],
+                log_dir: Some(Path::new("/logs")),
+                state_dir: Some(Path::new("/state")),
+            };
+            let plan = plan(text, MAPS, URL, &action, &[]).unwrap();
+            let what: Vec<What> = plan.servers.into_iter().map(|s| s.what).collect();
+            (apply(text, &plan.edits), what)
+        };
+        let log_only = Action::Wrap {
+            program: "mcp-unknown-keys",
+            program_args: &[],
+            log_dir: Some(Path::new("/logs")),
+            state_dir: None,
+        };
+        let before = apply(
+            original,
+            &plan(original, MAPS, URL, &log_only, &[]).unwrap().edits,
+        );
+        let (after, what) = with_dir(&before);
+        assert_eq!(what, [What::StateDirAdded, What::StateDirAdded]);
+        assert_eq!(
+            after,
+            with_dir(original).0,
+            "as wrap would have written it at once"
+        );
+        assert!(
+            after.contains(r#""--log", "/logs/t.jsonl", "--state-dir", "/state", "--", "uvx""#),
+            "{after}"
+        );
+        assert_eq!(
+            with_dir(&after),
+            (after.clone(), vec![What::AlreadyWrapped, What::AlreadyWrapped])
+        );
+        assert_eq!(
+            unwrap(&after, &[original.to_owned()]),
+            (original.to_owned(), vec![What::Restored, What::Restored])
+        );
+        assert_eq!(unwrap(&after, &[]).0, original);
     }
 
     #[test]

@@ -64,7 +64,12 @@ pub fn slice(text: &str, span: Span) -> &str {
 /// line break and indentation `member` itself starts with when it begins
 /// its own line, else `, `. New members then look like their neighbours.
 pub fn separator_after(text: &str, member: &Member) -> String {
-    let start = member.key_span.start;
+    separator_before(text, member.key_span.start)
+}
+
+/// What separates an item written after the one that starts at byte
+/// `start` (a member's key, an array's element): see [`separator_after`].
+pub fn separator_before(text: &str, start: usize) -> String {
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let indent = &text[line_start..start];
     if line_start == 0 || !indent.bytes().all(|b| b == b' ' || b == b'\t') {
@@ -84,16 +89,23 @@ pub fn separator_after(text: &str, member: &Member) -> String {
 /// separator stays (only the member and its comma go). None when it is the
 /// only member (its object would be left with nothing to join).
 pub fn remove_member(text: &str, members: &[Member], index: usize) -> Vec<Edit> {
-    let member = &members[index];
+    let spans: Vec<Span> = members.iter().map(Member::span).collect();
+    remove_item(text, &spans, index)
+}
+
+/// [`remove_member`] for the items of an object or an array, given by
+/// their spans (a member's from its key to its value's end).
+pub fn remove_item(text: &str, items: &[Span], index: usize) -> Vec<Edit> {
+    let item = items[index];
     let gap = if index > 0 {
         Span {
-            start: members[index - 1].value.span.end,
-            end: member.key_span.start,
+            start: items[index - 1].end,
+            end: item.start,
         }
-    } else if let Some(after) = members.get(1) {
+    } else if let Some(after) = items.get(1) {
         Span {
-            start: member.value.span.end,
-            end: after.key_span.start,
+            start: item.end,
+            end: after.start,
         }
     } else {
         return Vec::new();
@@ -105,14 +117,14 @@ pub fn remove_member(text: &str, members: &[Member], index: usize) -> Vec<Edit> 
                 start: comma,
                 end: comma + 1,
             }),
-            Edit::delete(member.span()),
+            Edit::delete(item),
         ],
         None if index > 0 => vec![Edit::delete(Span {
             start: gap.start,
-            end: member.value.span.end,
+            end: item.end,
         })],
         None => vec![Edit::delete(Span {
-            start: member.key_span.start,
+            start: item.start,
             end: gap.end,
         })],
     }

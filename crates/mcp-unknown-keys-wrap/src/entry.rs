@@ -45,6 +45,9 @@ pub struct Invocation {
     pub program_args: Vec<String>,
     /// The entry's `--log` file, if any.
     pub log: Option<String>,
+    /// The entry's `--state-dir`, if any: where the Claude Code hook reads
+    /// the server's catalogue.
+    pub state_dir: Option<String>,
 }
 
 /// What an entry is.
@@ -82,6 +85,11 @@ pub struct Wrapped {
     pub name: Option<String>,
     /// The `--log` it was given.
     pub log: Option<String>,
+    /// The `--state-dir` it was given.
+    pub state_dir: Option<String>,
+    /// The index in `args` of the `--` or `--url` that names the server:
+    /// where wrap's own flags end.
+    tail: Option<usize>,
     target: Target,
 }
 
@@ -109,6 +117,7 @@ const FLAGS_WITH_VALUES: &[&str] = &[
     "--otlp",
     "--listen",
     "--upstream",
+    "--state-dir",
 ];
 
 /// `type` values that name a server the host starts.
@@ -142,7 +151,7 @@ pub fn classify(text: &str, entry: &Value, name: &str) -> Result<Entry, Unreadab
             Some(i) => strings(&members[i].value)?,
             None => Vec::new(),
         };
-        let head = proxy_at(program, &values);
+        let head = launch_at(program, &values, "proxy");
         if let Some(head) = head
             && let Some(args) = args
         {
@@ -368,7 +377,8 @@ pub fn rebuild(text: &str, entry: &Value, wrapped: &Wrapped, dialect: Dialect) -
     }
 }
 
-/// `[PROGRAM_ARGS…] proxy --name NAME [--log FILE]`, as JSON string tokens.
+/// `[PROGRAM_ARGS…] proxy --name NAME [--log FILE] [--state-dir DIR]`, as
+/// JSON string tokens.
 fn proxy_head(name: &str, proxy: &Invocation) -> Vec<String> {
     let mut head: Vec<String> = proxy.program_args.iter().map(|arg| json_string(arg)).collect();
     head.extend([json_string("proxy"), json_string("--name"), json_string(name)]);
@@ -376,7 +386,28 @@ fn proxy_head(name: &str, proxy: &Invocation) -> Vec<String> {
         head.push(json_string("--log"));
         head.push(json_string(log));
     }
+    if let Some(dir) = &proxy.state_dir {
+        head.push(json_string("--state-dir"));
+        head.push(json_string(dir));
+    }
     head
+}
+
+/// The edit that gives a wrapped entry without one `--state-dir DIR`, where
+/// wrap itself writes it (just before the `--` or `--url` naming the
+/// server), so that `unwrap` still finds its original in a backup; `None`
+/// when the entry already has one or names no server.
+pub fn add_state_dir(entry: &Value, wrapped: &Wrapped, dir: &str) -> Option<Edit> {
+    if wrapped.state_dir.is_some() || matches!(wrapped.target, Target::Unknown) {
+        return None;
+    }
+    let members = entry.as_object()?;
+    let elements = members[wrapped.args].value.as_array()?;
+    let at = elements.get(wrapped.tail?)?.span.start;
+    Some(Edit::insert(
+        at,
+        format!("{}, {}, ", json_string("--state-dir"), json_string(dir)),
+    ))
 }
 
 /// Whether `program` is this tool: its file name, with or without `.exe`.
@@ -384,18 +415,19 @@ fn is_proxy(program: &str) -> bool {
     stem(program) == COMMAND
 }
 
-/// The index in `values` (the entry's `args`) of the proxy's `proxy`
-/// subcommand: 0 for the binary itself, after the package for a launcher
-/// that runs this tool (`npx -y mcp-unknown-keys@1.0.0 proxy …`, `uvx
-/// mcp-unknown-keys@1.0.0 proxy …`); `None` when the entry is no proxy.
-fn proxy_at(program: &str, values: &[&str]) -> Option<usize> {
-    if values.first() == Some(&"proxy") {
+/// The index in `values` (a command's arguments) of this tool's
+/// `subcommand` (`proxy`, `hook`): 0 for the binary itself, after the
+/// package for a launcher that runs this tool (`npx -y
+/// mcp-unknown-keys@1.0.0 proxy …`, `uvx mcp-unknown-keys@1.0.0 proxy …`);
+/// `None` when the command is not that.
+pub fn launch_at(program: &str, values: &[&str], subcommand: &str) -> Option<usize> {
+    if values.first() == Some(&subcommand) {
         return Some(0);
     }
     if !["npx", "uvx"].contains(&stem(program)) {
         return None;
     }
-    let at = values.iter().position(|value| *value == "proxy")?;
+    let at = values.iter().position(|value| *value == subcommand)?;
     let (flags, package) = values[..at].split_at(at.checked_sub(1)?);
     let package = package[0];
     let ours = package == COMMAND
@@ -450,6 +482,8 @@ fn read_wrapped(
         program_args: values[..head].iter().map(|arg| (*arg).to_owned()).collect(),
         name: None,
         log: None,
+        state_dir: None,
+        tail: None,
         target: Target::Unknown,
     };
     let mut url = None;
@@ -457,6 +491,7 @@ fn read_wrapped(
     let mut i = head + 1;
     while i < values.len() {
         if values[i] == "--" {
+            wrapped.tail.get_or_insert(i);
             if i + 1 < values.len() {
                 wrapped.target = Target::Stdio(i + 1);
             }
@@ -477,7 +512,14 @@ fn read_wrapped(
         match (flag, value) {
             ("--name", Some(value)) => wrapped.name = Some(value.to_owned()),
             ("--log", Some(value)) => wrapped.log = Some(value.to_owned()),
-            ("--url", Some(_)) => url = Some(token),
+            ("--state-dir", Some(value)) => wrapped.state_dir = Some(value.to_owned()),
+            ("--url", Some(_)) => {
+                // `--url=…` is one element, `--url …` two: the flag's own.
+                wrapped
+                    .tail
+                    .get_or_insert(i - usize::from(!values[i].starts_with("--url=")));
+                url = Some(token);
+            }
             ("--header", Some(value)) => headers.push(value.to_owned()),
             _ => {}
         }

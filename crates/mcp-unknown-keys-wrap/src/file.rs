@@ -53,6 +53,33 @@ pub fn read(path: &Path) -> Result<Config, String> {
     })
 }
 
+/// [`read`], or `None` when nothing is at `path` (a settings file that is
+/// not there yet, for [`create`]).
+pub fn read_if_present(path: &Path) -> Result<Option<Config>, String> {
+    match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        _ => read(path).map(Some),
+    }
+}
+
+/// Creates the file at `path`, and its folder, holding `text`: private to
+/// its owner (a settings file may come to hold secrets). Refuses a file
+/// that appeared since it was found missing: nothing is overwritten.
+pub fn create(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(folder) = path.parent() {
+        fs::create_dir_all(folder).map_err(|e| format!("cannot create its folder: {e}"))?;
+    }
+    let mut file = private_file(path).map_err(|e| match e.kind() {
+        io::ErrorKind::AlreadyExists => {
+            "it appeared while being edited: nothing written; run again".to_owned()
+        }
+        _ => format!("cannot create it: {e}"),
+    })?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(|e| format!("cannot write it: {e}"))
+}
+
 /// The bytes of the regular file at `path`, at most [`MAX_BYTES`], and its
 /// metadata. It is opened without waiting (a FIFO would wait for a writer
 /// forever) and its type is read from the open file, so what is read is

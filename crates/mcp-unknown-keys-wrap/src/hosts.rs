@@ -27,6 +27,9 @@ pub struct HostDef {
     pub files: &'static [(&'static str, &'static [&'static str])],
     /// Where its files are, user files first, then the project's.
     pub paths: fn(&Environment) -> Vec<PathBuf>,
+    /// For a host that runs the Claude Code hook: the settings file that
+    /// holds it for the servers of one of its files.
+    pub hook_settings: Option<fn(&Path, &Environment) -> PathBuf>,
 }
 
 /// Every host `wrap` edits, in the order they are reported.
@@ -43,6 +46,7 @@ pub const HOSTS: &[HostDef] = &[
                     .join("claude_desktop_config.json"),
             ]
         },
+        hook_settings: None,
     },
     // `~/.claude.json` holds the user scope and each project's local scope
     // (under `projects`); the project's `.mcp.json` its shared scope.
@@ -60,6 +64,21 @@ pub const HOSTS: &[HostDef] = &[
                 env.cwd.join(".mcp.json"),
             ]
         },
+        // A project's `.mcp.json`: that project's shared settings, beside
+        // it; `.claude.json` (user and local scopes): the user's settings,
+        // in `$CLAUDE_CONFIG_DIR` when set, as `.claude.json` is.
+        hook_settings: Some(|file, env| match file.file_name() {
+            Some(name) if name == ".mcp.json" => file
+                .parent()
+                .unwrap_or(Path::new(""))
+                .join(".claude")
+                .join("settings.json"),
+            _ => env
+                .claude_config_dir
+                .clone()
+                .unwrap_or_else(|| env.home.join(".claude"))
+                .join("settings.json"),
+        }),
     },
     HostDef {
         name: "cursor",
@@ -72,6 +91,7 @@ pub const HOSTS: &[HostDef] = &[
                 env.cwd.join(".cursor").join("mcp.json"),
             ]
         },
+        hook_settings: None,
     },
     // JSONC. `mcp.servers` is where VS Code's settings.json kept servers
     // before mcp.json, for `--config settings.json`.
@@ -90,6 +110,7 @@ pub const HOSTS: &[HostDef] = &[
                 env.cwd.join(".vscode").join("mcp.json"),
             ]
         },
+        hook_settings: None,
     },
     HostDef {
         name: "windsurf",
@@ -97,6 +118,7 @@ pub const HOSTS: &[HostDef] = &[
         url_key: "serverUrl",
         files: &[("mcp_config.json", &[])],
         paths: |env| vec![env.home.join(".codeium").join("windsurf").join("mcp_config.json")],
+        hook_settings: None,
     },
 ];
 
@@ -252,6 +274,18 @@ impl ConfigFile {
     /// How its host spells what differs.
     pub fn dialect(&self) -> Dialect {
         self.host.map_or(Dialect { url_key: "url" }, Host::dialect)
+    }
+
+    /// Whether its host runs the Claude Code hook.
+    pub fn has_hook(&self) -> bool {
+        self.host.is_some_and(|host| host.def().hook_settings.is_some())
+    }
+
+    /// The settings file that holds the Claude Code hook for its servers,
+    /// when its host runs one.
+    pub fn hook_settings(&self, env: &Environment) -> Option<PathBuf> {
+        let settings = self.host?.def().hook_settings?;
+        Some(settings(&self.path, env))
     }
 }
 
@@ -422,6 +456,35 @@ mod tests {
             .filter(|(_, p)| p == "/home/me/.cursor/mcp.json")
             .collect();
         assert_eq!(cursor.len(), 1);
+    }
+
+    #[test]
+    fn claude_code_keeps_its_hook_in_the_settings_of_its_files_scope() {
+        let mut env = environment(Platform::Linux);
+        let file = |host_name: &str, path: &str| ConfigFile {
+            host: Some(host(host_name)),
+            path: PathBuf::from(path),
+        };
+        let user = file("claude-code", "/home/me/.claude.json");
+        let project = file("claude-code", "/srv/app/.mcp.json");
+        assert_eq!(
+            user.hook_settings(&env),
+            Some(PathBuf::from("/home/me/.claude/settings.json"))
+        );
+        assert_eq!(
+            project.hook_settings(&env),
+            Some(PathBuf::from("/srv/app/.claude/settings.json"))
+        );
+        env.claude_config_dir = Some(PathBuf::from("/cfg"));
+        assert_eq!(
+            user.hook_settings(&env),
+            Some(PathBuf::from("/cfg/settings.json"))
+        );
+        assert_eq!(
+            file("cursor", "/home/me/.cursor/mcp.json").hook_settings(&env),
+            None
+        );
+        assert!(user.has_hook() && !file("vscode", "/a/.vscode/mcp.json").has_hook());
     }
 
     #[test]

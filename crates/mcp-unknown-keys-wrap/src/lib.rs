@@ -11,9 +11,12 @@
 //! - `edit` and `diff` make the edits and show them, and `redact` what a
 //!   diff may show of a configuration: no secret;
 //! - `file` writes safely: backup, then atomic replace;
+//! - [`hook`] adds the Claude Code hook to a settings file, and takes it
+//!   out;
 //! - [`launch`] tells how hosts should start the proxy, from where this
 //!   binary was installed;
-//! - this module finds the files ([`targets`]) and does one ([`process`]).
+//! - this module finds the files ([`targets`]) and does one ([`process`]),
+//!   and the hook's settings files ([`hook_settings`], [`process_hook`]).
 //!
 //! A file is edited as text, never re-serialised: comments, whitespace and
 //! key order stay as they were. A file the tool cannot read is left alone
@@ -29,6 +32,7 @@ mod edit;
 mod entry;
 mod file;
 mod headers;
+pub mod hook;
 pub mod hosts;
 pub mod jsonc;
 pub mod launch;
@@ -39,6 +43,7 @@ use std::path::{Path, PathBuf};
 
 use document::{Action, Outcome, Plan, What};
 use hosts::{ConfigFile, Environment, Host};
+use std::collections::BTreeSet;
 
 /// Which command runs, with what it needs for every file.
 #[derive(Debug)]
@@ -51,6 +56,9 @@ pub enum Mode {
         program_args: Vec<String>,
         /// Give each server `--log DIR/NAME.jsonl`.
         log_dir: Option<PathBuf>,
+        /// Install the Claude Code hook reading this state directory, and
+        /// give Claude Code's servers `--state-dir` it.
+        state_dir: Option<PathBuf>,
     },
     /// Take the proxy out again.
     Unwrap,
@@ -116,10 +124,12 @@ pub fn process(target: &ConfigFile, mode: &Mode, servers: &[String], dry_run: bo
             program,
             program_args,
             log_dir,
+            state_dir,
         } => Action::Wrap {
             program,
             program_args,
             log_dir: log_dir.as_deref(),
+            state_dir: state_dir.as_deref().filter(|_| target.has_hook()),
         },
         Mode::Unwrap => {
             backups = file::backups(&config);
@@ -149,6 +159,92 @@ pub fn process(target: &ConfigFile, mode: &Mode, servers: &[String], dry_run: bo
     Ok(Done { report, diff })
 }
 
+/// The settings files that hold the Claude Code hook for `files` (those of
+/// a host that runs it), each once, in order.
+pub fn hook_settings(files: &[&ConfigFile]) -> Result<Vec<PathBuf>, String> {
+    if !files.iter().any(|file| file.has_hook()) {
+        return Ok(Vec::new());
+    }
+    let environment = Environment::current()?;
+    let mut seen = BTreeSet::new();
+    Ok(files
+        .iter()
+        .filter_map(|file| file.hook_settings(&environment))
+        .filter(|path| seen.insert(path.clone()))
+        .collect())
+}
+
+/// Adds the Claude Code hook to the settings file at `path` (`Mode::Wrap`
+/// with a state directory; the file is created when missing), or takes
+/// wrap's out (`Mode::Unwrap`); unless `dry_run`, writes it, a backup
+/// first. `None`: nothing to do or say (no hook asked for, or none to
+/// take out).
+pub fn process_hook(path: &Path, mode: &Mode, dry_run: bool) -> Result<Option<Done>, String> {
+    let config = file::read_if_present(path)?;
+    let text = config.as_ref().map_or("", |config| config.text.as_str());
+    let plan = match mode {
+        Mode::Wrap {
+            program,
+            program_args,
+            state_dir: Some(state_dir),
+            ..
+        } => hook::install(
+            text,
+            &hook::Hook {
+                program: program.clone(),
+                program_args: program_args.clone(),
+                state_dir: state_dir.to_string_lossy().into_owned(),
+            },
+        ),
+        Mode::Wrap { state_dir: None, .. } => return Ok(None),
+        Mode::Unwrap => hook::remove(text),
+    }
+    .map_err(|fault| {
+        let (line, column) = jsonc::position(text, fault.offset);
+        format!("line {line}, column {column}: {fault}; left as it is, the hook not changed")
+    })?;
+    let mut report = match plan.change {
+        hook::Change::Installed => format!(
+            "  claude-code hook: installed ({} {})\n",
+            hook::EVENT,
+            hook::MATCHER
+        ),
+        hook::Change::AlreadyInstalled => "  claude-code hook: already installed\n".to_owned(),
+        hook::Change::Removed(_) => "  claude-code hook: removed\n".to_owned(),
+        hook::Change::NotInstalled => return Ok(None),
+    };
+    let new_text = edit::apply(text, &plan.edits);
+    let mut diff = None;
+    if new_text == text {
+        report.push_str("  nothing to change\n");
+    } else if dry_run {
+        let label = path.display().to_string();
+        diff = Some(
+            match (redact::shown_settings(text), redact::shown_settings(&new_text)) {
+                (Some(old), Some(new)) => {
+                    diff::unified(&label, text, &plan.edits, &diff::Shown { old: &old, new: &new })
+                }
+                _ => format!(
+                    "--- {label}\n+++ {label}\n(the change cannot be shown without the values it holds)\n"
+                ),
+            },
+        );
+        report.push_str("  dry run: nothing written\n");
+    } else {
+        match &config {
+            Some(config) => {
+                let backup = file::write(config, &new_text)?;
+                report.push_str(&format!("  backup: {}\n", backup.display()));
+            }
+            None => {
+                file::create(path, &new_text)?;
+                report.push_str("  created\n");
+            }
+        }
+    }
+    Ok(Some(Done { report, diff }))
+}
+
 /// The diff a dry run prints, every value that may be a secret shown as
 /// the variable that holds it (or `***`): a terminal, a CI log or a pasted
 /// issue is no place for the keys a configuration holds.
@@ -174,6 +270,9 @@ fn servers_report(plan: &Plan) -> String {
             let what = match what {
                 What::Wrapped => "wrapped".to_owned(),
                 What::AlreadyWrapped => "already wrapped".to_owned(),
+                What::StateDirAdded => {
+                    "already wrapped; --state-dir added, for the Claude Code hook".to_owned()
+                }
                 What::NotWrapped => "not wrapped".to_owned(),
                 What::Restored => "unwrapped (restored from its backup)".to_owned(),
                 What::Rebuilt => "unwrapped (rebuilt from the proxy's arguments)".to_owned(),

@@ -54,6 +54,26 @@ pub fn shown(text: &str, maps: &[MapPath]) -> Option<String> {
     Some(apply(text, &edits))
 }
 
+/// [`shown`] for a Claude Code settings file, which lists no servers but
+/// may hold secrets: its `env` values shown as their variables, and any
+/// member whose key names a secret hidden.
+pub fn shown_settings(text: &str) -> Option<String> {
+    if text.trim().is_empty() {
+        return Some(text.to_owned());
+    }
+    let root = jsonc::parse(text).ok()?;
+    let mut hidden = BTreeMap::new();
+    hide_named(&root, &mut hidden);
+    let env = member(root.as_object()?, "env")
+        .and_then(Value::as_object)
+        .unwrap_or_default();
+    for variable in env {
+        hide(&variable.value, &reference(&variable.key), &mut hidden);
+    }
+    let edits: Vec<Edit> = hidden.into_values().collect();
+    Some(apply(text, &edits))
+}
+
 /// Replaces the string token `value` with `shown` (a decoded string).
 fn hide(value: &Value, shown: &str, hidden: &mut BTreeMap<usize, Edit>) {
     if value.as_str().is_some() {

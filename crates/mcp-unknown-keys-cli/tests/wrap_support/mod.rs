@@ -44,9 +44,21 @@ pub fn run(args: &[&str]) -> Output {
 pub fn command(args: &[&str]) -> Command {
     let mut command = Command::new(binary());
     command.args(args);
-    for var in ["XDG_CONFIG_HOME", "APPDATA", "CLAUDE_CONFIG_DIR"] {
+    for var in [
+        "XDG_CONFIG_HOME",
+        "APPDATA",
+        "CLAUDE_CONFIG_DIR",
+        "XDG_STATE_HOME",
+        "MCP_UNKNOWN_KEYS_STATE_DIR",
+    ] {
         command.env_remove(var);
     }
+    // `unwrap` of a Claude Code file reads the settings of its scope: never
+    // the real user's. A test that means a home gives its own.
+    command.env(
+        "HOME",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("wrap-tests-no-home"),
+    );
     command
 }
 
