@@ -41,14 +41,14 @@ fn say_line(line: std::fmt::Arguments<'_>) {
 
 /// The command line of `demo`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Never colour the output, even on a terminal.
     #[arg(long)]
     no_color: bool,
 }
 
 /// Runs `demo`.
-pub fn run(args: Args) -> ExitCode {
+pub(crate) fn run(args: Args) -> ExitCode {
     let style = Style::new(!args.no_color && std::io::stdout().is_terminal());
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
     let outcome = runtime

@@ -2,6 +2,7 @@
 //! tools never declared.
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 
 use std::process::ExitCode;
 

@@ -12,7 +12,7 @@ use mcp_unknown_keys_proxy::{ReportOptions, Stdio, run};
 
 /// The command line of `proxy`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Also append each warning to FILE, as one JSON object per line
     /// (`tool`, `unknown_keys`, `declared_keys`, `id`, `hints`,
     /// `missing_keys`, `unknown_paths`: keys only, never values), each
@@ -91,7 +91,7 @@ impl Args {
 
 /// Runs `proxy`: the stdio door exits with the server's status, the remote
 /// doors with 0 once done; 2 for a command line that cannot work.
-pub fn run_proxy(mut args: Args) -> ExitCode {
+pub(crate) fn run_proxy(mut args: Args) -> ExitCode {
     if args.state_dir.is_none() {
         args.state_dir = std::env::var_os(STATE_DIR_VAR)
             .filter(|dir| !dir.is_empty())
@@ -122,7 +122,7 @@ mod remote {
     #[derive(clap::Args, Debug, Default)]
     #[group(skip)]
     #[command(next_help_heading = "Remote servers (streamable HTTP)")]
-    pub struct Args {
+    pub(super) struct Args {
         /// Bridge stdio to the MCP server at URL (streamable HTTP, both
         /// protocol eras): put this command in a host that only runs stdio
         /// servers. A user:password@ in URL is sent as Authorization: Basic
@@ -163,7 +163,7 @@ mod remote {
     impl Args {
         /// Whether a remote door was asked for, or one of its options given
         /// (which the stdio proxy would otherwise ignore in silence).
-        pub fn requested(&self) -> bool {
+        pub(super) fn requested(&self) -> bool {
             self.url.is_some()
                 || self.listen.is_some()
                 || !self.headers.is_empty()
@@ -172,7 +172,7 @@ mod remote {
     }
 
     /// Runs the remote door asked for.
-    pub fn run_remote(args: &super::Args) -> ExitCode {
+    pub(super) fn run_remote(args: &super::Args) -> ExitCode {
         let options = args.report_options();
         let remote = &args.remote;
         if let Some(url) = &remote.url {

@@ -12,7 +12,7 @@ use crate::hook_cmd::default_state_dir;
 
 /// Which files, which servers, and whether to write.
 #[derive(clap::Args, Debug)]
-pub struct Selection {
+pub(crate) struct Selection {
     /// The host whose configuration files to find (all: every host's).
     #[arg(long, default_value = ALL_HOSTS, value_parser = host_names())]
     host: String,
@@ -38,7 +38,7 @@ fn host_names() -> clap::builder::PossibleValuesParser {
 
 /// The command line of `wrap`.
 #[derive(clap::Args, Debug)]
-pub struct WrapArgs {
+pub(crate) struct WrapArgs {
     #[command(flatten)]
     selection: Selection,
     /// Give each server `--log DIR/NAME.jsonl` (DIR is created).
@@ -65,14 +65,14 @@ pub struct WrapArgs {
 
 /// The command line of `unwrap`.
 #[derive(clap::Args, Debug)]
-pub struct UnwrapArgs {
+pub(crate) struct UnwrapArgs {
     #[command(flatten)]
     selection: Selection,
 }
 
 /// Runs `wrap`: exits 0 when every file found was done, 2 when one could
 /// not be read or written (the others are still done).
-pub fn run_wrap(args: WrapArgs) -> ExitCode {
+pub(crate) fn run_wrap(args: WrapArgs) -> ExitCode {
     let launch = match args.command {
         Some(program) => Launch {
             program,
@@ -128,7 +128,7 @@ fn hook_state_dir() -> Result<PathBuf, String> {
 }
 
 /// Runs `unwrap`; exits as `wrap` does.
-pub fn run_unwrap(args: UnwrapArgs) -> ExitCode {
+pub(crate) fn run_unwrap(args: UnwrapArgs) -> ExitCode {
     run(&args.selection, &Mode::Unwrap)
 }
 

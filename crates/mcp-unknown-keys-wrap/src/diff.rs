@@ -21,7 +21,7 @@ const MISSING_LINE: &str = "…\n";
 
 /// The texts before and after the edits as they may be shown: each line of
 /// the real text in its place, its secrets replaced.
-pub struct Shown<'a> {
+pub(crate) struct Shown<'a> {
     /// The text before.
     pub old: &'a str,
     /// The text after.
@@ -37,7 +37,7 @@ struct Change {
 
 /// The unified diff of `text` and `text` with `edits` made, its lines
 /// printed from `shown`; empty when the edits change nothing.
-pub fn unified(label: &str, text: &str, edits: &[Edit], shown: &Shown) -> String {
+pub(crate) fn unified(label: &str, text: &str, edits: &[Edit], shown: &Shown) -> String {
     let changes = changes(text, &line_starts(text), edits);
     let mut out = String::new();
     if changes.is_empty() {

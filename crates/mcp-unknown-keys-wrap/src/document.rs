@@ -19,10 +19,10 @@ use super::jsonc::{self, Unreadable, Value};
 /// Where servers are listed: a path of keys from the document's root to an
 /// object of servers; `*` stands for every member (Claude Code's
 /// `projects.<path>.mcpServers`).
-pub type MapPath = &'static [&'static str];
+pub(crate) type MapPath = &'static [&'static str];
 
 /// What to do to each server.
-pub enum Action<'a> {
+pub(crate) enum Action<'a> {
     /// Put the proxy in front: run as `program` with `program_args`
     /// before `proxy` (a launcher's: `npx -y mcp-unknown-keys@1.0.0`),
     /// logging to `log_dir/NAME.jsonl` when a directory is given, keeping
@@ -40,7 +40,7 @@ pub enum Action<'a> {
 
 /// The edits for one document, and what became of each server.
 #[derive(Debug, Default)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The edits to make (none: leave the file alone).
     pub edits: Vec<Edit>,
     /// One line per server considered.
@@ -49,7 +49,7 @@ pub struct Plan {
 
 /// What became of one server.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// The server's name, with the project it belongs to when the document
     /// holds several.
     pub place: String,
@@ -59,7 +59,7 @@ pub struct Outcome {
 
 /// What was done to a server.
 #[derive(Debug, PartialEq, Eq)]
-pub enum What {
+pub(crate) enum What {
     /// The proxy now stands in front of it.
     Wrapped,
     /// It was already wrapped: left as it is.
@@ -88,7 +88,7 @@ struct Found<'d> {
 /// Plans `action` over every server of `text` listed at `maps` (only those
 /// named in `only`, unless it is empty). An entry the tool cannot read
 /// makes the whole document unreadable: nothing is half done.
-pub fn plan(
+pub(crate) fn plan(
     text: &str,
     maps: &[MapPath],
     dialect: Dialect,
@@ -187,7 +187,7 @@ const MAX_LOG_FILE_NAME: usize = 143;
 /// `NAME.jsonl`, with what a file name cannot hold replaced by `_`. A name
 /// too long for a file name is cut, and ends with a hash of the whole name
 /// so that two long names that begin alike still get files of their own.
-pub fn log_file_name(name: &str) -> String {
+pub(crate) fn log_file_name(name: &str) -> String {
     let safe: String = name
         .chars()
         .map(|c| match c {
@@ -268,7 +268,7 @@ fn at<'d>(root: &'d Value, location: &[&str]) -> Option<&'d Value> {
 
 /// Every server entry listed at `maps`, in document order per map: what
 /// `plan` reads, for what a dry run shows of them.
-pub fn entries<'d>(root: &'d Value, maps: &[MapPath]) -> Result<Vec<&'d Value>, Unreadable> {
+pub(crate) fn entries<'d>(root: &'d Value, maps: &[MapPath]) -> Result<Vec<&'d Value>, Unreadable> {
     Ok(servers(root, maps)?
         .into_iter()
         .map(|found| found.value)

@@ -35,7 +35,7 @@ impl Edit {
 
 /// The document with `edits` made. The edits may come in any order but must
 /// not overlap (each one's decision was made on the original text).
-pub fn apply(text: &str, edits: &[Edit]) -> String {
+pub(crate) fn apply(text: &str, edits: &[Edit]) -> String {
     let mut sorted: Vec<&Edit> = edits.iter().collect();
     sorted.sort_by_key(|edit| (edit.span.start, edit.span.end));
     let mut out = String::with_capacity(text.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
@@ -51,25 +51,25 @@ pub fn apply(text: &str, edits: &[Edit]) -> String {
 }
 
 /// `text` as a JSON string token.
-pub fn json_string(text: &str) -> String {
+pub(crate) fn json_string(text: &str) -> String {
     serde_json::to_string(text).expect("a string always serialises")
 }
 
 /// The text of `span`.
-pub fn slice(text: &str, span: Span) -> &str {
+pub(crate) fn slice(text: &str, span: Span) -> &str {
     &text[span.start..span.end]
 }
 
 /// What separates a member written after `member` from it: `,` and the
 /// line break and indentation `member` itself starts with when it begins
 /// its own line, else `, `. New members then look like their neighbours.
-pub fn separator_after(text: &str, member: &Member) -> String {
+pub(crate) fn separator_after(text: &str, member: &Member) -> String {
     separator_before(text, member.key_span.start)
 }
 
 /// What separates an item written after the one that starts at byte
 /// `start` (a member's key, an array's element): see [`separator_after`].
-pub fn separator_before(text: &str, start: usize) -> String {
+pub(crate) fn separator_before(text: &str, start: usize) -> String {
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let indent = &text[line_start..start];
     if line_start == 0 || !indent.bytes().all(|b| b == b' ' || b == b'\t') {
@@ -88,14 +88,14 @@ pub fn separator_before(text: &str, start: usize) -> String {
 /// first member, up to the start of the one after it. A comment in that
 /// separator stays (only the member and its comma go). None when it is the
 /// only member (its object would be left with nothing to join).
-pub fn remove_member(text: &str, members: &[Member], index: usize) -> Vec<Edit> {
+pub(crate) fn remove_member(text: &str, members: &[Member], index: usize) -> Vec<Edit> {
     let spans: Vec<Span> = members.iter().map(Member::span).collect();
     remove_item(text, &spans, index)
 }
 
 /// [`remove_member`] for the items of an object or an array, given by
 /// their spans (a member's from its key to its value's end).
-pub fn remove_item(text: &str, items: &[Span], index: usize) -> Vec<Edit> {
+pub(crate) fn remove_item(text: &str, items: &[Span], index: usize) -> Vec<Edit> {
     let item = items[index];
     let gap = if index > 0 {
         Span {

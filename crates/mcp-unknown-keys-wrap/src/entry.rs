@@ -37,7 +37,7 @@ pub struct Dialect {
 
 /// How wrap calls the proxy for one entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Invocation {
+pub(crate) struct Invocation {
     /// The proxy's program: an absolute path, or a name found on PATH.
     pub program: String,
     /// The program's arguments before `proxy`: a launcher's (`-y
@@ -52,7 +52,7 @@ pub struct Invocation {
 
 /// What an entry is.
 #[derive(Debug)]
-pub enum Entry {
+pub(crate) enum Entry {
     /// A server the host starts: `command` and optional `args` (indices
     /// into the entry's members).
     Stdio { command: usize, args: Option<usize> },
@@ -71,7 +71,7 @@ pub enum Entry {
 
 /// A wrapped entry, read back.
 #[derive(Debug)]
-pub struct Wrapped {
+pub(crate) struct Wrapped {
     command: usize,
     args: usize,
     kind: Option<usize>,
@@ -135,7 +135,7 @@ const STREAMABLE_HTTP_TYPES: &[&str] = &["http", "streamable-http", "streamableH
 /// server, then a server to stand in front of (`-- COMMAND…` or `--url`).
 /// Without that, every `wrap` would nest one more proxy and `unwrap` could
 /// not take it out.
-pub fn classify(text: &str, entry: &Value, name: &str) -> Result<Entry, Unreadable> {
+pub(crate) fn classify(text: &str, entry: &Value, name: &str) -> Result<Entry, Unreadable> {
     let members = entry.as_object().ok_or_else(|| {
         unreadable(
             entry,
@@ -240,7 +240,7 @@ fn remote_unsupported(
 }
 
 /// The edits that put the proxy in front of an unwrapped entry.
-pub fn wrap(text: &str, entry: &Value, form: &Entry, name: &str, proxy: &Invocation) -> Vec<Edit> {
+pub(crate) fn wrap(text: &str, entry: &Value, form: &Entry, name: &str, proxy: &Invocation) -> Vec<Edit> {
     let members = entry.as_object().unwrap_or_default();
     let mut args = proxy_head(name, proxy);
     match *form {
@@ -325,7 +325,7 @@ pub fn wrap(text: &str, entry: &Value, form: &Entry, name: &str, proxy: &Invocat
 
 /// The edits that take the proxy out of a wrapped entry, rebuilt from its
 /// arguments; `None` when they do not say which server it wraps.
-pub fn rebuild(text: &str, entry: &Value, wrapped: &Wrapped, dialect: Dialect) -> Option<Vec<Edit>> {
+pub(crate) fn rebuild(text: &str, entry: &Value, wrapped: &Wrapped, dialect: Dialect) -> Option<Vec<Edit>> {
     let members = entry.as_object().unwrap_or_default();
     let command = &members[wrapped.command];
     let elements = members[wrapped.args].value.as_array().unwrap_or_default();
@@ -397,7 +397,7 @@ fn proxy_head(name: &str, proxy: &Invocation) -> Vec<String> {
 /// wrap itself writes it (just before the `--` or `--url` naming the
 /// server), so that `unwrap` still finds its original in a backup; `None`
 /// when the entry already has one or names no server.
-pub fn add_state_dir(entry: &Value, wrapped: &Wrapped, dir: &str) -> Option<Edit> {
+pub(crate) fn add_state_dir(entry: &Value, wrapped: &Wrapped, dir: &str) -> Option<Edit> {
     if wrapped.state_dir.is_some() || matches!(wrapped.target, Target::Unknown) {
         return None;
     }
@@ -420,7 +420,7 @@ fn is_proxy(program: &str) -> bool {
 /// package for a launcher that runs this tool (`npx -y
 /// mcp-unknown-keys@1.0.0 proxy …`, `uvx mcp-unknown-keys@1.0.0 proxy …`);
 /// `None` when the command is not that.
-pub fn launch_at(program: &str, values: &[&str], subcommand: &str) -> Option<usize> {
+pub(crate) fn launch_at(program: &str, values: &[&str], subcommand: &str) -> Option<usize> {
     if values.first() == Some(&subcommand) {
         return Some(0);
     }
@@ -533,7 +533,7 @@ fn read_wrapped(
 
 /// The index of the member named `key`; more than one is an error (hosts
 /// would silently take the last).
-pub fn find(members: &[Member], key: &str) -> Result<Option<usize>, Unreadable> {
+pub(crate) fn find(members: &[Member], key: &str) -> Result<Option<usize>, Unreadable> {
     let mut found = members
         .iter()
         .enumerate()

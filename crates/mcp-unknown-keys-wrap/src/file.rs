@@ -18,7 +18,7 @@ use mcp_unknown_keys::utc::Utc;
 const BACKUP_SUFFIX: &str = ".mcp-unknown-keys.bak";
 
 /// A configuration file as read.
-pub struct Config {
+pub(crate) struct Config {
     /// The file itself, links followed.
     pub path: PathBuf,
     /// Its text.
@@ -32,11 +32,11 @@ pub struct Config {
 /// grows with its history to a few megabytes; a file far larger is not a
 /// configuration, and reading it whole (`/dev/zero` never ends) would only
 /// grow memory.
-pub const MAX_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_BYTES: u64 = 64 << 20;
 
 /// Reads the file at `path`; a file that is not UTF-8 is refused, and so
 /// is one that is not a regular file or is larger than [`MAX_BYTES`].
-pub fn read(path: &Path) -> Result<Config, String> {
+pub(crate) fn read(path: &Path) -> Result<Config, String> {
     let real = fs::canonicalize(path).map_err(|e| format!("cannot open it: {e}"))?;
     let (bytes, metadata) = read_regular(&real)?;
     let text = String::from_utf8(bytes).map_err(|e| {
@@ -55,7 +55,7 @@ pub fn read(path: &Path) -> Result<Config, String> {
 
 /// [`read`], or `None` when nothing is at `path` (a settings file that is
 /// not there yet, for [`create`]).
-pub fn read_if_present(path: &Path) -> Result<Option<Config>, String> {
+pub(crate) fn read_if_present(path: &Path) -> Result<Option<Config>, String> {
     match fs::symlink_metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         _ => read(path).map(Some),
@@ -65,7 +65,7 @@ pub fn read_if_present(path: &Path) -> Result<Option<Config>, String> {
 /// Creates the file at `path`, and its folder, holding `text`: private to
 /// its owner (a settings file may come to hold secrets). Refuses a file
 /// that appeared since it was found missing: nothing is overwritten.
-pub fn create(path: &Path, text: &str) -> Result<(), String> {
+pub(crate) fn create(path: &Path, text: &str) -> Result<(), String> {
     if let Some(folder) = path.parent() {
         fs::create_dir_all(folder).map_err(|e| format!("cannot create its folder: {e}"))?;
     }
@@ -136,7 +136,7 @@ fn kind(metadata: &Metadata) -> &'static str {
 /// no write bit for anyone is "do not change this", even for root — and
 /// an open for writing, which the system refuses to a user without the
 /// right, decides the rest.
-pub fn writable(config: &Config) -> Result<(), String> {
+pub(crate) fn writable(config: &Config) -> Result<(), String> {
     let mode = config.permissions.mode() & 0o7777;
     if mode & 0o222 == 0 {
         return Err(format!(
@@ -152,7 +152,7 @@ pub fn writable(config: &Config) -> Result<(), String> {
 
 /// The texts of the file's backups, newest first (unreadable ones passed
 /// over: they only help restore exact bytes).
-pub fn backups(config: &Config) -> Vec<String> {
+pub(crate) fn backups(config: &Config) -> Vec<String> {
     let (Some(folder), Some(name)) = (config.path.parent(), file_name(&config.path)) else {
         return Vec::new();
     };
@@ -182,7 +182,7 @@ pub fn backups(config: &Config) -> Vec<String> {
 /// held. Refuses a file made read-only, and one that changed since it was read (its host wrote
 /// it meanwhile): nothing is lost, and running again starts from the new
 /// text. Returns the backup's path.
-pub fn write(config: &Config, text: &str) -> Result<PathBuf, String> {
+pub(crate) fn write(config: &Config, text: &str) -> Result<PathBuf, String> {
     writable(config)?;
     let (now, _) = read_regular(&config.path).map_err(|e| format!("reading it again: {e}"))?;
     if now != config.text.as_bytes() {

@@ -20,12 +20,12 @@ use super::edit::{Edit, json_string, remove_member, separator_after, slice};
 use super::jsonc::{Member, Span};
 
 /// The prefix of the variables that hold header values.
-pub const VARIABLE_PREFIX: &str = "MUK_HEADER_";
+pub(crate) const VARIABLE_PREFIX: &str = "MUK_HEADER_";
 
 /// The edits that move a `headers` member's values into `env`, with the
 /// members `extra` (text: the URL's variables) added there too, and the
 /// `--header` arguments (decoded) that refer to them.
-pub fn wrap(
+pub(crate) fn wrap(
     text: &str,
     members: &[Member],
     headers: usize,
@@ -80,7 +80,7 @@ pub fn wrap(
 /// after a separator like the one before its last member (a new line when
 /// each member has its own). Several members added to an object laid out
 /// one per line share the new line.
-pub fn append(text: &str, object: &Member, added: &str) -> Edit {
+pub(crate) fn append(text: &str, object: &Member, added: &str) -> Edit {
     match object.value.as_object().and_then(<[Member]>::last) {
         Some(last) => Edit::insert(
             last.value.span.end,
@@ -92,7 +92,7 @@ pub fn append(text: &str, object: &Member, added: &str) -> Edit {
 
 /// `MUK_HEADER_1`, `MUK_HEADER_2`, … (or another `prefix`): `count` names
 /// not among `taken`.
-pub fn variable_names(prefix: &str, count: usize, taken: &[&str]) -> Vec<String> {
+pub(crate) fn variable_names(prefix: &str, count: usize, taken: &[&str]) -> Vec<String> {
     (1..)
         .map(|n| format!("{prefix}{n}"))
         .filter(|name| !taken.contains(&name.as_str()))
@@ -101,7 +101,7 @@ pub fn variable_names(prefix: &str, count: usize, taken: &[&str]) -> Vec<String>
 }
 
 /// How unwrap gives back a wrapped entry's headers.
-pub enum Restore {
+pub(crate) enum Restore {
     /// `env` holds the header values and nothing else, in the headers'
     /// order: rename it `headers` (with these edits) and drop `args`.
     Rename(Vec<Edit>),
@@ -114,7 +114,7 @@ pub enum Restore {
 /// How to give back `headers` (the `--header` arguments, decoded) of an
 /// entry whose `env` member is `env`, the variables at `url` (the URL's,
 /// put back in it already) taken out of `env` too.
-pub fn restore(
+pub(crate) fn restore(
     text: &str,
     members: &[Member],
     headers: &[String],

@@ -24,6 +24,7 @@
 //! The command line is the CLI's; nothing here prints.
 
 #![forbid(unsafe_code)]
+#![warn(unreachable_pub)]
 #![warn(missing_docs)]
 
 mod diff;

@@ -22,7 +22,7 @@ use super::jsonc::{self, Member, Value};
 use super::url as urls;
 
 /// What stands for a secret that no variable holds.
-pub const HIDDEN: &str = "***";
+pub(crate) const HIDDEN: &str = "***";
 
 /// Words in a key or a flag's name that say its value is a secret (compared
 /// without case, `-` or `_`).
@@ -41,7 +41,7 @@ const SECRET_WORDS: &[&str] = &[
 /// `text` with every value that may be a secret replaced, each on the line
 /// it was on; `None` when `text` is not a configuration `plan` reads (then
 /// nothing of it may be shown).
-pub fn shown(text: &str, maps: &[MapPath]) -> Option<String> {
+pub(crate) fn shown(text: &str, maps: &[MapPath]) -> Option<String> {
     let root = jsonc::parse(text).ok()?;
     // One replacement per string token, by where it starts: an entry's own
     // rule (the variable's name) wins over a key's name (`***`).
@@ -57,7 +57,7 @@ pub fn shown(text: &str, maps: &[MapPath]) -> Option<String> {
 /// [`shown`] for a Claude Code settings file, which lists no servers but
 /// may hold secrets: its `env` values shown as their variables, and any
 /// member whose key names a secret hidden.
-pub fn shown_settings(text: &str) -> Option<String> {
+pub(crate) fn shown_settings(text: &str) -> Option<String> {
     if text.trim().is_empty() {
         return Some(text.to_owned());
     }

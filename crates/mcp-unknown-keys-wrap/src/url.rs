@@ -22,13 +22,13 @@ use super::edit::json_string;
 use super::jsonc::Member;
 
 /// The prefix of the variables that hold a URL's secret parts.
-pub const VARIABLE_PREFIX: &str = "MUK_URL_";
+pub(crate) const VARIABLE_PREFIX: &str = "MUK_URL_";
 
 /// The byte ranges of the parts of `url` that may hold a secret: its
 /// userinfo (before the `@` of the authority) and its query (after `?`,
 /// before `#`), each when not empty. None for text that is not
 /// `scheme://…`.
-pub fn secrets(url: &str) -> Vec<Range<usize>> {
+pub(crate) fn secrets(url: &str) -> Vec<Range<usize>> {
     let Some(scheme_end) = url.find("://") else {
         return Vec::new();
     };
@@ -56,7 +56,7 @@ pub fn secrets(url: &str) -> Vec<Range<usize>> {
 
 /// `url` with each of `parts` (as [`secrets`] gives them) replaced by a
 /// reference to the variable of the same place in `names`.
-pub fn with_references(url: &str, parts: &[Range<usize>], names: &[String]) -> String {
+pub(crate) fn with_references(url: &str, parts: &[Range<usize>], names: &[String]) -> String {
     let mut out = String::with_capacity(url.len());
     let mut at = 0;
     for (part, name) in parts.iter().zip(names) {
@@ -72,7 +72,7 @@ pub fn with_references(url: &str, parts: &[Range<usize>], names: &[String]) -> S
 /// references put back from the `env` members `variables`, as a JSON
 /// string token, and the indices of the variables it used. A URL without
 /// such references is given back as it was written, byte for byte.
-pub fn restore(token: &str, variables: &[Member]) -> (String, Vec<usize>) {
+pub(crate) fn restore(token: &str, variables: &[Member]) -> (String, Vec<usize>) {
     let Ok(url) = serde_json::from_str::<String>(token) else {
         return (token.to_owned(), Vec::new());
     };

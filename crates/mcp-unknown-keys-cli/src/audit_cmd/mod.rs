@@ -26,7 +26,7 @@ use progress::ProgressBar;
 
 /// The command line of `audit`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// A catalogue of the tools' schemas (repeatable; files merge, a later
     /// one winning a name clash): in any declaration form (MCP, OpenAI,
     /// Anthropic, Gemini, Bedrock), as a JSON array of tools, an object with
@@ -123,7 +123,7 @@ fn parse_dimension(name: &str) -> Result<Dimension, String> {
 /// with `--fail-on-unaudited` when a call went unaudited; 2 for a usage
 /// error, an unreadable catalogue or input, or an input read only in part
 /// (cut short, or failing partway: after the report of what was read).
-pub fn run(args: Args) -> ExitCode {
+pub(crate) fn run(args: Args) -> ExitCode {
     match audit(&args) {
         Ok(outcome) if outcome.incomplete_inputs > 0 => ExitCode::from(2),
         Ok(outcome) if outcome.fails(&args) => ExitCode::from(1),

@@ -11,7 +11,7 @@ const PROGRESS_MIN_BYTES: u64 = 32 << 20;
 /// A progress bar on stderr, drawn only for a long file when stderr is a
 /// terminal, at most ten times a second.
 #[derive(Default)]
-pub struct ProgressBar {
+pub(super) struct ProgressBar {
     bar: Option<Bar>,
     /// Whether the input being read was looked at for a bar.
     looked: bool,
@@ -28,7 +28,7 @@ struct Bar {
 
 impl ProgressBar {
     /// Notes how far an input has been read.
-    pub fn update(&mut self, progress: &Progress<'_>) {
+    pub(super) fn update(&mut self, progress: &Progress<'_>) {
         if progress.done {
             self.clear();
             self.bar = None;
@@ -65,7 +65,7 @@ impl ProgressBar {
 
     /// Takes the bar off the screen, so a message can be written; it comes
     /// back at the next update.
-    pub fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         if let Some(bar) = self.bar.as_mut().filter(|bar| bar.drawn) {
             bar.drawn = false;
             let _ = write!(io::stderr().lock(), "\r\x1b[2K");

@@ -18,28 +18,28 @@ use cap_std::fs::{Dir, File, OpenOptions, OpenOptionsExt};
 
 /// The most bytes `read` takes from one file; the answer says when the file
 /// is longer.
-pub const MAX_READ_BYTES: u64 = 1024 * 1024;
+pub(super) const MAX_READ_BYTES: u64 = 1024 * 1024;
 
 /// The directory the tools are confined to.
-pub struct Root {
+pub(super) struct Root {
     dir: Dir,
     /// Its canonical path: for absolute paths given, and for messages.
     path: PathBuf,
 }
 
 /// A file's text as `read` takes it.
-pub struct Text {
+pub(super) struct Text {
     pub text: String,
     /// The file's size when it is longer than [`MAX_READ_BYTES`].
     pub cut_from: Option<u64>,
 }
 
 /// Why a tool could not do what it was asked, in words for the model.
-pub type Problem = String;
+pub(super) type Problem = String;
 
 impl Root {
     /// Opens the root directory.
-    pub fn open(path: &Path) -> Result<Root, String> {
+    pub(super) fn open(path: &Path) -> Result<Root, String> {
         let path = path
             .canonicalize()
             .map_err(|error| format!("root {}: {error}", path.display()))?;
@@ -49,13 +49,13 @@ impl Root {
     }
 
     /// The root's canonical path.
-    pub fn path(&self) -> &Path {
+    pub(super) fn path(&self) -> &Path {
         &self.path
     }
 
     /// The path under the root that `path` names, relative to the root
     /// (`.` for the root itself), or a refusal when it climbs out of it.
-    pub fn relative(&self, path: &str) -> Result<PathBuf, Problem> {
+    pub(super) fn relative(&self, path: &str) -> Result<PathBuf, Problem> {
         let relative = match Path::new(path) {
             absolute if absolute.is_absolute() => {
                 absolute.strip_prefix(&self.path).map_err(|_| outside(path))?
@@ -84,7 +84,7 @@ impl Root {
     /// A regular file's text, at most [`MAX_READ_BYTES`] of it. Anything
     /// else (a directory, a FIFO, a device) is refused before a byte is
     /// read: opening does not wait for a FIFO's writer.
-    pub fn read(&self, path: &str) -> Result<Text, Problem> {
+    pub(super) fn read(&self, path: &str) -> Result<Text, Problem> {
         let relative = self.relative(path)?;
         let file = self
             .dir
@@ -117,7 +117,7 @@ impl Root {
 
     /// Writes a regular file, creating it and its directories; refuses to
     /// write anything else.
-    pub fn write(&self, path: &str, content: &str) -> Result<PathBuf, Problem> {
+    pub(super) fn write(&self, path: &str, content: &str) -> Result<PathBuf, Problem> {
         let relative = self.relative(path)?;
         if let Some(parent) = relative.parent().filter(|p| !p.as_os_str().is_empty()) {
             self.dir
@@ -142,7 +142,7 @@ impl Root {
     }
 
     /// A directory's entries, sorted, each with whether it is a directory.
-    pub fn list(&self, path: &str) -> Result<Vec<(String, bool)>, Problem> {
+    pub(super) fn list(&self, path: &str) -> Result<Vec<(String, bool)>, Problem> {
         let relative = self.relative(path)?;
         let entries = self
             .dir
@@ -160,7 +160,7 @@ impl Root {
     }
 
     /// A path relative to the root, as the answers show it.
-    pub fn shown(&self, relative: &Path) -> String {
+    pub(super) fn shown(&self, relative: &Path) -> String {
         relative.display().to_string()
     }
 

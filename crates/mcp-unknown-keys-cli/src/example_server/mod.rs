@@ -56,7 +56,7 @@ use self::oversized::{MAX_REQUEST_BYTES, OVERSIZED};
 
 /// The command line of `example-server`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The directory the tools are confined to [default: a fresh temporary
     /// directory seeded with a few files, removed when the server exits]
     #[arg(long, value_name = "DIR")]
@@ -72,7 +72,7 @@ pub struct Args {
 }
 
 /// Runs `example-server` until its client closes stdin.
-pub fn run(args: Args) -> ExitCode {
+pub(crate) fn run(args: Args) -> ExitCode {
     let (root, scratch) = match args.root {
         Some(root) => (root, None),
         None => match seeded_scratch_root() {

@@ -13,18 +13,18 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// The longest request the example server reads: rmcp's own limit.
-pub const MAX_REQUEST_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+pub(super) const MAX_REQUEST_BYTES: usize = rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
 
 /// The method that stands for a request too long to read; its `bytes`
 /// parameter is the request's length.
-pub const OVERSIZED: &str = "mcp-unknown-keys/oversized";
+pub(super) const OVERSIZED: &str = "mcp-unknown-keys/oversized";
 
 /// The longest id kept from a request too long to read.
 const MAX_ID_BYTES: usize = 1024;
 
 /// Copies `input` to `output` line by line, each line whole, replacing a
 /// line longer than [`MAX_REQUEST_BYTES`] as the module says.
-pub async fn bound_lines(mut input: impl AsyncRead + Unpin, mut output: impl AsyncWrite + Unpin) {
+pub(super) async fn bound_lines(mut input: impl AsyncRead + Unpin, mut output: impl AsyncWrite + Unpin) {
     let mut chunk = vec![0u8; 64 * 1024];
     let mut line: Vec<u8> = Vec::new();
     let mut over: Option<(IdScan, usize)> = None;
@@ -88,7 +88,7 @@ fn stand_in(id: Found, bytes: usize) -> Option<Vec<u8>> {
 
 /// What a scan found of a message's top-level `id`.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Found {
+pub(super) enum Found {
     None,
     /// The id's JSON text: a string or a number.
     Id(String),

@@ -21,11 +21,11 @@ use serde_json::{Value, json};
 use super::said::SessionMemory;
 
 /// The largest hook input read (it carries the tool's whole response).
-pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
+pub(super) const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The most characters of the context given to the model (Claude Code
 /// keeps 10,000 inline).
-pub const MAX_CONTEXT_CHARS: usize = 4000;
+pub(super) const MAX_CONTEXT_CHARS: usize = 4000;
 
 /// The most ways a tool name is split into server and tool
 /// (`mcp__a__b__c` is server `a`, tool `b__c`, or server `a__b`, tool `c`).
@@ -44,7 +44,7 @@ struct Input {
 
 /// Reads the hook's input on stdin and prints the context to give the
 /// model, if any; never fails, never panics out.
-pub fn run(dir: &Path) {
+pub(super) fn run(dir: &Path) {
     let _ = catch_unwind(AssertUnwindSafe(|| {
         let mut input = Vec::new();
         if std::io::stdin()
@@ -64,7 +64,7 @@ pub fn run(dir: &Path) {
 }
 
 /// The hook's output for `input`, or `None` when there is nothing to say.
-pub fn respond(dir: &Path, input: &[u8]) -> Option<Value> {
+pub(super) fn respond(dir: &Path, input: &[u8]) -> Option<Value> {
     let input: Input = serde_json::from_slice(input).ok()?;
     if input.hook_event_name != "PostToolUse" {
         return None;

@@ -24,7 +24,7 @@ use mcp_unknown_keys_proxy::state::STATE_DIR_VAR;
 
 /// The command line of `hook`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
     host: Host,
 }
@@ -49,7 +49,7 @@ struct StateArgs {
 }
 
 /// Runs `hook`: always exits 0.
-pub fn run(args: Args) -> ExitCode {
+pub(crate) fn run(args: Args) -> ExitCode {
     match args.host {
         Host::ClaudeCode(state) => {
             if let Some(dir) = state.state_dir.or_else(default_state_dir) {
@@ -63,7 +63,7 @@ pub fn run(args: Args) -> ExitCode {
 /// The state directory when `--state-dir` does not give one:
 /// `$MCP_UNKNOWN_KEYS_STATE_DIR`, `$XDG_STATE_HOME/mcp-unknown-keys`, or
 /// `~/.local/state/mcp-unknown-keys`.
-pub fn default_state_dir() -> Option<PathBuf> {
+pub(crate) fn default_state_dir() -> Option<PathBuf> {
     let var = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
     if let Some(dir) = var(STATE_DIR_VAR) {
         return Some(dir.into());

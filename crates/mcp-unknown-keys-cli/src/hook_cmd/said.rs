@@ -14,16 +14,16 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 /// The most (tool, key) pairs remembered in one session.
-pub const MAX_SAID_PER_SESSION: usize = 4096;
+pub(super) const MAX_SAID_PER_SESSION: usize = 4096;
 
 /// The most sessions remembered.
-pub const MAX_SESSIONS: usize = 256;
+pub(super) const MAX_SESSIONS: usize = 256;
 
 /// The longest session id taken; Claude Code's are UUIDs.
-pub const MAX_SESSION_ID_BYTES: usize = 128;
+pub(super) const MAX_SESSION_ID_BYTES: usize = 128;
 
 /// What one session has been told, locked while held.
-pub struct SessionMemory {
+pub(super) struct SessionMemory {
     file: File,
     said: BTreeSet<u64>,
 }
@@ -32,7 +32,7 @@ impl SessionMemory {
     /// Opens (creating) and locks the memory of `session_id` under `dir`;
     /// `None` for a session id that cannot name a file (empty, too long,
     /// or other than ASCII letters, digits, `-` and `_`) or any error.
-    pub fn open(dir: &Path, session_id: &str) -> Option<SessionMemory> {
+    pub(super) fn open(dir: &Path, session_id: &str) -> Option<SessionMemory> {
         let named = !session_id.is_empty()
             && session_id.len() <= MAX_SESSION_ID_BYTES
             && session_id
@@ -70,7 +70,7 @@ impl SessionMemory {
 
     /// Remembers that `key` of `tool` is said now; false when it was said
     /// before, or the session remembers as many pairs as it may.
-    pub fn claim(&mut self, tool: &str, key: &str) -> bool {
+    pub(super) fn claim(&mut self, tool: &str, key: &str) -> bool {
         let pair = pair_hash(tool, key);
         if self.said.contains(&pair) || self.said.len() >= MAX_SAID_PER_SESSION {
             return false;
@@ -79,7 +79,7 @@ impl SessionMemory {
     }
 
     /// Writes the memory back; the lock is let go when it is dropped.
-    pub fn save(mut self) {
+    pub(super) fn save(mut self) {
         let text: String = self.said.iter().map(|pair| format!("{pair:016x}\n")).collect();
         let _ = self
             .file
