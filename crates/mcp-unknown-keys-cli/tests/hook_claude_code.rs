@@ -229,19 +229,26 @@ fn the_plugin_s_hook_runs_the_command_on_every_mcp_tool() {
     );
     let handler = &groups[0]["hooks"][0];
     assert_eq!(handler["type"], "command");
-    assert_eq!(handler["command"], "mcp-unknown-keys", "found on PATH");
-    let args: Vec<&str> = handler["args"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    // One shell line, the form every Claude Code runs (`args`, the exec
+    // form, came in 2.1.139: an older one would run the program alone).
+    let line = handler["command"].as_str().unwrap();
+    assert_eq!(line, "mcp-unknown-keys hook claude-code", "found on PATH");
+    assert!(handler.get("args").is_none());
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(support::binary(), bin.path().join("mcp-unknown-keys")).unwrap();
+    let path = std::env::join_paths(
+        std::iter::once(bin.path().to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
 
     let state = tempfile::tempdir().unwrap();
     let proxy = listed(state.path());
-    let mut command = Command::new(support::binary());
+    let mut command = Command::new("sh");
     command
-        .args(&args)
+        .arg("-c")
+        .arg(line)
+        .env("PATH", path)
         .env("MCP_UNKNOWN_KEYS_STATE_DIR", state.path());
     let (code, stdout, _) = run(command, &fixture("post_tool_use_mcp.json"));
     assert_eq!(code, Some(0));

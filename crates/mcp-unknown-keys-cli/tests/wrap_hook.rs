@@ -82,17 +82,29 @@ fn json(path: &Path) -> Value {
     serde_json::from_str(&text(path)).unwrap()
 }
 
-/// The hook entry wrap writes, reading `state_dir`.
+/// The hook entry wrap writes, reading `state_dir`: one shell line, as
+/// every Claude Code runs it.
 fn wraps_hook(state_dir: &str) -> Value {
     json!({
         "matcher": "mcp__.*",
         "hooks": [{
             "type": "command",
-            "command": "mcp-unknown-keys",
-            "args": ["hook", "claude-code", "--state-dir", state_dir],
+            "command": format!("mcp-unknown-keys hook claude-code --state-dir {}", sh_quoted(state_dir)),
             "timeout": 10
         }]
     })
+}
+
+/// `word` quoted for `sh` when it needs to be, as wrap quotes it.
+fn sh_quoted(word: &str) -> String {
+    if word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "_-./=:@%+,".contains(c))
+    {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 /// Each wrapped server's `--state-dir`, by name.
@@ -215,10 +227,9 @@ fn the_wrapped_proxy_and_the_installed_hook_meet() {
 
     let settings = json(&machine.project.join(".claude/settings.json"));
     let handler = &settings["hooks"]["PostToolUse"][0]["hooks"][0];
-    let mut hook = std::process::Command::new(handler["command"].as_str().unwrap());
-    for arg in handler["args"].as_array().unwrap() {
-        hook.arg(arg.as_str().unwrap());
-    }
+    // As Claude Code runs a command hook: its line, by the shell.
+    let mut hook = std::process::Command::new("sh");
+    hook.arg("-c").arg(handler["command"].as_str().unwrap());
     // Claude Code's environment need not be wrap's: the directory is named.
     hook.env("HOME", machine.home.join("elsewhere"));
     let input = hook_claude_code::fixture("post_tool_use_mcp.json");

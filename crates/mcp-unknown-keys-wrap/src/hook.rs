@@ -10,13 +10,20 @@
 //! Code starts with:
 //!
 //! ```json
-//! {"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "PROGRAM",
-//!  "args": ["hook", "claude-code", "--state-dir", "DIR"], "timeout": 10}]}
+//! {"matcher": "mcp__.*", "hooks": [{"type": "command",
+//!  "command": "PROGRAM hook claude-code --state-dir DIR", "timeout": 10}]}
 //! ```
 //!
-//! A hook is wrap's when it has exactly that shape: these four members,
-//! arguments ending `hook claude-code --state-dir DIR` after this tool's
-//! launch. Adding it again when one is there changes nothing; `unwrap`
+//! The command is one shell line, each word quoted for `sh` where it needs
+//! to be (`'/home/me/my tools/mcp-unknown-keys'`): every Claude Code runs
+//! that form. The `args` array (the command run without a shell) came in
+//! Claude Code 2.1.139; an older one ignores it and would run the program
+//! alone, whose usage error (exit 2) Claude Code hands the model after
+//! every MCP call.
+//!
+//! A hook is wrap's when it has exactly that shape: these three members,
+//! its command's words ending `hook claude-code --state-dir DIR` after
+//! this tool's launch. Adding it again when one is there changes nothing; `unwrap`
 //! takes out such hooks only, then the group, `PostToolUse` and `hooks`
 //! that were left empty by it. Every other hook, and every other byte,
 //! stays.
@@ -58,6 +65,52 @@ impl Hook {
         args.push(self.state_dir.clone());
         args
     }
+
+    /// The shell line Claude Code runs.
+    fn command_line(&self) -> String {
+        std::iter::once(&self.program)
+            .chain(&self.args())
+            .map(|word| quoted(word))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// `word` as `sh` reads it back: as it is when it holds only characters no
+/// shell treats specially, else in single quotes (a `'` in it as `'\''`).
+fn quoted(word: &str) -> String {
+    if !word.is_empty() && word.chars().all(is_plain) {
+        return word.to_owned();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// The words of a shell line as [`quoted`] writes them: `None` for any
+/// other line (one with variables, escapes, globs, or two spaces running).
+fn words(line: &str) -> Option<Vec<String>> {
+    let mut words = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        let word = words.last_mut()?;
+        match c {
+            '\'' => loop {
+                match chars.next()? {
+                    '\'' => break,
+                    c => word.push(c),
+                }
+            },
+            '\\' if chars.next()? == '\'' => word.push('\''),
+            ' ' if !word.is_empty() => words.push(String::new()),
+            c if is_plain(c) => word.push(c),
+            _ => return None,
+        }
+    }
+    (!words.last()?.is_empty()).then_some(words)
+}
+
+/// A character no shell reads as anything but itself.
+fn is_plain(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "_-./=:@%+,".contains(c)
 }
 
 /// What became of the hook in one settings file.
@@ -265,28 +318,31 @@ fn is_plain_group(group: &Value) -> bool {
         .is_some_and(|members| members.iter().all(|m| m.key == "matcher" || m.key == "hooks"))
 }
 
-/// Whether `hook` is one wrap writes: `type`, `command`, `args` and
-/// `timeout` only, `args` ending `hook claude-code --state-dir DIR` after
-/// this tool's launch.
+/// Whether `hook` is one wrap writes: `type`, `command` and `timeout`
+/// only, the command's words ending `hook claude-code --state-dir DIR`
+/// after this tool's launch.
 fn is_wraps(hook: &Value) -> bool {
     let Some(members) = hook.as_object() else {
         return false;
     };
     let member = |key: &str| members.iter().find(|m| m.key == key).map(|m| &m.value);
-    let keys_are_wraps = members.len() == 4
-        && ["type", "command", "args", "timeout"]
+    let keys_are_wraps = members.len() == 3
+        && ["type", "command", "timeout"]
             .iter()
             .all(|key| member(key).is_some());
-    let (Some(kind), Some(program), Some(args)) = (
+    let (Some(kind), Some(line)) = (
         member("type").and_then(Value::as_str),
         member("command").and_then(Value::as_str),
-        member("args").and_then(Value::as_array),
     ) else {
         return false;
     };
-    let Some(args) = args.iter().map(Value::as_str).collect::<Option<Vec<&str>>>() else {
+    let Some(words) = words(line) else {
         return false;
     };
+    let Some((program, args)) = words.split_first() else {
+        return false;
+    };
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let ends_as_wraps = launch_at(program, &args, SUBCOMMAND[0]).is_some_and(|at| {
         args.len() == at + SUBCOMMAND.len() + 1 && args[at..at + SUBCOMMAND.len()] == SUBCOMMAND
     });
@@ -320,8 +376,7 @@ fn hooks_object(hook: &Hook) -> Json {
 fn group(hook: &Hook) -> Json {
     let handler = Json::Object(vec![
         ("type", Json::String("command".to_owned())),
-        ("command", Json::String(hook.program.clone())),
-        ("args", Json::Strings(hook.args())),
+        ("command", Json::String(hook.command_line())),
         ("timeout", Json::Number(TIMEOUT_SECONDS)),
     ]);
     Json::Object(vec![
@@ -335,8 +390,6 @@ fn group(hook: &Hook) -> Json {
 enum Json {
     Object(Vec<(&'static str, Json)>),
     Array(Vec<Json>),
-    /// An array of strings, always on one line (as `args` are written).
-    Strings(Vec<String>),
     String(String),
     Number(u32),
 }
@@ -347,10 +400,6 @@ impl Json {
         let (open, close, items): (&str, &str, Vec<String>) = match self {
             Json::String(text) => return json_string(text),
             Json::Number(n) => return n.to_string(),
-            Json::Strings(items) => {
-                let items: Vec<String> = items.iter().map(|item| json_string(item)).collect();
-                return format!("[{}]", items.join(", "));
-            }
             Json::Object(members) => (
                 "{",
                 "}",
@@ -520,8 +569,7 @@ mod tests {
       "hooks": [
         {
           "type": "command",
-          "command": "mcp-unknown-keys",
-          "args": ["hook", "claude-code", "--state-dir", "/home/me/.local/state/mcp-unknown-keys"],
+          "command": "mcp-unknown-keys hook claude-code --state-dir /home/me/.local/state/mcp-unknown-keys",
           "timeout": 10
         }
       ]
@@ -557,7 +605,7 @@ mod tests {
         let original = r#"{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "check"}]}], "PostToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": "fmt"}]}]}}"#;
         let text = installed(original);
         assert!(
-            text.contains(r#"{"type": "command", "command": "fmt"}]}, {"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "mcp-unknown-keys", "args": ["hook", "claude-code", "--state-dir", "/home/me/.local/state/mcp-unknown-keys"], "timeout": 10}]}]"#),
+            text.contains(r#"{"type": "command", "command": "fmt"}]}, {"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "mcp-unknown-keys hook claude-code --state-dir /home/me/.local/state/mcp-unknown-keys", "timeout": 10}]}]"#),
             "{text}"
         );
         assert_eq!(removed(&text), original);
@@ -584,7 +632,7 @@ mod tests {
 
     #[test]
     fn a_hook_added_to_wraps_group_by_hand_stays() {
-        let text = r#"{"hooks": {"PostToolUse": [{"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "log-it"}, {"type": "command", "command": "mcp-unknown-keys", "args": ["hook", "claude-code", "--state-dir", "/s"], "timeout": 10}]}]}}"#;
+        let text = r#"{"hooks": {"PostToolUse": [{"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "log-it"}, {"type": "command", "command": "mcp-unknown-keys hook claude-code --state-dir /s", "timeout": 10}]}]}}"#;
         let plan = remove(text).unwrap();
         assert_eq!(plan.change, Change::Removed(1));
         assert_eq!(
@@ -597,10 +645,15 @@ mod tests {
     fn hooks_not_of_wraps_shape_are_not_taken_out() {
         for hook in [
             // The plugin's own, hand-copied: no --state-dir.
-            r#"{"type": "command", "command": "mcp-unknown-keys", "args": ["hook", "claude-code"], "timeout": 10}"#,
-            r#"{"type": "command", "command": "mcp-unknown-keys hook claude-code"}"#,
-            r#"{"type": "command", "command": "other", "args": ["run", "hook", "claude-code", "--state-dir", "/s"], "timeout": 10}"#,
-            r#"{"type": "command", "command": "mcp-unknown-keys", "args": ["hook", "claude-code", "--state-dir", "/s"], "timeout": 10, "async": true}"#,
+            r#"{"type": "command", "command": "mcp-unknown-keys hook claude-code", "timeout": 10}"#,
+            r#"{"type": "command", "command": "mcp-unknown-keys hook claude-code --state-dir /s"}"#,
+            r#"{"type": "command", "command": "other run hook claude-code --state-dir /s", "timeout": 10}"#,
+            r#"{"type": "command", "command": "mcp-unknown-keys hook claude-code --state-dir /s", "timeout": 10, "async": true}"#,
+            // A shell line of the user's: more than words.
+            r#"{"type": "command", "command": "mcp-unknown-keys hook claude-code --state-dir $HOME/s", "timeout": 10}"#,
+            r#"{"type": "command", "command": "mcp-unknown-keys hook claude-code --state-dir /s | tee log", "timeout": 10}"#,
+            // The exec form Claude Code 2.1.139 reads.
+            r#"{"type": "command", "command": "mcp-unknown-keys", "args": ["hook", "claude-code", "--state-dir", "/s"], "timeout": 10}"#,
         ] {
             let text =
                 format!(r#"{{"hooks": {{"PostToolUse": [{{"matcher": "mcp__.*", "hooks": [{hook}]}}]}}}}"#);
@@ -610,9 +663,33 @@ mod tests {
 
     #[test]
     fn a_launcher_form_is_wraps() {
-        let text = r#"{"hooks": {"PostToolUse": [{"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "npx", "args": ["-y", "mcp-unknown-keys@1.2.3", "hook", "claude-code", "--state-dir", "/s"], "timeout": 10}]}]}}"#;
+        let text = r#"{"hooks": {"PostToolUse": [{"matcher": "mcp__.*", "hooks": [{"type": "command", "command": "npx -y mcp-unknown-keys@1.2.3 hook claude-code --state-dir '/my state'", "timeout": 10}]}]}}"#;
         assert_eq!(install(text, &hook()).unwrap().change, Change::AlreadyInstalled);
         assert_eq!(removed(text), "{}");
+    }
+
+    #[test]
+    fn a_command_line_reads_back_as_the_words_it_was_made_of() {
+        for words_written in [
+            vec!["mcp-unknown-keys", "hook", "claude-code", "--state-dir", "/s"],
+            vec![
+                "/home/me/my tools/mcp-unknown-keys",
+                "hook",
+                "--state-dir",
+                "/it's $HOME; `x`",
+            ],
+            vec!["C:\\Program Files\\m.exe", "'", "''", "a b  c"],
+        ] {
+            let line: Vec<String> = words_written.iter().map(|word| quoted(word)).collect();
+            let line = line.join(" ");
+            let read: Vec<String> = words(&line).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(read, words_written, "{line}");
+        }
+        assert_eq!(quoted("/usr/bin/mcp-unknown-keys"), "/usr/bin/mcp-unknown-keys");
+        assert_eq!(quoted("/it's here"), r"'/it'\''s here'");
+        for line in ["a  b", " a", "a ", "a $B", "a 'b", r"a \x", "a;b", ""] {
+            assert_eq!(words(line), None, "{line:?}");
+        }
     }
 
     #[test]
