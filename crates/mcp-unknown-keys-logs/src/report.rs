@@ -75,8 +75,8 @@ pub struct Report {
     /// Every tool name met in a catalogue, for near matches.
     pub(crate) known: Known,
     /// The verdicts of the JSON-RPC calls of the sessions ended, counted
-    /// per pair: `(tool, nested, key or path)`.
-    pub(crate) paired: BTreeMap<(String, bool, String), VerdictCounts>,
+    /// per pair: `(tool, missing, nested, key or path)`.
+    pub(crate) paired: BTreeMap<(String, bool, bool, String), VerdictCounts>,
     /// The calls counted in the groupings asked for.
     pub(crate) groups: Groups,
     /// What a strict server would have refused, when asked.
@@ -184,8 +184,12 @@ impl Report {
                 declared_keys: finding.declared_keys,
                 verdicts: self
                     .paired
-                    .get(&(finding.tool.to_owned(), finding.nested, finding.key.to_owned()))
-                    .filter(|_| !finding.missing)
+                    .get(&(
+                        finding.tool.to_owned(),
+                        finding.missing,
+                        finding.nested,
+                        finding.key.to_owned(),
+                    ))
                     .cloned()
                     .unwrap_or_default(),
             };
@@ -271,8 +275,8 @@ impl Report {
     /// Adds the verdicts of a session's calls, per pair, to those of the
     /// sessions before.
     pub(crate) fn count_verdicts(&mut self, verdicts: &Verdicts<Id>) {
-        for (tool, key, nested, counts) in verdicts.counts() {
-            let pair = (tool.to_owned(), nested, key.to_owned());
+        for (tool, key, nested, missing, counts) in verdicts.counts() {
+            let pair = (tool.to_owned(), missing, nested, key.to_owned());
             add_counts(self.paired.entry(pair).or_default(), counts);
         }
     }

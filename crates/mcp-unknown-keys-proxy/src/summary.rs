@@ -207,13 +207,11 @@ impl Summary<'_> {
         text
     }
 
-    /// The verdicts on the calls that carried a finding's key; none for a
-    /// required key calls lacked (verdicts are counted per key carried).
+    /// The verdicts on the calls that carried a finding's key (or lacked
+    /// its required key).
     fn verdicts_of(&self, finding: &mcp_unknown_keys::audit::Finding<'_>) -> Option<&VerdictCounts> {
-        if finding.missing {
-            return None;
-        }
-        self.verdicts.counts_of(finding.tool, finding.key, finding.nested)
+        self.verdicts
+            .counts_of(finding.tool, finding.key, finding.nested, finding.missing)
     }
 
     fn unlisted(&self, text: &mut String) {

@@ -76,9 +76,9 @@ fn logged_findings(core: &Core) -> Value {
         if members["cause"].is_null() {
             members.remove("cause");
         }
-        if let Some(counts) = core
-            .verdicts()
-            .counts_of(finding.tool, finding.key, finding.nested)
+        if let Some(counts) =
+            core.verdicts()
+                .counts_of(finding.tool, finding.key, finding.nested, finding.missing)
         {
             members.insert("verdicts".into(), serde_json::to_value(counts).unwrap());
         }

@@ -398,6 +398,8 @@ struct Awaited {
 struct ToolVerdicts {
     keys: BTreeMap<String, VerdictCounts>,
     paths: BTreeMap<String, VerdictCounts>,
+    /// The required keys the calls lacked, as paths.
+    missing: BTreeMap<String, VerdictCounts>,
 }
 
 impl<K: Eq + Hash + Clone> Default for Verdicts<K> {
@@ -572,24 +574,36 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
         judged
     }
 
-    /// Every (tool, key) and (tool, path) pair judged, sorted by tool, then
-    /// keys before paths: `(tool, key or path, nested, counts)`.
-    pub fn counts(&self) -> impl Iterator<Item = (&str, &str, bool, &VerdictCounts)> {
+    /// Every pair judged, sorted by tool, then keys, paths and the required
+    /// keys lacked, as [`Findings`](super::findings::Findings) lists them:
+    /// `(tool, key or path, nested, missing, counts)`.
+    pub fn counts(&self) -> impl Iterator<Item = (&str, &str, bool, bool, &VerdictCounts)> {
         self.counted.iter().flat_map(|(tool, found)| {
-            let keys = found.keys.iter().map(|(key, counts)| (key, false, counts));
-            let paths = found.paths.iter().map(|(path, counts)| (path, true, counts));
+            let keys = found.keys.iter().map(|(key, counts)| (key, false, false, counts));
+            let paths = found
+                .paths
+                .iter()
+                .map(|(path, counts)| (path, true, false, counts));
+            let missing = found
+                .missing
+                .iter()
+                .map(|(path, counts)| (path, false, true, counts));
             keys.chain(paths)
-                .map(move |(key, nested, counts)| (tool.as_str(), key.as_str(), nested, counts))
+                .chain(missing)
+                .map(move |(key, nested, missing, counts)| {
+                    (tool.as_str(), key.as_str(), nested, missing, counts)
+                })
         })
     }
 
-    /// The counts of one pair, if any call carrying it was judged.
-    pub fn counts_of(&self, tool: &str, key: &str, nested: bool) -> Option<&VerdictCounts> {
+    /// The counts of one pair, if any call carrying it (or, `missing`,
+    /// lacking it) was judged.
+    pub fn counts_of(&self, tool: &str, key: &str, nested: bool, missing: bool) -> Option<&VerdictCounts> {
         let found = self.counted.get(tool)?;
-        if nested {
-            found.paths.get(key)
-        } else {
-            found.keys.get(key)
+        match (nested, missing) {
+            (_, true) => found.missing.get(key),
+            (true, false) => found.paths.get(key),
+            (false, false) => found.keys.get(key),
         }
     }
 
@@ -633,6 +647,7 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
         for (pairs, items) in [
             (&mut counted.keys, &awaited.unknown_keys),
             (&mut counted.paths, &awaited.unknown_paths),
+            (&mut counted.missing, &awaited.missing_required),
         ] {
             for item in items {
                 match pairs.get_mut(item.as_str()) {
@@ -720,7 +735,7 @@ mod tests {
         assert!(verdicts.finish().is_empty());
         let ignored = |key: &str, nested: bool| {
             verdicts
-                .counts_of("t", key, nested)
+                .counts_of("t", key, nested, false)
                 .map(|counts| counts.iter().map(|(v, n)| (*v, *n)).collect::<Vec<_>>())
         };
         assert_eq!(
@@ -793,7 +808,7 @@ mod tests {
         assert_eq!(keys(&[second]), [one("1", "c", Verdict::Ambiguous)]);
         assert!(!verdicts.awaits(&1));
         assert_eq!(
-            verdicts.counts_of("t", "b", false).unwrap()[&Verdict::Ambiguous],
+            verdicts.counts_of("t", "b", false, false).unwrap()[&Verdict::Ambiguous],
             1
         );
 
@@ -834,7 +849,10 @@ mod tests {
         let judged = verdicts.answer(&2, Answer::read(Some("{}"))).unwrap();
         assert_eq!(keys(&[judged]), [one("2", "b", Verdict::Ignored)]);
         assert!(verdicts.finish().is_empty());
-        assert_eq!(verdicts.counts_of("t", "b", false).unwrap()[&Verdict::Ignored], 1);
+        assert_eq!(
+            verdicts.counts_of("t", "b", false, false).unwrap()[&Verdict::Ignored],
+            1
+        );
 
         // A call answered by an interim result and never retried is
         // unanswered at the end.
