@@ -2,12 +2,10 @@
 
 pub(crate) mod slots;
 
-use std::cell::RefCell;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use mcp_unknown_keys::audit::{self, Arguments, Call, Catalog, Listing, Outcome, Skip};
+use mcp_unknown_keys::audit::{self, Arguments, Call, CountingAuditor};
 use napi::bindgen_prelude::{JsValue, Unknown};
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -32,11 +30,11 @@ pub struct Auditor {
 /// held while a host's callback runs (they run in `deliver`, last), so a
 /// callback may call the auditor back.
 pub struct State {
-    auditor: audit::Auditor,
+    /// The core's auditor, with the listing being assembled and the
+    /// count of every call.
+    auditor: CountingAuditor,
     queue: Arc<Queue>,
     callbacks: Rc<Callbacks>,
-    coverage: RefCell<audit::Coverage>,
-    listing: RefCell<Listing>,
 }
 
 /// Where a page stands in a paginated MCP listing.
@@ -79,11 +77,9 @@ impl Auditor {
             no_missing: options.no_missing,
         });
         let state = Rc::new(State {
-            auditor,
+            auditor: CountingAuditor::new(auditor),
             queue,
             callbacks,
-            coverage: RefCell::default(),
-            listing: RefCell::default(),
         });
         let slot = slots::insert(&state);
         Auditor { state, slot }
@@ -98,10 +94,7 @@ impl Auditor {
     pub fn replace_catalog(&self, env: &Env, tools: Unknown<'_>) -> Result<()> {
         let state = &self.state;
         let listed = listed_tools(js(env, tools))?;
-        let mut catalog = Catalog::new();
-        catalog.extend_listed(&listed);
-        state.listing.borrow_mut().abandon();
-        state.install(catalog);
+        state.auditor.replace(&listed);
         state.callbacks.deliver(env, &state.queue);
         Ok(())
     }
@@ -118,10 +111,7 @@ impl Auditor {
             Some(page) => (page.first.unwrap_or(true), page.more.unwrap_or(false)),
             None => (true, false),
         };
-        let decided = state.listing.borrow_mut().page_listed(&listed, first, more);
-        if let Some(catalog) = decided {
-            state.install(catalog);
-        }
+        state.auditor.page(&listed, first, more);
         state.callbacks.deliver(env, &state.queue);
         Ok(())
     }
@@ -131,27 +121,26 @@ impl Auditor {
     /// unaudited for `no_catalogue`.
     #[napi]
     pub fn clear_catalog(&self) {
-        self.state.listing.borrow_mut().abandon();
-        self.state.auditor.install_catalog(Catalog::none());
+        self.state.auditor.clear();
     }
 
     /// Every tool of the current catalogue, sorted.
     #[napi(getter)]
     pub fn tools(&self) -> Vec<String> {
-        self.state.auditor.listed_tools()
+        self.state.auditor.auditor().listed_tools()
     }
 
     /// The tools whose calls are audited now, sorted (a tool that declares
     /// nothing is not among them).
     #[napi(getter)]
     pub fn audited_tools(&self) -> Vec<String> {
-        self.state.auditor.audited_tools()
+        self.state.auditor.auditor().audited_tools()
     }
 
     /// What could not be read in the current catalogue's schemas.
     #[napi(getter)]
     pub fn notes(&self) -> Vec<CatalogNote> {
-        let catalog = self.state.auditor.catalog();
+        let catalog = self.state.auditor.auditor().catalog();
         catalog
             .notes()
             .into_iter()
@@ -187,7 +176,7 @@ impl Auditor {
     /// Every call audited so far: how many, and why the rest were not.
     #[napi]
     pub fn coverage(&self) -> Coverage {
-        Coverage::from(&*self.state.coverage.borrow())
+        Coverage::from(&self.state.auditor.coverage())
     }
 
     /// The auditor's slot, for `index.js`'s `audit` (not part of the API).
@@ -212,7 +201,7 @@ impl State {
             Some(read) => self.audit_read(tool, id.as_ref(), read),
             None => self.audit_given(tool, id.as_ref(), args),
         }?;
-        self.auditor.warn(&warning);
+        self.auditor.auditor().warn(&warning);
         self.callbacks.deliver(env, &self.queue);
         Some(Warning::from(&warning))
     }
@@ -273,18 +262,7 @@ impl State {
         id: Option<&Value>,
         arguments: Option<Arguments<'_>>,
     ) -> Option<audit::Warning> {
-        let catalog = self.auditor.catalog();
-        let call = Call { tool, arguments, id };
-        let outcome = catch_unwind(AssertUnwindSafe(|| self.auditor.audit(&catalog, call)))
-            .unwrap_or(Outcome::Skipped(Skip::UnreadableArguments));
-        self.coverage.borrow_mut().record(&call, &outcome);
-        outcome.warning()
-    }
-
-    /// Installs a catalogue; its notes are said (delivered by the caller).
-    fn install(&self, catalog: Catalog) {
-        let installed = self.auditor.install_catalog(catalog);
-        self.auditor.say_notes(&installed);
+        self.auditor.audit(Call { tool, arguments, id }).warning()
     }
 }
 

@@ -1,12 +1,8 @@
 //! `Auditor`: the core's auditor, its catalogue and its coverage, for Python.
 
 use std::borrow::Cow;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use mcp_unknown_keys::audit::{
-    self, Arguments, Call, Catalog, Coverage, ListedTools, Listing, Outcome, Skip,
-};
+use mcp_unknown_keys::audit::{Arguments, Call, CountingAuditor};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 use serde_json::Value;
@@ -21,42 +17,11 @@ use crate::report::{PyCoverage, PyWarning};
 /// (tool, key) pair once.
 #[pyclass(name = "Auditor", module = "mcp_unknown_keys", frozen)]
 pub struct PyAuditor {
-    auditor: audit::Auditor,
-    coverage: Mutex<Coverage>,
-    listings: Mutex<Listings>,
-    /// The stamp of the catalogue installed last (0: none yet).
-    installed: Mutex<u64>,
-}
-
-/// The listing being assembled, and a stamp for each catalogue decided
-/// while it is locked: the order in which calls decided what the catalogue
-/// is to be. Installing happens after this lock is released (installing
-/// says notes, through Python), so two threads may install in either
-/// order; the stamps keep the older from replacing the newer.
-#[derive(Default)]
-struct Listings {
-    listing: Listing,
-    stamped: u64,
-}
-
-impl Listings {
-    /// Takes one page; the catalogue it hands out, if any, with its stamp.
-    fn page(&mut self, tools: &ListedTools, first: bool, more: bool) -> Option<(u64, Catalog)> {
-        let catalog = self.listing.page_listed(tools, first, more)?;
-        Some((self.stamp(), catalog))
-    }
-
-    /// Gives up the listing being assembled, for a catalogue decided
-    /// otherwise (replaced or cleared); returns that catalogue's stamp.
-    fn abandon(&mut self) -> u64 {
-        self.listing.abandon();
-        self.stamp()
-    }
-
-    fn stamp(&mut self) -> u64 {
-        self.stamped += 1;
-        self.stamped
-    }
+    /// The core's auditor, with the listing being assembled and the count
+    /// of every call. Its locks guard pure Rust only: none is held across a
+    /// call into Python, which may let another thread take the GIL and
+    /// wait for the lock with it, or call this auditor back.
+    auditor: CountingAuditor,
 }
 
 #[pymethods]
@@ -72,10 +37,7 @@ impl PyAuditor {
     ) -> PyResult<PyAuditor> {
         let auditor = core_auditor(on_warn, allow, top_level_only, on_note)?.check_required(!no_missing);
         Ok(PyAuditor {
-            auditor,
-            coverage: Mutex::default(),
-            listings: Mutex::default(),
-            installed: Mutex::default(),
+            auditor: CountingAuditor::new(auditor),
         })
     }
 
@@ -89,12 +51,7 @@ impl PyAuditor {
     /// meanwhile.
     fn replace_catalog(&self, py: Python<'_>, tools: &Bound<'_, PyAny>) -> PyResult<()> {
         let listed = listed_tools(tools)?;
-        py.detach(|| {
-            let mut catalog = Catalog::new();
-            catalog.extend_listed(&listed);
-            let stamp = self.listings().abandon();
-            self.install(stamp, catalog);
-        });
+        py.detach(|| self.auditor.replace(&listed));
         Ok(())
     }
 
@@ -111,12 +68,7 @@ impl PyAuditor {
         // with a thread waiting for it with the GIL, or with a callback
         // calling this auditor back.
         let listed = listed_tools(tools)?;
-        py.detach(|| {
-            let decided = self.listings().page(&listed, first, more);
-            if let Some((stamp, catalog)) = decided {
-                self.install(stamp, catalog);
-            }
-        });
+        py.detach(|| self.auditor.page(&listed, first, more));
         Ok(())
     }
 
@@ -124,29 +76,28 @@ impl PyAuditor {
     /// `notifications/tools/list_changed`): calls meanwhile are counted as
     /// unaudited for `no_catalogue`.
     fn clear_catalog(&self) {
-        let stamp = self.listings().abandon();
-        self.install(stamp, Catalog::none());
+        self.auditor.clear();
     }
 
     /// Every tool of the current catalogue, sorted: those audited and
     /// those listed declaring nothing.
     #[getter]
     fn tools(&self) -> Vec<String> {
-        self.auditor.listed_tools()
+        self.auditor.auditor().listed_tools()
     }
 
     /// The tools whose calls are audited now, sorted: the answer to "why
     /// did this not warn?" (a tool that declares nothing is not among them).
     #[getter]
     fn audited_tools(&self) -> Vec<String> {
-        self.auditor.audited_tools()
+        self.auditor.auditor().audited_tools()
     }
 
     /// What could not be read in the current catalogue's schemas: pairs of
     /// a tool's name and the note's text.
     #[getter]
     fn notes(&self) -> Vec<(String, String)> {
-        let catalog = self.auditor.catalog();
+        let catalog = self.auditor.auditor().catalog();
         let notes = catalog.notes();
         notes
             .into_iter()
@@ -169,17 +120,13 @@ impl PyAuditor {
     ) -> Option<PyWarning> {
         let tool = tool_name(tool);
         let id = id.and_then(id_value);
-        let catalog = self.auditor.catalog();
         let audit = |arguments: Option<Arguments<'_>>| {
             let call = Call {
                 tool: &tool,
                 arguments,
                 id: id.as_ref(),
             };
-            let outcome = catch_unwind(AssertUnwindSafe(|| self.auditor.audit(&catalog, call)))
-                .unwrap_or(Outcome::Skipped(Skip::UnreadableArguments));
-            self.counted().record(&call, &outcome);
-            outcome.warning()
+            self.auditor.audit(call).warning()
         };
         let warning = if let Ok(dict) = arguments.cast::<PyDict>() {
             audit(Some(Arguments::Host(&DictArguments(dict))))
@@ -199,51 +146,22 @@ impl PyAuditor {
             }
         };
         let warning = warning?;
-        self.auditor.warn(&warning);
+        self.auditor.auditor().warn(&warning);
         Some(PyWarning::from(warning))
     }
 
     /// Every call audited so far: how many, and why the rest were not.
     #[getter(coverage)]
     fn coverage_so_far(&self) -> PyCoverage {
-        PyCoverage::from(self.counted().clone())
+        PyCoverage::from(self.auditor.coverage())
     }
 
     fn __repr__(&self) -> String {
         format!(
             "Auditor(tools={}, coverage={})",
-            self.auditor.catalog().len(),
-            self.counted()
+            self.auditor.auditor().catalog().len(),
+            self.auditor.coverage()
         )
-    }
-}
-
-/// Every lock guards pure Rust only: none is ever held across a call into
-/// Python, which may let another thread take the GIL and wait for the lock
-/// with it, or call this auditor back on the same thread.
-impl PyAuditor {
-    fn counted(&self) -> MutexGuard<'_, Coverage> {
-        self.coverage.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn listings(&self) -> MutexGuard<'_, Listings> {
-        self.listings.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Installs the catalogue stamped `stamp` unless a newer one was
-    /// installed first, then says its notes through `on_note` (taking the
-    /// GIL back for it) with no lock held.
-    fn install(&self, stamp: u64, catalog: Catalog) {
-        let installed = {
-            let mut newest = self.installed.lock().unwrap_or_else(PoisonError::into_inner);
-            if stamp < *newest {
-                return;
-            }
-            *newest = stamp;
-            // Calls no sink: safe under the lock.
-            self.auditor.install_catalog(catalog)
-        };
-        self.auditor.say_notes(&installed);
     }
 }
 

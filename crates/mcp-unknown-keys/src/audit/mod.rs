@@ -7,6 +7,8 @@
 //! - [`Arguments`]: a scan of a call's keys, nested ones included, that
 //!   builds no values;
 //! - [`Auditor`]: the audit rules and the said-once memory;
+//!   [`CountingAuditor`], one with its listing and its coverage, for hosts
+//!   that hand it calls one by one;
 //! - [`Warning`]: what a finding says, with a [diagnosis] of each
 //!   undeclared key ([`Hint`], [`Cause`], [`MissingKey`]);
 //! - [`Findings`]: every undeclared pair counted, for summaries and reports;
@@ -26,6 +28,7 @@
 pub(crate) mod auditor;
 pub(crate) mod call;
 pub(crate) mod catalog;
+pub(crate) mod counting;
 pub(crate) mod coverage;
 mod declarations;
 pub mod diagnosis;
@@ -45,6 +48,7 @@ pub use auditor::Auditor;
 pub(crate) use auditor::REASON_KEY;
 pub use call::{Call, Outcome, Skip};
 pub use catalog::{Catalog, Declared, ListedTools, Note, Problem};
+pub use counting::CountingAuditor;
 pub use coverage::{Coverage, OTHER_UNLISTED_TOOLS};
 pub use declarations::declarations;
 pub use diagnosis::{Cause, Hint, MissingKey};
