@@ -1,10 +1,8 @@
 //! Which catalogue a call meets: those given, those an input holds, and
 //! what is no catalogue at all.
 
-use std::io::Cursor;
-
 use mcp_unknown_keys::audit::Skip;
-use mcp_unknown_keys_logs::{Audit, Input, Options, Report, Tools};
+use mcp_unknown_keys_logs::{Options, Report, Tools};
 use serde_json::{Value, json};
 
 fn fs_read() -> Value {
@@ -16,12 +14,7 @@ fn tool_use(id: &str, name: &str, input: Value) -> Value {
 }
 
 fn audit(options: &Options, lines: &[Value]) -> Report {
-    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
-    let mut audit = Audit::new(options).unwrap();
-    audit
-        .read(Input::from_reader("session.jsonl", Cursor::new(text)).unwrap())
-        .unwrap();
-    audit.finish()
+    crate::support::audited_as("session.jsonl", lines, options)
 }
 
 #[test]

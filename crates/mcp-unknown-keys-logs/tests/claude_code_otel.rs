@@ -3,7 +3,7 @@
 //! in `tool_parameters`, its arguments the JSON text of `tool_input`.
 
 use mcp_unknown_keys::audit::Skip;
-use mcp_unknown_keys_logs::{Audit, Input, Options, Report, Tools};
+use mcp_unknown_keys_logs::{Options, Report, Tools};
 use serde_json::{Value, json};
 
 fn audit(lines: &[Value]) -> Report {
@@ -12,12 +12,7 @@ fn audit(lines: &[Value]) -> Report {
         vec![json!({"name": "issue_read", "inputSchema": {"properties": {"owner": {}, "repo": {}, "issue_number": {}}}})],
     )
     .of_server("github");
-    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
-    let mut audit = Audit::new(&Options::default().tools(tools)).unwrap();
-    audit
-        .read(Input::from_reader("claude-code-logs.jsonl", std::io::Cursor::new(text)).unwrap())
-        .unwrap();
-    audit.finish()
+    crate::support::audited_as("claude-code-logs.jsonl", lines, &Options::default().tools(tools))
 }
 
 fn string(key: &str, value: &str) -> Value {

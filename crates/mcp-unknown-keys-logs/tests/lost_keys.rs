@@ -6,20 +6,13 @@ use mcp_unknown_keys::audit::{Cause, Skip};
 use mcp_unknown_keys_logs::{Audit, Dimension, Input, Notice, Options, Report};
 use serde_json::{Value, json};
 
+use crate::support::audited;
+
 /// `fs_read` as a chat request declares it: `path` required.
 fn tools() -> Value {
     json!([{"type": "function", "function": {"name": "fs_read", "parameters": {
         "properties": {"path": {}, "offset": {}}, "required": ["path"],
     }}}])
-}
-
-fn audited(lines: &[Value], options: &Options) -> Report {
-    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
-    let mut audit = Audit::new(options).unwrap();
-    audit
-        .read(Input::from_reader("log", std::io::Cursor::new(text.into_bytes())).unwrap())
-        .unwrap();
-    audit.finish()
 }
 
 /// An exchange: the request's tools and the response's one choice.

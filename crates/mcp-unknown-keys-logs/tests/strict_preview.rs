@@ -3,20 +3,13 @@
 //! servers did with those calls, and what to adopt first.
 
 use mcp_unknown_keys::audit::{Cause, Verdict};
+use mcp_unknown_keys_logs::Options;
 use mcp_unknown_keys_logs::strict::{
     KNOWN_HOST_KEYS, MAX_KEY_SETS, MAX_TOOLS, Origin, StrictPreview, StrictTool,
 };
-use mcp_unknown_keys_logs::{Audit, Input, Options, Report};
-use serde_json::{Value, json};
 
-fn audited(lines: &[Value], options: &Options) -> Report {
-    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
-    let mut audit = Audit::new(options).unwrap();
-    audit
-        .read(Input::from_reader("log", std::io::Cursor::new(text.into_bytes())).unwrap())
-        .unwrap();
-    audit.finish()
-}
+use crate::support::audited;
+use serde_json::{Value, json};
 
 fn preview(lines: &[Value]) -> StrictPreview {
     audited(lines, &Options::default().strict_preview(true))

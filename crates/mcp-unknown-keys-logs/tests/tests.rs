@@ -16,4 +16,5 @@ mod repeats;
 mod report_data;
 mod shapes;
 mod strict_preview;
+mod support;
 mod verdicts;
