@@ -7,8 +7,15 @@
 //! `cargo bench -p mcp-unknown-keys-cli --bench audit_throughput`;
 //! `AUDIT_BENCH_MB` sets the transcript's size (default 300);
 //! `AUDIT_BENCH_KEEP=1` keeps the file afterwards, to profile against;
+//! `AUDIT_BENCH_ROUNDS` sets the number of rounds (default 5);
 //! `AUDIT_BENCH_BASELINE=PATH` times another build of the binary (an earlier
 //! commit's, say) in the same rounds.
+//!
+//! Two costs are taken as ratios within each round, the runs taking turns:
+//! grouping (`audit --by model --by tool` against `audit`) and the check of
+//! the keys the schemas list in `required` (`audit`, which checks them,
+//! against `audit --no-missing`, which does not; every tool of the
+//! transcript's catalogue requires a key, which its calls carry).
 
 #[path = "../tests/support/transcript.rs"]
 mod transcript;
@@ -19,6 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Rounds without `AUDIT_BENCH_ROUNDS`.
 const RUNS: usize = 5;
 
 /// A named thing to time.
@@ -65,6 +73,10 @@ fn main() {
                     .arg(&path))
             }),
         ),
+        (
+            "audit --no-missing",
+            Box::new(|| run(Command::new(bin).args(["audit", "--no-missing"]).arg(&path))),
+        ),
     ];
     if let Some(baseline) = baseline.as_deref() {
         let path = &path;
@@ -78,8 +90,8 @@ fn main() {
         .iter()
         .map(|round| round.iter().copied().min().expect("a round"))
         .collect();
-    let [count_loop, wc, json_floor, audit_jsonl, _, audit_by] = times[..6] else {
-        unreachable!("six measures")
+    let [count_loop, wc, json_floor, audit_jsonl, _, audit_by, no_missing] = times[..7] else {
+        unreachable!("seven measures")
     };
 
     let rate = |time: Duration| bytes / time.as_secs_f64() / 1e6;
@@ -100,22 +112,20 @@ fn main() {
         "audit (jsonl) takes {:.2}x the time of reading and validating each line with serde_json",
         audit_jsonl.as_secs_f64() / json_floor.as_secs_f64()
     );
-    // Grouping's cost: the ratio of each round (the two runs take turns),
-    // with its spread over the rounds, and the ratio of the best times.
-    let mut ratios: Vec<f64> = rounds[5]
-        .iter()
-        .zip(&rounds[3])
-        .map(|(by, plain)| by.as_secs_f64() / plain.as_secs_f64())
-        .collect();
-    ratios.sort_by(f64::total_cmp);
+    // Grouping's cost and the required check's: the ratio of each round
+    // (the runs take turns), with its spread over the rounds, and the ratio
+    // of the best times.
     println!(
-        "audit --by model --by tool takes {:.3}x the time of audit (best times); per round: median {:.3}x, {:.3}x to {:.3}x",
+        "audit --by model --by tool takes {:.3}x the time of audit (best times); per round: {}",
         audit_by.as_secs_f64() / audit_jsonl.as_secs_f64(),
-        ratios[ratios.len() / 2],
-        ratios[0],
-        ratios[ratios.len() - 1]
+        spread(&per_round(&rounds[5], &rounds[3]))
     );
-    if let Some(&baseline) = times.get(6) {
+    println!(
+        "audit (required keys checked) takes {:.3}x the time of audit --no-missing (best times); per round: {}",
+        audit_jsonl.as_secs_f64() / no_missing.as_secs_f64(),
+        spread(&per_round(&rounds[3], &rounds[6]))
+    );
+    if let Some(&baseline) = times.get(7) {
         println!(
             "audit (jsonl) takes {:.2}x the time of the baseline build",
             audit_jsonl.as_secs_f64() / baseline.as_secs_f64()
@@ -128,6 +138,30 @@ fn main() {
     }
 }
 
+/// The ratio of `numerators` to `denominators` in each round, sorted.
+fn per_round(numerators: &[Duration], denominators: &[Duration]) -> Vec<f64> {
+    let mut ratios: Vec<f64> = numerators
+        .iter()
+        .zip(denominators)
+        .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios
+}
+
+/// Sorted ratios as "median M, Q1 to Q3, MIN to MAX".
+fn spread(ratios: &[f64]) -> String {
+    let at = |quantile: f64| ratios[((ratios.len() - 1) as f64 * quantile).round() as usize];
+    format!(
+        "median {:.3}x, quartiles {:.3}x to {:.3}x, {:.3}x to {:.3}x",
+        at(0.5),
+        at(0.25),
+        at(0.75),
+        ratios[0],
+        ratios[ratios.len() - 1]
+    )
+}
+
 fn generate(path: &Path, min_bytes: u64) -> transcript::Written {
     let mut out = BufWriter::new(File::create(path).expect("create the transcript"));
     let written = transcript::write_transcript(&mut out, min_bytes).expect("write the transcript");
@@ -135,12 +169,17 @@ fn generate(path: &Path, min_bytes: u64) -> transcript::Written {
     written
 }
 
-/// Each measure's time in each of `RUNS` rounds, the measures taking turns
-/// within a round so that a burst of load on a shared machine hits them
-/// alike.
+/// Each measure's time in each of `RUNS` rounds (or `AUDIT_BENCH_ROUNDS`),
+/// the measures taking turns within a round so that a burst of load on a
+/// shared machine hits them alike.
 fn interleaved(measures: &mut [Measure<'_>]) -> Vec<Vec<Duration>> {
-    let mut times = vec![Vec::with_capacity(RUNS); measures.len()];
-    for _ in 0..RUNS {
+    let rounds = std::env::var("AUDIT_BENCH_ROUNDS")
+        .ok()
+        .and_then(|rounds| rounds.parse().ok())
+        .filter(|&rounds| rounds > 0)
+        .unwrap_or(RUNS);
+    let mut times = vec![Vec::with_capacity(rounds); measures.len()];
+    for _ in 0..rounds {
         for ((_, measure), times) in measures.iter().zip(&mut times) {
             let start = Instant::now();
             measure();

@@ -9,10 +9,13 @@
 //! 1,000 tools written plainly or with `allOf` and `$ref` (`listing`); and
 //! keys declared by `patternProperties` patterns as the core matches them,
 //! in linear time, against the backtracking ECMA-262 engine that matched
-//! them before (`patterns`).
+//! them before (`patterns`); and the `per_call` calls audited with the
+//! check of `required` keys on (the default) and off, one after the other
+//! (`required`).
 //!
 //! Run `cargo bench -p mcp-unknown-keys --bench audit`, then
-//! `scripts/bench-ratios` prints the ratios recorded in BENCHMARKS.md.
+//! `scripts/bench-ratios` prints the ratios recorded in BENCHMARKS.md
+//! (`scripts/bench-required` those of the `required` group).
 
 use std::hint::black_box;
 use std::thread;
@@ -55,6 +58,29 @@ fn against_floor_and_jsonschema(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("jsonschema", name), &text, |b, t| {
             b.iter(|| jsonschema_check(&validator, black_box(t)))
+        });
+    }
+    group.finish();
+}
+
+/// The cost of checking the keys the schema lists in `required` (`path`
+/// and `content`, carried by every call): each clean call of `per_call`
+/// audited with the check on (the default) and then off.
+fn against_required_check(c: &mut Criterion) {
+    let checked = Auditor::new().with_sink(());
+    let unchecked = Auditor::new().with_sink(()).check_required(false);
+    let catalog = catalogue_of(10);
+    let mut group = c.benchmark_group("required");
+    for (name, text) in inputs() {
+        assert!(audit(&checked, &catalog, &text) && audit(&unchecked, &catalog, &text));
+        if text.len() > 100_000 {
+            group.sample_size(20);
+        }
+        group.bench_with_input(BenchmarkId::new("checked", name), &text, |b, t| {
+            b.iter(|| audit(&checked, &catalog, black_box(t)))
+        });
+        group.bench_with_input(BenchmarkId::new("unchecked", name), &text, |b, t| {
+            b.iter(|| audit(&unchecked, &catalog, black_box(t)))
         });
     }
     group.finish();
@@ -279,6 +305,6 @@ criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2));
     targets = against_floor_and_jsonschema, against_catalogue_size, against_sharing, against_nesting,
-        against_key_table_size, against_composition, against_patterns
+        against_key_table_size, against_composition, against_patterns, against_required_check
 }
 criterion_main!(benches);

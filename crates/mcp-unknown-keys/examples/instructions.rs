@@ -19,6 +19,12 @@
 //!     --callgrind-out-file=audit-100B.out target/release/examples/instructions audit/100B 20000
 //! callgrind_annotate --inclusive=yes audit-100B.out | head -40
 //! ```
+//!
+//! The `unchecked/<input>` cases audit the same calls with
+//! [`Auditor::check_required`]`(false)`: the cost of checking the keys the
+//! schema lists in `required` (on by default; the benchmark's tool requires
+//! `path` and `content`, which every call carries) is `audit/<input>`
+//! against `unchecked/<input>`, printed as ratios after the table.
 
 use std::env;
 use std::hint::black_box;
@@ -29,32 +35,48 @@ mod calls;
 
 use mcp_unknown_keys::audit::{Auditor, Catalog};
 
-/// The cases: `floor/<input>` and `audit/<input>` for each input of the
-/// `per_call` benchmark, and the 100 B call against 10,000 tools.
+/// The cases: `floor/<input>`, `audit/<input>` and `unchecked/<input>`
+/// (required keys not checked) for each input of the `per_call`
+/// benchmark, and the 100 B call against 10,000 tools.
 fn cases() -> Vec<String> {
     let mut cases = Vec::new();
     for (input, _) in calls::inputs() {
         cases.push(format!("floor/{input}"));
         cases.push(format!("audit/{input}"));
+        cases.push(format!("unchecked/{input}"));
     }
     cases.push("audit/100B@10000tools".to_owned());
+    cases.push("unchecked/100B@10000tools".to_owned());
     cases
 }
 
-/// The arguments of `case` and the catalogue it is audited against.
-fn prepare(case: &str) -> Option<(bool, String, Catalog)> {
+/// How a case reads its calls.
+#[derive(Clone, Copy)]
+enum What {
+    /// The floor: a bare validating scan.
+    Floor,
+    /// The audit, checking required keys or not.
+    Audit { check_required: bool },
+}
+
+/// What `case` measures, its arguments and the catalogue it is audited
+/// against.
+fn prepare(case: &str) -> Option<(What, String, Catalog)> {
     let (what, rest) = case.split_once('/')?;
     let (input, tools) = match rest.split_once('@') {
         Some((input, tools)) => (input, tools.strip_suffix("tools")?.parse().ok()?),
         None => (rest, 10),
     };
     let text = calls::inputs().into_iter().find(|(name, _)| *name == input)?.1;
-    let audit = match what {
-        "audit" => true,
-        "floor" => false,
+    let what = match what {
+        "audit" => What::Audit { check_required: true },
+        "unchecked" => What::Audit {
+            check_required: false,
+        },
+        "floor" => What::Floor,
         _ => return None,
     };
-    Some((audit, text, calls::catalogue_of(tools)))
+    Some((what, text, calls::catalogue_of(tools)))
 }
 
 /// The calls counted: everything callgrind sees is in here.
@@ -107,12 +129,28 @@ fn run_all() -> Result<(), String> {
     let exe = exe.to_str().ok_or("the executable's path is not UTF-8")?;
     println!("| case | instructions per call |");
     println!("|---|---:|");
+    let mut counted = Vec::new();
     for case in cases() {
         let (_, text, _) = prepare(&case).ok_or("unknown case")?;
         let n = calls_for(text.len());
         let (once, twice) = (count(exe, &case, n)?, count(exe, &case, 2 * n)?);
         let per_call = twice.saturating_sub(once) as f64 / n as f64;
         println!("| {case} | {per_call:.0} |");
+        counted.push((case, per_call));
+    }
+    // The cost of checking required keys: each audit against the same
+    // audit with the check turned off.
+    println!();
+    println!("| arguments | required not checked | required checked | checked / not |");
+    println!("|---|---:|---:|---:|");
+    for (case, checked) in &counted {
+        let Some(input) = case.strip_prefix("audit/") else {
+            continue;
+        };
+        let unchecked = format!("unchecked/{input}");
+        if let Some((_, off)) = counted.iter().find(|(case, _)| *case == unchecked) {
+            println!("| {input} | {off:.0} | {checked:.0} | {:.3}× |", checked / off);
+        }
     }
     Ok(())
 }
@@ -129,8 +167,12 @@ fn main() -> ExitCode {
     let result = match args.as_slice() {
         [] => run_all(),
         [case, calls] => match (prepare(case), calls.parse::<usize>()) {
-            (Some((audit, text, catalog)), Ok(calls)) => {
-                let auditor = Auditor::new().with_sink(());
+            (Some((what, text, catalog)), Ok(calls)) => {
+                let (audit, check_required) = match what {
+                    What::Floor => (false, true),
+                    What::Audit { check_required } => (true, check_required),
+                };
+                let auditor = Auditor::new().with_sink(()).check_required(check_required);
                 let clean = measured_calls(audit, &auditor, &catalog, &text, calls);
                 if clean == calls {
                     Ok(())
