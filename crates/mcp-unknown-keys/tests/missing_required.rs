@@ -273,3 +273,43 @@ fn findings_count_missing_pairs_with_their_cause_and_verdicts_await_them() {
             .ends_with(r#""missing_required":["path"]}"#)
     );
 }
+
+/// A tool of `n` properties `k0`…, requiring those named.
+fn wide(n: usize, required: &[&str]) -> Value {
+    let properties: serde_json::Map<String, Value> = (0..n).map(|i| (format!("k{i:02}"), json!({}))).collect();
+    json!({"name": "wide", "inputSchema": {"properties": properties, "required": required}})
+}
+
+#[test]
+fn tools_of_up_to_64_keys_and_of_more_agree_on_what_a_call_lacked() {
+    // Up to 64 keys a call's keys are bits of their indices; past 64, each
+    // is looked up among the required ones. Both say the same.
+    for n in [1, 2, 63, 64, 65, 130] {
+        let last = format!("k{:02}", n - 1);
+        let required = ["k00", last.as_str()];
+        let (auditor, _) = listed(&[wide(n, &required)]);
+        let missing = |arguments: &str| match audit(&auditor, "wide", arguments) {
+            Outcome::Audited {
+                missing_required,
+                emptied,
+                ..
+            } => (missing_required, emptied),
+            other => panic!("{n}: {other:?}"),
+        };
+        let both = format!(r#"{{"k00":1,"{last}":2}}"#);
+        assert_eq!(missing(&both), (vec![], false), "{n}");
+        let (lacked, emptied) = missing(r#"{"k00":1,"undeclared":2}"#);
+        assert_eq!(lacked, if n == 1 { vec![] } else { vec![last.clone()] }, "{n}");
+        assert!(!emptied);
+        let (lacked, emptied) = missing(&format!(r#"{{"{last}":2}}"#));
+        assert_eq!(lacked, if n == 1 { vec![] } else { vec!["k00".to_owned()] }, "{n}");
+        assert!(!emptied);
+        let (lacked, emptied) = missing("{}");
+        let mut all = vec!["k00".to_owned(), last.clone()];
+        all.dedup();
+        assert_eq!((lacked, emptied), (all, true), "{n}");
+        // A tolerated key is a key the call carried: not emptied.
+        let (_, emptied) = missing(r#"{"reason":"r"}"#);
+        assert!(!emptied, "{n}");
+    }
+}

@@ -371,8 +371,52 @@ impl Auditor {
     /// Reads the top-level keys of a call to a tool without nested shapes
     /// that requires keys: as the plain scan, and which required keys were
     /// carried. Out of line: the plain scan's loop stays as small as it was.
+    /// A tool of at most 64 keys (all but the largest) marks each declared
+    /// key carried as a bit of its index, with no branch, and compares the
+    /// bits with the required ones once at the end.
     #[inline(never)]
     fn scan_required(
+        &self,
+        arguments: Arguments<'_>,
+        declared: &Declared,
+        found: &mut Found,
+    ) -> Result<(), keys::NotAnObject> {
+        let root = declared.root();
+        if !root.fits_bits() {
+            return self.scan_required_by_rank(arguments, declared, found);
+        }
+        let mut carried = 0u64;
+        let mut keys = 0usize;
+        arguments.for_each_key(
+            #[inline(always)]
+            |key| {
+                keys += 1;
+                match root.table.find(key) {
+                    // Below 64: the table holds at most 64 keys.
+                    Some(index) => carried |= 1 << index,
+                    None if root.by_pattern(key).is_some() => {}
+                    None => self.undeclared(key, found),
+                }
+            },
+        )?;
+        found.top_level_keys = keys;
+        if carried & root.required_bits != root.required_bits {
+            let mut present = Present::default();
+            for (rank, &index) in root.required.iter().enumerate() {
+                if carried & 1 << index != 0 {
+                    present.mark(rank);
+                }
+            }
+            found.push_missing_keys(root, &present);
+        }
+        Ok(())
+    }
+
+    /// [`Auditor::scan_required`] for a tool of more than 64 keys: each
+    /// declared key carried is looked up among the required ones.
+    #[cold]
+    #[inline(never)]
+    fn scan_required_by_rank(
         &self,
         arguments: Arguments<'_>,
         declared: &Declared,

@@ -352,6 +352,7 @@ impl<'s> Reader<'s> {
         let table = KeyTable::new(keys);
         let required = required_indices(&table, &facts.required);
         let object = Object {
+            required_bits: Object::bits_of(&required),
             table,
             patterns: patterns.into(),
             closed: facts.closed,

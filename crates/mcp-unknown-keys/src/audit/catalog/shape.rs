@@ -38,6 +38,9 @@ pub(crate) struct Object {
     /// on the schema itself and through `allOf` and references), sorted;
     /// a required key no property declares is not among them.
     pub required: Box<[u32]>,
+    /// The same indices as bits, for a table of at most 64 keys: a call's
+    /// keys are checked against them with one OR per key and one compare.
+    pub required_bits: u64,
 }
 
 /// One `patternProperties` pattern, compiled.
@@ -106,6 +109,22 @@ impl Object {
             return None;
         }
         self.required.binary_search(&(index as u32)).ok()
+    }
+
+    /// `required`'s indices as the bits of [`Object::required_bits`]; the
+    /// indices past 63 have no bit (a table that large is checked by rank).
+    pub(crate) fn bits_of(required: &[u32]) -> u64 {
+        required
+            .iter()
+            .filter(|&&index| index < 64)
+            .fold(0, |bits, &index| bits | 1 << index)
+    }
+
+    /// Whether every key a call may carry has a bit: the table holds at
+    /// most 64 keys.
+    #[inline(always)]
+    pub(crate) fn fits_bits(&self) -> bool {
+        self.table.keys().len() <= 64
     }
 
     /// The required keys, in the order of their ranks (sorted).
