@@ -150,3 +150,15 @@ fn memory_stays_bounded_and_every_call_is_still_counted() {
     assert_eq!((preview.audited, preview.refused), (calls as u64, calls as u64));
     assert_eq!(preview.refused_for_model_keys, calls as u64);
 }
+
+#[test]
+fn a_tool_a_host_names_mcp_server_tool_is_counted_under_its_server() {
+    let preview = preview(&[
+        json!({"tools": [{"name": "mcp__fs__fs_read", "inputSchema": {"properties": {"path": {}}}}]}),
+        tool_use(1, "mcp__fs__fs_read", json!({"path": "a", "ffset": 1})),
+        tool_use(2, "search", json!({"q": "a"})),
+    ]);
+    let fs_read = tool(&preview, "mcp__fs__fs_read");
+    assert_eq!(fs_read.server.as_deref(), Some("fs"));
+    assert_eq!(fs_read.refused, 1);
+}

@@ -276,7 +276,8 @@ fn findings_count_missing_pairs_with_their_cause_and_verdicts_await_them() {
 
 /// A tool of `n` properties `k0`…, requiring those named.
 fn wide(n: usize, required: &[&str]) -> Value {
-    let properties: serde_json::Map<String, Value> = (0..n).map(|i| (format!("k{i:02}"), json!({}))).collect();
+    let properties: serde_json::Map<String, Value> =
+        (0..n).map(|i| (format!("k{i:02}"), json!({}))).collect();
     json!({"name": "wide", "inputSchema": {"properties": properties, "required": required}})
 }
 
@@ -302,7 +303,11 @@ fn tools_of_up_to_64_keys_and_of_more_agree_on_what_a_call_lacked() {
         assert_eq!(lacked, if n == 1 { vec![] } else { vec![last.clone()] }, "{n}");
         assert!(!emptied);
         let (lacked, emptied) = missing(&format!(r#"{{"{last}":2}}"#));
-        assert_eq!(lacked, if n == 1 { vec![] } else { vec!["k00".to_owned()] }, "{n}");
+        assert_eq!(
+            lacked,
+            if n == 1 { vec![] } else { vec!["k00".to_owned()] },
+            "{n}"
+        );
         assert!(!emptied);
         let (lacked, emptied) = missing("{}");
         let mut all = vec!["k00".to_owned(), last.clone()];
