@@ -351,8 +351,8 @@ pub fn verdicts_text(counts: &VerdictCounts) -> String {
 /// assert_eq!(judged.to_json_line(), r#"{"verdict":"ignored","tool":"fs_read","id":"1","unknown_keys":["ffset"]}"#);
 /// let left = verdicts.finish();
 /// assert_eq!((left.len(), left[0].verdict), (1, Verdict::Unanswered));
-/// let (tool, key, nested, counts) = verdicts.counts().next().unwrap();
-/// assert_eq!((tool, key, nested), ("fs_read", "ffset", false));
+/// let (tool, key, nested, missing, counts) = verdicts.counts().next().unwrap();
+/// assert_eq!((tool, key, nested, missing), ("fs_read", "ffset", false, false));
 /// assert_eq!((counts[&Verdict::Ignored], counts[&Verdict::Unanswered]), (1, 1));
 /// ```
 #[derive(Clone, Debug)]
