@@ -519,7 +519,7 @@ fn product<'a>(lists: impl Iterator<Item = Vec<&'a str>>) -> Vec<Vec<&'a str>> {
 }
 
 /// `value`, cut to [`MAX_VALUE_BYTES`] at a character boundary.
-fn shortened(value: &str) -> String {
+pub(crate) fn shortened(value: &str) -> String {
     if value.len() <= MAX_VALUE_BYTES {
         return value.to_owned();
     }

@@ -20,7 +20,8 @@
 //! [`OTHER`]), [`MAX_KEYS`] (tool, key) pairs, and [`MAX_KEY_SETS`]
 //! distinct sets of keys, of at most [`MAX_KEYS_PER_SET`] keys each; a
 //! call whose set is not kept is classified as it is read, by what is
-//! known then.
+//! known then. Names and keys are kept up to 256 bytes (cut there, ending
+//! `…`); a cut key is never offered to adopt.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -28,7 +29,7 @@ use mcp_unknown_keys::audit::diagnosis::INJECTED_AFTER_TOOLS;
 use mcp_unknown_keys::audit::{Cause, Judged, Outcome, VerdictCounts};
 use serde::Serialize;
 
-use crate::groups::OTHER;
+use crate::groups::{MAX_VALUE_BYTES, OTHER, shortened};
 
 /// Keys hosts and agent frameworks are known to add to the arguments of
 /// every tool they call, whatever the tool declares: MCP's own `_meta`,
@@ -230,8 +231,9 @@ impl Strictness {
         if !self.on {
             return;
         }
-        let tool = if self.tools.contains_key(tool) || self.tools.len() < MAX_TOOLS {
-            tool
+        let tool = shortened(tool);
+        let tool = if self.tools.contains_key(&tool) || self.tools.len() < MAX_TOOLS {
+            tool.as_str()
         } else {
             OTHER
         };
@@ -250,7 +252,7 @@ impl Strictness {
             .chain(undeclared_paths.iter().map(|path| (true, path)))
             .map(|(nested, key)| Name {
                 nested,
-                key: key.as_str().into(),
+                key: shortened(key).into(),
             })
             .collect();
         for name in names.iter().filter(|name| !name.nested) {
@@ -331,10 +333,11 @@ impl Strictness {
             preview.refused_for_host_keys_only += tool.host_only;
             for key in &tool.keys {
                 match (key.origin, &key.suggestion) {
-                    (Origin::Host, _) if !key.nested && key.key != OTHER => {
+                    _ if is_cut(&key.key) || key.key == OTHER => {}
+                    (Origin::Host, _) if !key.nested => {
                         allow.insert(key.key.clone());
                     }
-                    (Origin::Model, Some(declared)) if tool.tool != OTHER && key.key != OTHER => {
+                    (Origin::Model, Some(declared)) if tool.tool != OTHER => {
                         let aliases = preview.adopt.aliases.entry(tool.tool.clone()).or_default();
                         aliases.insert(key.key.clone(), declared.clone());
                     }
@@ -415,6 +418,12 @@ fn is_host(key: &Name, counted: Option<&KeyTally>, seen_on: &HashMap<Box<str>, H
                 .get(&key.key)
                 .is_some_and(|tools| tools.len() >= INJECTED_AFTER_TOOLS)
             || counted.is_some_and(|counted| counted.cause == Some(Cause::Injected)))
+}
+
+/// Whether `key`, as [`shortened`] left it, was cut: it ends with the `…`
+/// a cut leaves, within a few bytes of the bound.
+fn is_cut(key: &str) -> bool {
+    key.len() > MAX_VALUE_BYTES - 2 * '…'.len_utf8() && key.ends_with('…')
 }
 
 /// `part` per 1000 of `whole`, rounded to two decimals; 0 for none.

@@ -162,3 +162,23 @@ fn a_tool_a_host_names_mcp_server_tool_is_counted_under_its_server() {
     assert_eq!(fs_read.server.as_deref(), Some("fs"));
     assert_eq!(fs_read.refused, 1);
 }
+
+#[test]
+fn a_key_past_256_bytes_is_kept_cut_and_never_offered_to_adopt() {
+    let long = format!("_meta{}", "x".repeat(1 << 20));
+    let preview = preview(&[
+        catalogue(),
+        tool_use(1, "search", json!({"q": "a", long.as_str(): 1})),
+        tool_use(2, "fs_write", json!({"path": "a", "text": "b", long.as_str(): 1})),
+        tool_use(3, "fs_read", json!({"path": "a", long.as_str(): 1})),
+    ]);
+    let key = &tool(&preview, "search").keys[0];
+    assert!(
+        key.key.len() <= 256 && key.key.ends_with('…'),
+        "{}",
+        key.key.len()
+    );
+    // Seen on three tools: a host's, but not one to write into a file cut.
+    assert_eq!(key.origin, Origin::Host);
+    assert!(preview.adopt.allow.is_empty(), "{:?}", preview.adopt);
+}
