@@ -50,14 +50,7 @@ impl Machine {
     }
 
     fn wrap(&self, extra: &[&str]) -> Output {
-        let mut args = vec![
-            "wrap",
-            "--host",
-            "claude-code",
-            "--command",
-            "mcp-unknown-keys",
-            "--claude-code-hook",
-        ];
+        let mut args = WRAP_WITH_HOOK.to_vec();
         args.extend(extra);
         self.run(&args, &[])
     }
@@ -81,6 +74,17 @@ impl Machine {
 fn json(path: &Path) -> Value {
     serde_json::from_str(&text(path)).unwrap()
 }
+
+/// `wrap` of Claude Code's files with the hook, the proxy's program as
+/// named (not this build's path).
+const WRAP_WITH_HOOK: [&str; 6] = [
+    "wrap",
+    "--host",
+    "claude-code",
+    "--command",
+    "mcp-unknown-keys",
+    "--claude-code-hook",
+];
 
 /// The hook entry wrap writes, reading `state_dir`: one shell line, as
 /// every Claude Code runs it.
@@ -163,14 +167,7 @@ fn the_state_directory_follows_the_environment_wrap_runs_in() {
     fs::create_dir_all(&config_dir).unwrap();
     fs::rename(machine.home.join(".claude.json"), config_dir.join(".claude.json")).unwrap();
     let xdg = machine.home.join("xdg-state");
-    let args = [
-        "wrap",
-        "--host",
-        "claude-code",
-        "--command",
-        "mcp-unknown-keys",
-        "--claude-code-hook",
-    ];
+    let args = WRAP_WITH_HOOK;
     succeeded(&machine.run(
         &args,
         &[("CLAUDE_CONFIG_DIR", &config_dir), ("XDG_STATE_HOME", &xdg)],

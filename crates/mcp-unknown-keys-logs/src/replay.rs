@@ -118,14 +118,7 @@ impl<O: Observer> Handler for Audit<O> {
         }
         let cause = found.truncated.then_some(Cause::TruncatedResponse);
         report.findings.record_as(&as_shown, &outcome, cause);
-        // A host's `mcp__SERVER__TOOL` names its server too.
-        let server = found.server.or_else(|| {
-            shown
-                .starts_with("mcp__")
-                .then(|| names::readings(&shown).next().map(|(server, _)| server))
-                .flatten()
-        });
-        report.strict.record(&shown, server, &outcome);
+        report.strict.record(&shown, found.server, &outcome);
         report.groups.record(CallFacts {
             tool: &shown,
             model: found.model,

@@ -30,6 +30,7 @@ use mcp_unknown_keys::audit::{Cause, Judged, Outcome, VerdictCounts};
 use serde::Serialize;
 
 use crate::groups::{MAX_VALUE_BYTES, OTHER, shortened};
+use crate::names::readings;
 
 /// Keys hosts and agent frameworks are known to add to the arguments of
 /// every tool they call, whatever the tool declares: MCP's own `_meta`,
@@ -217,8 +218,13 @@ impl Strictness {
         }
     }
 
-    /// Counts one call to `tool` (of `server`, when the call named one).
+    /// Counts one call to `tool` (of `server`, when the call named one
+    /// apart; a host's `mcp__SERVER__TOOL` names it too). Nothing is done
+    /// unless the preview was asked for: the audit's path stays as it was.
     pub(crate) fn record(&mut self, tool: &str, server: Option<&str>, outcome: &Outcome) {
+        if !self.on {
+            return;
+        }
         let Outcome::Audited {
             undeclared,
             undeclared_paths,
@@ -228,9 +234,11 @@ impl Strictness {
         else {
             return;
         };
-        if !self.on {
-            return;
-        }
+        let server = server.or_else(|| {
+            tool.starts_with("mcp__")
+                .then(|| readings(tool).next().map(|(server, _)| server))
+                .flatten()
+        });
         let tool = shortened(tool);
         let tool = if self.tools.contains_key(&tool) || self.tools.len() < MAX_TOOLS {
             tool.as_str()
@@ -282,7 +290,7 @@ impl Strictness {
         for hint in warning.iter().flat_map(|warning| &warning.hints) {
             let name = Name {
                 nested: false,
-                key: hint.key.as_str().into(),
+                key: shortened(&hint.key).into(),
             };
             if let Some(key) = tally.keys.get_mut(&name) {
                 key.cause.get_or_insert(hint.cause);
