@@ -446,6 +446,29 @@ fn calls_queued_when_the_session_ends_are_counted_once_read() {
 }
 
 #[test]
+fn a_server_line_shaped_as_a_call_is_no_call_when_the_session_ends() {
+    let (held, release, held_now) = held();
+    let tap = Tap::new(Auditor::new().with_sink(())).with_report(held.clone());
+    listed(&tap);
+    // The first call's warning holds the worker; behind it, a call and the
+    // same call written back by a server that echoes what it is sent.
+    from_client(&tap, &misspelt_call(2));
+    held_now.recv().unwrap();
+    from_client(&tap, &misspelt_call(3));
+    from_server(&tap, &misspelt_call(3));
+    // The session ends before the worker reads them: it only counts them.
+    tap.shared.worker.end_soon();
+    release.send(()).unwrap();
+    tap.settle(None);
+    let (coverage, unread) = tap.shared.worker.end(&tap.shared.gates);
+    assert_eq!(unread, 0);
+    assert_eq!(
+        coverage.to_json_line(),
+        r#"{"coverage":{"calls":2,"audited":1,"unaudited":{"unreadable_arguments":1},"unlisted_tools":{}}}"#
+    );
+}
+
+#[test]
 fn a_batch_cut_short_when_the_session_ends_is_counted_whole() {
     let (held, release, held_now) = held();
     let tap = Tap::new(Auditor::new().with_sink(())).with_report(held.clone());

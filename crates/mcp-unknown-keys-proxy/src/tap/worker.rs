@@ -153,7 +153,12 @@ impl Worker {
                 // Checked per message: once the session ends, the rest of
                 // a batch is only counted.
                 if self.ending.load(Ordering::Acquire) {
-                    self.count_unread(message);
+                    // Only a host's calls are calls: a server's line shaped
+                    // as one (an echo, a request of its own) counts for
+                    // nothing, as it does while the session runs.
+                    if entry.from == Source::Client {
+                        self.count_unread(message);
+                    }
                 } else {
                     self.act(entry, message, gates);
                 }
