@@ -120,6 +120,7 @@ pub mod reasons;
 mod registry;
 pub mod session;
 mod settle;
+pub mod trace;
 mod unknown_keys;
 /// UTC timestamps for the doors' logs and wrap's backups: a helper the
 /// workspace shares, not part of the alarm's API.

@@ -438,7 +438,9 @@ impl<H: Handler> Walk<'_, H> {
     fn message(&mut self, record: &Object<'_>, text: Option<&str>) -> bool {
         let mut kept = String::new();
         match rpc::read(self.plan, record, text, &mut kept) {
-            Some(Message::Call { id, name, arguments }) => {
+            Some(Message::Call {
+                id, name, arguments, ..
+            }) => {
                 let value = id.as_ref().map(Id::to_value);
                 let model = self.model.take();
                 let found = Found {

@@ -6,7 +6,12 @@
 //! [`Reports`] holds the outputs of one run; each tap (one per session:
 //! the stdio proxy and the bridge have one, the reverse proxy one per
 //! upstream session) reports through a [`SessionReport`] of its own, which
-//! knows which upstream session it speaks for.
+//! knows which upstream session it speaks for. A `SessionReport` is its
+//! tap's auditor's sink, the core's `Sink`, and nothing else delivers:
+//! each warning and verdict carries its call's trace context for
+//! `--otlp`, each catalogue installed its listing page for `--state-dir`.
+//! Only the summary, the tap's own record, reaches it otherwise
+//! ([`Tap::at_end`]).
 //!
 //! The log's lines, each one JSON object ending with the attribution
 //! members `"ts"`, `"server"`, `"session"` (and, from the reverse proxy,
@@ -33,8 +38,7 @@ use self::attribution::Attribution;
 use self::log::Log;
 use super::state::CatalogState;
 use super::summary::Summary;
-use super::tap::trace::TraceContext;
-use super::tap::{Report, Tap};
+use super::tap::Tap;
 use super::{LOG_AT_EXIT, SETTLE_AT_EXIT};
 use crate::failure::Failure;
 
@@ -130,7 +134,7 @@ impl Reports {
             .allow_all(self.allow.iter().cloned())
             .top_level_only(self.top_level_only)
             .check_required(!self.no_missing);
-        Tap::new(auditor).with_report(session)
+        Tap::new(auditor).at_end(move |summary| session.summary(summary))
     }
 
     /// The summary of what `tap` audited and found, once its session has
@@ -180,32 +184,9 @@ impl SessionReport {
     }
 }
 
-impl Report for SessionReport {
-    fn warning(&self, warning: &Warning, trace: Option<&TraceContext>) {
-        self.reports.say("", &warning.to_string());
-        self.log(&warning.to_json_line(), true);
-        if let Some(otlp) = &self.reports.otlp {
-            otlp.warning(warning, trace, self.upstream.as_deref());
-        }
-    }
-
-    fn verdict(&self, judged: &Judged, trace: Option<&TraceContext>) {
-        self.log(&judged.to_json_line(), false);
-        if let Some(otlp) = &self.reports.otlp {
-            otlp.verdict(judged, trace, self.upstream.as_deref());
-        }
-    }
-
-    fn notice(&self, notice: &str) {
-        self.reports.say("", notice);
-    }
-
-    fn installed(&self, page: Option<&str>, catalog: &Catalog) {
-        if let Some(state) = &self.reports.state {
-            state.installed(page, catalog);
-        }
-    }
-
+impl SessionReport {
+    /// The session's summary, once it ended: last on stderr and in the
+    /// log.
     fn summary(&self, summary: &Summary<'_>) {
         // The stdio proxy's and the bridge's session (no upstream session)
         // is the run's only one: its summary is the run's last word, so
@@ -228,12 +209,29 @@ impl Report for SessionReport {
     }
 }
 
-/// The core's sink: warnings come through [`Report::warning`] instead (the
-/// tap delivers them with their trace context); notes, and the auditor's
-/// own notices (a bound met), come here.
+/// Everything the tap says of a session, but its summary: stderr, the log,
+/// `--otlp` (each warning and verdict joined to its call's trace, when the
+/// call carried one) and `--state-dir`.
 impl Sink for SessionReport {
     fn warn(&self, warning: &Warning) {
-        Report::warning(self, warning, None);
+        self.reports.say("", &warning.to_string());
+        self.log(&warning.to_json_line(), true);
+        if let Some(otlp) = &self.reports.otlp {
+            otlp.warning(warning, warning.trace.as_ref(), self.upstream.as_deref());
+        }
+    }
+
+    fn verdict(&self, judged: &Judged) {
+        self.log(&judged.to_json_line(), false);
+        if let Some(otlp) = &self.reports.otlp {
+            otlp.verdict(judged, judged.trace.as_ref(), self.upstream.as_deref());
+        }
+    }
+
+    fn installed(&self, page: Option<&str>, catalog: &Catalog) {
+        if let Some(state) = &self.reports.state {
+            state.installed(page, catalog);
+        }
     }
 
     fn note(&self, tool: &str, note: &Note) {
@@ -258,7 +256,8 @@ impl Sink for SessionReport {
         };
         self.log(&serde_json::to_string(&line).expect("a note serialises"), false);
     }
+
     fn notice(&self, notice: &Notice) {
-        Report::notice(self, &notice.to_string());
+        self.reports.say("", &notice.to_string());
     }
 }

@@ -14,15 +14,14 @@
 //!   server's JSON parser would (a pure function, shared with `audit`);
 //! - [`queue`] carries copies of lines to the worker;
 //! - [`worker`] keeps the listings, audits through the core's `Auditor`,
-//!   pairs flagged calls with their answers, and counts coverage, findings
-//!   and verdicts;
+//!   pairs flagged calls with their answers, counts coverage, findings
+//!   and verdicts, and says what it finds through the auditor's sink (the
+//!   door's outputs: [`crate::report`]);
 //! - [`answers`] holds the ids of the calls awaiting their verdict, and the
-//!   relay's cheap check of whether a server line answers one;
-//! - [`trace`] reads the trace context a flagged call carries.
+//!   relay's cheap check of whether a server line answers one.
 
 mod answers;
 mod queue;
-pub(crate) mod trace;
 mod worker;
 
 use std::fmt;
@@ -31,11 +30,10 @@ use std::sync::{Arc, LazyLock};
 use std::thread;
 use std::time::Duration;
 
-use mcp_unknown_keys::audit::{Auditor, Catalog, Coverage, Findings, Judged, Skip, Verdicts, Warning};
+use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Notice, Skip, Verdicts};
 use memchr::memmem;
 
 use self::queue::{Queue, Source};
-use self::trace::TraceContext;
 use self::worker::{Gates, Worker};
 use super::MAX_TAPPED_LINE;
 use super::relay::LineTap;
@@ -56,29 +54,16 @@ pub(crate) const COUNT_AT_EXIT: Duration = Duration::from_millis(500);
 /// longer lines, tool results among them, need no look.
 pub(crate) const MAX_NOTIFICATION_LINE: usize = 1024;
 
-/// Where the tap's findings go, beside being counted: each warning and
-/// verdict with the trace context of its call, when it carried one; the
-/// notices; and the summary once the session ends.
-pub trait Report: Send + Sync + 'static {
-    /// A warning, said once per (tool, key) pair.
-    fn warning(&self, warning: &Warning, trace: Option<&TraceContext>);
-    /// What the server did with a call that carried undeclared keys.
-    fn verdict(&self, judged: &Judged, trace: Option<&TraceContext>);
-    /// Something the tap could not do, said once.
-    fn notice(&self, notice: &str);
-    /// The session's summary.
-    fn summary(&self, summary: &Summary<'_>);
-    /// A catalogue was installed: `page` is the `result` of the listing
-    /// page that installed it, `None` when the server's tools changed and
-    /// none is in use.
-    fn installed(&self, page: Option<&str>, catalog: &Catalog) {
-        let _ = (page, catalog);
-    }
-}
+/// Where a session's summary goes when it ends. The summary is the tap's
+/// own record (it counts the lines the relays passed over unread, which
+/// no other door has), so it is no event of the core's `Sink`; everything
+/// else the tap says goes to its auditor's sink.
+type AtEnd = Box<dyn Fn(&Summary<'_>) + Send + Sync>;
 
 /// Shared by both directions of one proxy.
 pub struct Tap {
     shared: Arc<Shared>,
+    at_end: Option<AtEnd>,
 }
 
 /// What the relays and the worker share.
@@ -101,16 +86,13 @@ impl Shared {
     /// Says once, from the worker, that lines were passed over unread.
     fn say_unread(&self) {
         if self.unread.too_long.load(Ordering::Relaxed) > 0 {
-            self.worker.notice_once(
-                "a client line over 64 MiB was forwarded unread; each such line that may be a tools/call is counted as a call not audited (unreadable_arguments)",
-            );
+            self.worker.notice_once(Notice::LineTooLong {
+                limit: MAX_TAPPED_LINE,
+            });
         }
         if self.unread.behind.load(Ordering::Relaxed) + self.unread.server_behind.load(Ordering::Relaxed) > 0
         {
-            self.worker.notice_once(
-                "the audit fell behind: lines were forwarded unread while its queue was full; \
-                 those that may be calls are counted as calls not audited",
-            );
+            self.worker.notice_once(Notice::FellBehind);
         }
     }
 }
@@ -126,7 +108,9 @@ struct UnreadCounts {
 }
 
 impl Tap {
-    /// A tap that audits through `auditor`, on a worker thread of its own.
+    /// A tap that audits through `auditor`, on a worker thread of its own,
+    /// and says what it finds (warnings, notes, notices, verdicts, the
+    /// catalogues installed) through the auditor's sink.
     pub fn new(auditor: Auditor) -> Tap {
         let shared = Arc::new(Shared {
             queue: Queue::new(MAX_QUEUED_BYTES),
@@ -148,21 +132,13 @@ impl Tap {
                 }
             })
             .expect("the audit thread starts");
-        Tap { shared }
+        Tap { shared, at_end: None }
     }
 
-    /// Where the tap says what it could not do (a tool it could not read,
-    /// lines passed over): one line each, said once. Stderr by default.
-    #[cfg(test)]
-    pub fn with_notices(self, notices: impl Fn(&str) + Send + Sync + 'static) -> Tap {
-        self.shared.worker.set_notices(Box::new(notices));
-        self
-    }
-
-    /// Where warnings, verdicts, notices and the summary go. Without one,
-    /// warnings go to the auditor's sink and nothing else is reported.
-    pub fn with_report(self, report: Arc<dyn Report>) -> Tap {
-        self.shared.worker.set_report(report);
+    /// Where the session's summary goes once it ends
+    /// ([`Tap::summarise`]). Without it, the summary is not made.
+    pub fn at_end(mut self, at_end: impl Fn(&Summary<'_>) + Send + Sync + 'static) -> Tap {
+        self.at_end = Some(Box::new(at_end));
         self
     }
 
@@ -236,9 +212,10 @@ impl Tap {
     /// The session ended: the worker gets `within` to read what is queued,
     /// then [`COUNT_AT_EXIT`] to count the calls in what is left without
     /// auditing them; the calls still awaiting an answer are judged
-    /// unanswered, and the summary goes to the report. Every call the tap
-    /// read is in the summary's coverage: those it could not audit in time
-    /// as not audited (`unreadable_arguments`, as lines passed over are).
+    /// unanswered, and the summary goes where [`Tap::at_end`] says. Every
+    /// call the tap read is in the summary's coverage: those it could not
+    /// audit in time as not audited (`unreadable_arguments`, as lines
+    /// passed over are).
     pub fn summarise(&self, within: Option<Duration>) {
         let mut unsettled = self.settle(within);
         if unsettled > 0 {
@@ -247,10 +224,10 @@ impl Tap {
         }
         let (coverage, unsettled_calls) = self.shared.worker.end(&self.shared.gates);
         self.shared.worker.finish(&self.shared.gates);
-        let Some(report) = self.shared.worker.report() else {
+        let Some(at_end) = &self.at_end else {
             return;
         };
-        report.summary(&Summary {
+        at_end(&Summary {
             coverage: &self.with_unread(coverage),
             findings: &self.findings(),
             verdicts: &self.verdicts(),

@@ -3,13 +3,16 @@
 use super::*;
 use std::sync::Mutex;
 
-use mcp_unknown_keys::audit::Warning;
+use mcp_unknown_keys::audit::{Judged, Sink, Warning};
+use mcp_unknown_keys::trace::TraceContext;
+
+use crate::summary::Summary;
 
 fn tap() -> (Tap, Arc<Mutex<Vec<Warning>>>) {
     let said = Arc::new(Mutex::new(Vec::new()));
     let record = said.clone();
     let auditor = Auditor::new().with_sink(move |w: &Warning| record.lock().unwrap().push(w.clone()));
-    (Tap::new(auditor).with_notices(|_| {}), said)
+    (Tap::new(auditor), said)
 }
 
 /// Shows a client line as the relay would.
@@ -347,7 +350,7 @@ fn nothing_read_from_a_line_panics() {
     tap.settle(None);
 }
 
-/// A report whose warnings say they hold the audit worker, then wait until
+/// A sink whose warnings say they hold the audit worker, then wait until
 /// the test lets them go; it keeps the summary's coverage.
 struct Held {
     holding: Mutex<std::sync::mpsc::Sender<()>>,
@@ -390,23 +393,31 @@ fn misspelt_call(id: u32) -> String {
     )
 }
 
-impl Report for Held {
-    fn warning(&self, _: &Warning, _: Option<&TraceContext>) {
+impl Sink for Held {
+    fn warn(&self, _: &Warning) {
         let _ = self.holding.lock().unwrap().send(());
         let _ = self.release.lock().unwrap().recv();
     }
-    fn verdict(&self, _: &Judged, _: Option<&TraceContext>) {}
-    fn notice(&self, _: &str) {}
+}
+
+impl Held {
     fn summary(&self, summary: &Summary<'_>) {
         *self.coverage.lock().unwrap() = Some(summary.coverage.clone());
         *self.unsettled_calls.lock().unwrap() = Some(summary.unsettled_calls);
+    }
+
+    /// A tap that says everything to `held`.
+    fn tap(held: &Arc<Held>) -> Tap {
+        let summarised = held.clone();
+        Tap::new(Auditor::new().with_shared_sink(held.clone()))
+            .at_end(move |summary| summarised.summary(summary))
     }
 }
 
 #[test]
 fn every_call_read_is_in_the_summary_though_the_audit_had_not_reached_it() {
     let (held, release, _) = held();
-    let tap = Tap::new(Auditor::new().with_sink(())).with_report(held.clone());
+    let tap = Held::tap(&held);
     listed(&tap);
     // The first call's warning holds the worker; the rest wait behind it.
     from_client(&tap, &misspelt_call(2));
@@ -471,7 +482,7 @@ fn a_server_line_shaped_as_a_call_is_no_call_when_the_session_ends() {
 #[test]
 fn a_batch_cut_short_when_the_session_ends_is_counted_whole() {
     let (held, release, held_now) = held();
-    let tap = Tap::new(Auditor::new().with_sink(())).with_report(held.clone());
+    let tap = Held::tap(&held);
     listed(&tap);
     let calls: Vec<String> = (2..52).map(misspelt_call).collect();
     from_client(&tap, &format!("[{}]", calls.join(",")));
@@ -489,31 +500,36 @@ fn a_batch_cut_short_when_the_session_ends_is_counted_whole() {
     );
 }
 
-/// A report that keeps each warning's id with its trace context, and the
-/// notices.
+/// A sink that keeps each warning's and verdict's id with its trace
+/// context, and the notices.
 #[derive(Default)]
 struct Recorded {
     traces: Mutex<Vec<(String, Option<TraceContext>)>>,
+    verdicts: Mutex<Vec<(String, Option<TraceContext>)>>,
     notices: Mutex<Vec<String>>,
 }
 
-impl Report for Recorded {
-    fn warning(&self, warning: &Warning, trace: Option<&TraceContext>) {
+impl Sink for Recorded {
+    fn warn(&self, warning: &Warning) {
         self.traces
             .lock()
             .unwrap()
-            .push((warning.id.clone(), trace.copied()));
+            .push((warning.id.clone(), warning.trace));
     }
-    fn verdict(&self, _: &Judged, _: Option<&TraceContext>) {}
-    fn notice(&self, notice: &str) {
-        self.notices.lock().unwrap().push(notice.to_owned());
+    fn verdict(&self, judged: &Judged) {
+        self.verdicts
+            .lock()
+            .unwrap()
+            .push((judged.id.clone(), judged.trace));
     }
-    fn summary(&self, _: &Summary<'_>) {}
+    fn notice(&self, notice: &Notice) {
+        self.notices.lock().unwrap().push(notice.to_string());
+    }
 }
 
 fn recorded() -> (Tap, Arc<Recorded>) {
     let recorded = Arc::new(Recorded::default());
-    let tap = Tap::new(Auditor::new().with_sink(())).with_report(recorded.clone());
+    let tap = Tap::new(Auditor::new().with_shared_sink(recorded.clone()));
     (tap, recorded)
 }
 
@@ -532,6 +548,16 @@ fn a_call_in_a_batch_with_an_id_too_large_for_a_float_keeps_its_trace() {
     assert_eq!(
         *recorded.traces.lock().unwrap(),
         [("12345678901234567890123".to_owned(), TraceContext::parse(PARENT))]
+    );
+    from_server(
+        &tap,
+        r#"{"jsonrpc":"2.0","id":12345678901234567890123,"result":{}}"#,
+    );
+    tap.settle(None);
+    assert_eq!(
+        *recorded.verdicts.lock().unwrap(),
+        [("12345678901234567890123".to_owned(), TraceContext::parse(PARENT))],
+        "the verdict joins the call's trace too"
     );
 }
 

@@ -2,22 +2,19 @@
 //! to the core's session ([`Session`]), which keeps the listings, audits
 //! the calls, pairs those that carried undeclared keys with the server's
 //! answers and counts what it found; the worker keeps the relays' gates in
-//! step with it and delivers what it says.
+//! step with it and delivers what it says through the auditor's sink.
 
-use std::collections::{HashMap, HashSet};
-use std::io::Write;
+use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Judged, Skip, Verdicts, Warning};
+use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Notice, Skip, Verdicts};
 use mcp_unknown_keys::jsonrpc::{Id, Line, Message, read_line};
 use mcp_unknown_keys::session::{Session, Side};
 
-use super::Report;
 use super::answers::AwaitedIds;
 use super::queue::{Entry, Source};
-use super::trace::TraceContext;
 
 /// Moves the window by as many listings as a message made the session
 /// await, or answered and forgot: each one awaited holds the window open.
@@ -28,9 +25,6 @@ fn move_window(window: &AtomicUsize, before: usize, after: usize) {
         window.fetch_sub(before - after, Ordering::SeqCst);
     }
 }
-
-/// Where notices go.
-type Notices = Box<dyn Fn(&str) + Send + Sync>;
 
 /// What the relays and the worker share to decide which lines to queue.
 #[derive(Default)]
@@ -47,12 +41,11 @@ pub(super) struct Gates {
 
 /// The worker's rules and state; its lock is held only between lines,
 /// while a line that may hold calls is parsed, and while counting, never
-/// while a warning is delivered.
+/// while a warning is delivered. Everything it says goes to the auditor's
+/// sink: the door's outputs are that sink.
 pub(super) struct Worker {
     auditor: Auditor,
     state: Mutex<State>,
-    notices: Mutex<Notices>,
-    report: Mutex<Option<Arc<dyn Report>>>,
     /// The session ended: the lines still queued are counted, not audited.
     ending: AtomicBool,
 }
@@ -62,10 +55,8 @@ struct State {
     /// What the alarm decides about the session's messages: listings,
     /// calls, answers, coverage, findings, verdicts.
     session: Session,
-    /// The trace context of awaited calls that carried one, by id text.
-    traces: HashMap<String, TraceContext>,
-    /// The notices already said, so each is said once.
-    said: HashSet<String>,
+    /// The door's own notices already said, so each is said once.
+    said: HashSet<Notice>,
     /// The line being read, once parsed: how many of its calls are still
     /// to be counted in the coverage. While it is `Some`, [`Worker::end`]
     /// counts those calls, not the line (which `Gates::calls_unread` still
@@ -97,25 +88,8 @@ impl Worker {
         Worker {
             auditor,
             state: Mutex::default(),
-            notices: Mutex::new(Box::new(|notice: &str| {
-                let _ = writeln!(std::io::stderr().lock(), "mcp-unknown-keys: {notice}");
-            })),
-            report: Mutex::new(None),
             ending: AtomicBool::new(false),
         }
-    }
-
-    #[cfg(test)]
-    pub(crate) fn set_notices(&self, notices: Notices) {
-        *self.notices.lock().unwrap_or_else(PoisonError::into_inner) = notices;
-    }
-
-    pub(super) fn set_report(&self, report: Arc<dyn Report>) {
-        *self.report.lock().unwrap_or_else(PoisonError::into_inner) = Some(report);
-    }
-
-    pub(super) fn report(&self) -> Option<Arc<dyn Report>> {
-        self.report.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -226,7 +200,9 @@ impl Worker {
 
     /// Hands one message to the session, under the state's lock, keeping
     /// the relays' gates in step with it; then delivers what it said, with
-    /// no lock held.
+    /// no lock held, through the auditor's sink, the catalogue installed
+    /// with the listing page that completed it (`--state-dir` keeps the
+    /// page).
     fn act<'a>(&self, entry: &'a Entry, message: Message<'a>, gates: &Gates) {
         let from = match entry.from {
             Source::Client => Side::Host,
@@ -245,23 +221,15 @@ impl Worker {
             Message::Response { result, .. } => result.map(|result| result.get()),
             _ => None,
         };
-        let (mut step, trace, judged) = {
+        let step = {
             let mut state = self.state();
             let before = state.session.awaited_listings();
-            let mut step = state.session.read(&self.auditor, from, message);
+            let step = state.session.read(&self.auditor, from, message);
             move_window(&gates.window, before, state.session.awaited_listings());
             if step.call.is_some() {
                 state.counted_one();
             }
-            let flagged = step.call.as_ref().is_some_and(|call| call.flagged);
             let awaited = requested.filter(|id| state.session.verdicts().awaits(id));
-            let trace = flagged
-                .then(|| TraceContext::of_call(&entry.line, awaited.as_ref()))
-                .flatten();
-            if let (Some(id), Some(trace)) = (&awaited, &trace) {
-                // Keyed as verdicts write the id: as it came.
-                state.traces.insert(id.to_string(), *trace);
-            }
             let settled = !step.verdicts.is_empty();
             if awaited.is_some() || settled {
                 let verdicts = state.session.verdicts();
@@ -272,23 +240,9 @@ impl Worker {
                     }
                 });
             }
-            let judged = std::mem::take(&mut step.verdicts);
-            let judged = self.traced(&mut state, judged);
-            (step, trace, judged)
+            step
         };
-        if let Some(installed) = step.installed.take() {
-            self.auditor.say_notes(&installed);
-            if let Some(report) = self.report() {
-                let _ = catch_unwind(AssertUnwindSafe(|| report.installed(page, &installed)));
-            }
-        }
-        for notice in &step.notices {
-            self.notice(&notice.to_string());
-        }
-        if let Some(warning) = step.warning() {
-            self.deliver(warning, trace.as_ref());
-        }
-        self.deliver_verdicts(judged);
+        step.deliver_with_page(&self.auditor, page);
     }
 
     /// The session ended: every call still awaited is unanswered.
@@ -297,53 +251,18 @@ impl Worker {
             let mut state = self.state();
             let judged = state.session.finish();
             gates.awaited.update(HashSet::clear);
-            self.traced(&mut state, judged)
+            judged
         };
-        self.deliver_verdicts(judged);
-    }
-
-    /// Each verdict with the trace context of its call, taken from the
-    /// state.
-    fn traced(&self, state: &mut State, judged: Vec<Judged>) -> Vec<(Judged, Option<TraceContext>)> {
-        judged
-            .into_iter()
-            .map(|judged| {
-                let trace = state.traces.remove(&judged.id);
-                (judged, trace)
-            })
-            .collect()
-    }
-
-    fn deliver(&self, warning: &Warning, trace: Option<&TraceContext>) {
-        match self.report() {
-            Some(report) => {
-                let _ = catch_unwind(AssertUnwindSafe(|| report.warning(warning, trace)));
-            }
-            None => self.auditor.warn(warning),
-        }
-    }
-
-    fn deliver_verdicts(&self, judged: Vec<(Judged, Option<TraceContext>)>) {
-        let Some(report) = self.report() else { return };
-        for (judged, trace) in judged {
-            let _ = catch_unwind(AssertUnwindSafe(|| report.verdict(&judged, trace.as_ref())));
+        for judged in &judged {
+            self.auditor.verdict(judged);
         }
     }
 
     /// Says `notice` unless it was said before.
-    pub(super) fn notice_once(&self, notice: &str) {
-        if self.state().said.insert(notice.to_owned()) {
-            self.notice(notice);
+    pub(super) fn notice_once(&self, notice: Notice) {
+        if self.state().said.insert(notice.clone()) {
+            self.auditor.notice(&notice);
         }
-    }
-
-    fn notice(&self, notice: &str) {
-        if let Some(report) = self.report() {
-            let _ = catch_unwind(AssertUnwindSafe(|| report.notice(notice)));
-            return;
-        }
-        let notices = self.notices.lock().unwrap_or_else(PoisonError::into_inner);
-        let _ = catch_unwind(AssertUnwindSafe(|| notices(notice)));
     }
 }
 

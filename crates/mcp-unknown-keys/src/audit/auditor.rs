@@ -563,6 +563,13 @@ impl Auditor {
         let _ = catch_unwind(AssertUnwindSafe(|| self.sink.verdict(judged)));
     }
 
+    /// Tells the sink a catalogue was installed ([`Sink::installed`]),
+    /// shielded as [`Auditor::warn`] is: for a door that keeps the listing
+    /// page's text.
+    pub fn say_installed(&self, page: Option<&str>, catalog: &Catalog) {
+        let _ = catch_unwind(AssertUnwindSafe(|| self.sink.installed(page, catalog)));
+    }
+
     /// Claims nested keys a warning read back from a log reported (paths
     /// such as `entities[].age`), for a door that replays logged warnings
     /// through this auditor: returns those neither tolerated nor said

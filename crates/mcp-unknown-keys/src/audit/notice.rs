@@ -52,6 +52,18 @@ pub enum Notice {
         /// How many undeclared keys are read of one call.
         read: usize,
     },
+    /// A door that relays lines forwarded a client line longer than it
+    /// reads unread (the proxy holds at most `limit` bytes of one): each
+    /// such line that may be a call is counted as a call not audited
+    /// ([`Skip::UnreadableArguments`]).
+    LineTooLong {
+        /// The longest line read, in bytes: said in whole MiB.
+        limit: usize,
+    },
+    /// A door that audits off its relay's path fell behind: lines were
+    /// forwarded unread while its queue was full, and those that may be
+    /// calls are counted as calls not audited.
+    FellBehind,
 }
 
 impl fmt::Display for Notice {
@@ -85,6 +97,17 @@ impl fmt::Display for Notice {
                  the rest are passed over",
                 Printable(tool)
             ),
+            Notice::LineTooLong { limit } => write!(
+                f,
+                "a client line over {} MiB was forwarded unread; each such line that may be a tools/call \
+                 is counted as a call not audited ({})",
+                limit >> 20,
+                Skip::UnreadableArguments
+            ),
+            Notice::FellBehind => f.write_str(
+                "the audit fell behind: lines were forwarded unread while its queue was full; \
+                 those that may be calls are counted as calls not audited",
+            ),
         }
     }
 }
@@ -101,5 +124,27 @@ fn unaudited_because(skip: Skip) -> &'static str {
             "its tool declares no argument and its schema is open (or could not be read)"
         }
         Skip::UnreadableArguments => "its arguments are not a JSON object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The proxy's notices about lines it forwarded unread, word for word
+    /// as it has always said them.
+    #[test]
+    fn lines_forwarded_unread_are_said_as_before() {
+        assert_eq!(
+            Notice::LineTooLong {
+                limit: 64 * 1024 * 1024
+            }
+            .to_string(),
+            "a client line over 64 MiB was forwarded unread; each such line that may be a tools/call is counted as a call not audited (unreadable_arguments)"
+        );
+        assert_eq!(
+            Notice::FellBehind.to_string(),
+            "the audit fell behind: lines were forwarded unread while its queue was full; those that may be calls are counted as calls not audited"
+        );
     }
 }

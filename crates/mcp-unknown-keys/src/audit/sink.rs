@@ -1,10 +1,11 @@
 //! Where what the alarm says goes: stderr by default, `tracing`, or a
 //! closure of yours. One trait for every door: warnings, catalogue notes,
-//! notices and verdicts.
+//! notices, verdicts and the catalogues installed.
 
 use std::fmt;
 use std::io::Write;
 
+use super::catalog::Catalog;
 use super::catalog::note::Note;
 use super::notice::Notice;
 use super::printable::Printable;
@@ -60,6 +61,19 @@ pub trait Sink: Send + Sync {
     fn verdict(&self, judged: &Judged) {
         let _ = judged;
     }
+
+    /// Takes each catalogue installed for the calls that follow: `page`
+    /// is the `result` text of the listing page that completed it, or
+    /// `None` when the server's tools changed and no catalogue is in use.
+    /// For a sink that keeps the server's catalogue beside the session
+    /// (the proxy's `--state-dir`, for the hook); the default discards it.
+    /// Only a door that keeps the page's text says it
+    /// ([`Step::deliver_with_page`](crate::session::Step::deliver_with_page)):
+    /// the session's step keeps no copy of a listing, which may be
+    /// megabytes.
+    fn installed(&self, page: Option<&str>, catalog: &Catalog) {
+        let _ = (page, catalog);
+    }
 }
 
 impl<F: Fn(&Warning) + Send + Sync + 'static> Sink for F {
@@ -93,6 +107,11 @@ impl<A: Sink, B: Sink> Sink for (A, B) {
     fn verdict(&self, judged: &Judged) {
         self.0.verdict(judged);
         self.1.verdict(judged);
+    }
+
+    fn installed(&self, page: Option<&str>, catalog: &Catalog) {
+        self.0.installed(page, catalog);
+        self.1.installed(page, catalog);
     }
 }
 

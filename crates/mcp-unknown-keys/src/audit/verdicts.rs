@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::call::{Call, Outcome};
 use crate::limits::MAX_AWAITED;
+use crate::trace::TraceContext;
 use crate::wire::id_text;
 
 /// What the server did with a call that carried undeclared keys.
@@ -281,6 +282,10 @@ pub struct Judged {
     /// ([`Warning::missing_required`](super::Warning::missing_required)).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing_required: Vec<String>,
+    /// The W3C trace context the call carried, as
+    /// [`Warning::trace`](super::Warning::trace): never serialised.
+    #[serde(skip)]
+    pub trace: Option<TraceContext>,
 }
 
 impl Judged {
@@ -668,6 +673,7 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
             unknown_keys: awaited.unknown_keys,
             unknown_paths: awaited.unknown_paths,
             missing_required: awaited.missing_required,
+            trace: None,
         }
     }
 

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::diagnosis::hint::{Cause, Hint, MissingKey};
 use super::printable::{Printable, write_each};
 use crate::limits::MAX_LISTED;
+use crate::trace::TraceContext;
 
 /// A tool was called with keys it never declared, or without keys it
 /// requires.
@@ -80,6 +81,12 @@ pub struct Warning {
     /// missing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing_cause: Option<Cause>,
+    /// The W3C trace context the call carried (`params._meta.traceparent`),
+    /// when it carried a valid one: a sink that exports spans (the proxy's
+    /// `--otlp`) joins the warning to the call's trace. Never serialised,
+    /// so the JSON line is the same with it or without.
+    #[serde(skip)]
+    pub trace: Option<TraceContext>,
 }
 
 impl Warning {
@@ -104,6 +111,7 @@ impl Warning {
             unknown_paths: Vec::new(),
             missing_required: Vec::new(),
             missing_cause: None,
+            trace: None,
         }
     }
 

@@ -22,7 +22,7 @@
 //!
 //! let line = br#"{"jsonrpc":"2.0","id":7,"method":"\u0074ools/call","id":8,
 //!     "params":{"name":"fs_read","arguments":"{\"path\":\"a\",\"ffset\":1}"}}"#;
-//! let Line::Message(Message::Call { id, name, arguments }) = read_line(line) else {
+//! let Line::Message(Message::Call { id, name, arguments, .. }) = read_line(line) else {
 //!     panic!("a call");
 //! };
 //! assert_eq!(id.map(|id| id.to_string()).as_deref(), Some("8")); // the last `id`
@@ -88,6 +88,10 @@ pub enum Message<'a> {
         /// The JSON text to scan for its argument keys, or `None` when the
         /// request has no `arguments`.
         arguments: Option<Cow<'a, str>>,
+        /// Its `params._meta`, unread: the session reads the trace context
+        /// in it ([`TraceContext`](crate::trace::TraceContext)) only for a
+        /// call that raised a finding.
+        meta: Option<Raw<'a>>,
     },
     /// `notifications/cancelled`.
     Cancelled {
@@ -188,11 +192,11 @@ pub fn read_message(text: &str) -> Option<Message<'_>> {
     let params = params.map(|params| {
         members(
             params.get(),
-            ["name", "arguments", "cursor", "requestId", "taskId"],
+            ["name", "arguments", "cursor", "requestId", "taskId", "_meta"],
         )
     });
     // `params` that is not an object has none of the members read here.
-    let [name, arguments, cursor, request, task] = params.flatten().unwrap_or_default();
+    let [name, arguments, cursor, request, task, meta] = params.flatten().unwrap_or_default();
     let message = match &*method {
         "tools/list" => match id.and_then(Id::read) {
             Some(id) => Message::ListTools {
@@ -205,6 +209,7 @@ pub fn read_message(text: &str) -> Option<Message<'_>> {
             id: id.and_then(Id::read),
             name: name.and_then(string).unwrap_or_default(),
             arguments: arguments.map(|raw| arguments_text(raw.get())),
+            meta: meta.map(Raw),
         },
         "notifications/cancelled" => match request.and_then(Id::read) {
             Some(request) => Message::Cancelled { request },
@@ -313,7 +318,10 @@ mod tests {
     #[test]
     fn a_repeated_member_counts_by_its_last_value() {
         let line = r#"{"id":1,"method":"tools/list","id":2,"method":"tools/call","params":{"name":"a","arguments":{"x":1},"name":"b","arguments":{"y":1}},"id":3}"#;
-        let Message::Call { id, name, arguments } = message(line) else {
+        let Message::Call {
+            id, name, arguments, ..
+        } = message(line)
+        else {
             panic!()
         };
         assert_eq!(

@@ -74,6 +74,7 @@
 //! # let _ = Skip::NoCatalogue;
 //! ```
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -89,6 +90,7 @@ use crate::audit::notice::Notice;
 use crate::audit::verdicts::{Answer, Judged, Verdicts};
 use crate::audit::warning::Warning;
 use crate::jsonrpc::{AwaitedListings, Id, ListingPage, Message};
+use crate::trace::TraceContext;
 
 /// Where a message came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,12 +140,27 @@ impl Step {
 
     /// Says what the step holds through `auditor`'s sink, shielded from
     /// its panics: the installed catalogue's notes not said before, the
-    /// notices, the warning, then the verdicts. A door whose outputs take
-    /// more than a sink does (a trace context, say) delivers the parts
-    /// itself.
+    /// notices, the warning (with the call's trace context), then the
+    /// verdicts (with theirs).
     pub fn deliver(&self, auditor: &Auditor) {
+        self.deliver_parts(auditor, None);
+    }
+
+    /// [`Step::deliver`], for a door that kept the text of the message
+    /// read (`page`: a response's `result`): the catalogue installed, if
+    /// any, goes to [`Sink::installed`](crate::audit::Sink::installed)
+    /// too, right after its notes, with `page`, the listing page that
+    /// completed it (`None` after `list_changed`).
+    pub fn deliver_with_page(&self, auditor: &Auditor, page: Option<&str>) {
+        self.deliver_parts(auditor, Some(page));
+    }
+
+    fn deliver_parts(&self, auditor: &Auditor, page: Option<Option<&str>>) {
         if let Some(installed) = &self.installed {
             auditor.say_notes(installed);
+            if let Some(page) = page {
+                auditor.say_installed(page, installed);
+            }
         }
         for notice in &self.notices {
             auditor.notice(notice);
@@ -183,6 +200,9 @@ pub struct Session {
     /// A response answering no awaited request is a listing page all the
     /// same ([`Session::take_unrequested_listings`]).
     unrequested_listings: bool,
+    /// The trace context of each awaited call that carried one, by its id
+    /// as verdicts write it: handed to the call's verdict, then forgotten.
+    traces: HashMap<String, TraceContext>,
 }
 
 impl Session {
@@ -201,8 +221,22 @@ impl Session {
                 self.awaited.request(id, first);
                 step.used = true;
             }
-            (Side::Host, Message::Call { id, name, arguments }) => {
-                step = self.call(auditor, &name, arguments.as_deref(), id);
+            (
+                Side::Host,
+                Message::Call {
+                    id,
+                    name,
+                    arguments,
+                    meta,
+                },
+            ) => {
+                step = self.call(
+                    auditor,
+                    &name,
+                    arguments.as_deref(),
+                    id,
+                    meta.map(|meta| meta.get()),
+                );
             }
             (Side::Host, Message::TaskResult { id, task }) => {
                 step.notices.extend(self.shared_id(&id));
@@ -241,6 +275,7 @@ impl Session {
             }
             _ => {}
         }
+        self.trace_verdicts(&mut step.verdicts);
         step
     }
 
@@ -321,7 +356,9 @@ impl Session {
     /// The session ended: every call still awaiting its answer is
     /// `unanswered`.
     pub fn finish(&mut self) -> Vec<Judged> {
-        self.verdicts.finish()
+        let mut judged = self.verdicts.finish();
+        self.trace_verdicts(&mut judged);
+        judged
     }
 
     /// Every call read so far, audited or skipped and why.
@@ -381,7 +418,19 @@ impl Session {
 
     /// Audits one `tools/call` against the catalogue in use and counts it;
     /// one that carried undeclared keys awaits its answer.
-    fn call(&mut self, auditor: &Auditor, tool: &str, arguments: Option<&str>, key: Option<Id>) -> Step {
+    ///
+    /// One that raised a finding is read for the trace context its `meta`
+    /// (`params._meta`) carries, which goes with its warning and, once
+    /// judged, its verdict: so that a sink exporting spans joins them to
+    /// the call's trace. Any other call's `meta` is never read.
+    fn call(
+        &mut self,
+        auditor: &Auditor,
+        tool: &str,
+        arguments: Option<&str>,
+        key: Option<Id>,
+        meta: Option<&str>,
+    ) -> Step {
         // The id as warnings show it; `key`, read exactly, pairs the call
         // with its answer (and verdicts show it as it came).
         let id = key.as_ref().map(Id::to_value);
@@ -400,7 +449,45 @@ impl Session {
             id: written.as_ref(),
             ..call
         };
-        self.read_audited_call(&call, key, outcome)
+        let trace = meta
+            .filter(|_| outcome.is_flagged())
+            .and_then(TraceContext::of_meta);
+        // Only a traced call needs its key once the session has it.
+        let traced_key = trace.and(key.clone());
+        let mut step = self.read_audited_call(&call, key, outcome);
+        let Some(trace) = trace else { return step };
+        if let Some(CallStep {
+            outcome:
+                Outcome::Audited {
+                    warning: Some(warning),
+                    ..
+                },
+            ..
+        }) = &mut step.call
+        {
+            warning.trace = Some(trace);
+        }
+        if let Some(key) = traced_key.filter(|key| self.verdicts.awaits(key)) {
+            // Keyed as verdicts write the id: as it came.
+            self.traces.insert(key.to_string(), trace);
+        }
+        // A verdict the call settled (the oldest awaited, given up) may be
+        // one of a traced call.
+        self.trace_verdicts(&mut step.verdicts);
+        step
+    }
+
+    /// Gives each verdict the trace context its call carried, and forgets
+    /// it: a call is judged once.
+    fn trace_verdicts(&mut self, judged: &mut [Judged]) {
+        if self.traces.is_empty() {
+            return;
+        }
+        for judged in judged {
+            if let Some(trace) = self.traces.remove(&judged.id) {
+                judged.trace = Some(trace);
+            }
+        }
     }
 }
 

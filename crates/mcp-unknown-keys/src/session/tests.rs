@@ -414,3 +414,40 @@ fn an_interim_answer_and_a_task_are_followed_to_the_final_one() {
     // The call answered by an interim result was retried as call 2.
     assert!(run.session.finish().is_empty());
 }
+
+/// A call that raised a finding hands its trace context to its warning and
+/// to its verdict; a clean call's `_meta` is not read, and the JSON lines
+/// never show the context.
+#[test]
+fn a_flagged_call_s_trace_context_goes_with_its_warning_and_its_verdict() {
+    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let mut run = Run::new();
+    run.list("1", None);
+    run.page("1", &[("read", "path")], None);
+    let traced = |id: &str, arguments: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read","arguments":{arguments},"_meta":{{"traceparent":"{PARENT}"}}}}}}"#
+        )
+    };
+    let step = run.read(Side::Host, &traced("2", r#"{"path":"a","ffset":1}"#));
+    let warning = step.warning().unwrap();
+    assert_eq!(warning.trace, TraceContext::parse(PARENT));
+    assert!(
+        !warning.to_json_line().contains("trace"),
+        "{}",
+        warning.to_json_line()
+    );
+    let clean = run.read(Side::Host, &traced("3", r#"{"path":"a"}"#));
+    assert!(clean.warning().is_none());
+    let step = run.read(Side::Server, r#"{"jsonrpc":"2.0","id":2,"result":{}}"#);
+    assert_eq!(step.verdicts[0].trace, TraceContext::parse(PARENT));
+    assert!(!step.verdicts[0].to_json_line().contains("trace"));
+    // A call without one: neither carries any.
+    let step = run.call("4", "read", r#"{"path":"a","ffset":1,"x":2}"#);
+    assert_eq!(step.warning().unwrap().trace, None);
+    assert_eq!(run.session.finish()[0].trace, None);
+    assert!(
+        run.session.traces.is_empty(),
+        "a judged call's context is forgotten"
+    );
+}

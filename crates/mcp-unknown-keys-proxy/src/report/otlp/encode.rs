@@ -14,7 +14,7 @@ use mcp_unknown_keys::audit::{Cause, Judged, Verdict, Warning};
 use serde_json::{Value, json};
 
 use super::super::attribution::hex;
-use crate::tap::trace::TraceContext;
+use mcp_unknown_keys::trace::TraceContext;
 
 /// The most items of one list attribute (declared keys can run to
 /// thousands); the count of all is in `…_count`.

@@ -38,7 +38,7 @@ pub(crate) use self::encode::Origin;
 use self::metrics::CallCounter;
 use super::attribution::Attribution;
 use crate::summary::OtlpCounts as Counts;
-use crate::tap::trace::TraceContext;
+use mcp_unknown_keys::trace::TraceContext;
 
 /// The most records waiting for the exporter; beyond it a record is
 /// dropped and counted.
