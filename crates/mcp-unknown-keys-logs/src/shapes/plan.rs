@@ -148,6 +148,25 @@ pub(super) struct Plan {
     pub truncated: Vec<(Path, &'static str)>,
 }
 
+/// The shapes a record may hold, as a bit set in table order
+/// ([`Plan::candidates`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Candidates(u128);
+
+impl Candidates {
+    /// The shapes, in table order.
+    pub(super) fn shapes(self, plan: &Plan) -> impl Iterator<Item = &Compiled> {
+        let mut set = self.0;
+        std::iter::from_fn(move || {
+            let at = set.trailing_zeros() as usize;
+            (set != 0).then(|| {
+                set &= set - 1;
+                &plan.shapes[at]
+            })
+        })
+    }
+}
+
 impl Plan {
     /// The plan of [`SHAPES`], made once.
     pub(super) fn get() -> &'static Plan {
@@ -244,8 +263,9 @@ impl Plan {
             .any(|(path, value)| self.text(record, path).as_deref() == Some(value))
     }
 
-    /// The shapes `record` may hold, in table order.
-    pub(super) fn candidates<'p>(&'p self, record: &Object<'_>) -> impl Iterator<Item = &'p Compiled> + 'p {
+    /// The shapes `record` may hold: found once per record (one look at
+    /// each member it kept), then read as often as the walker needs.
+    pub(super) fn candidates(&self, record: &Object<'_>) -> Candidates {
         let mut set = self.unkeyed;
         for (word, node) in record.members() {
             let word = usize::from(word);
@@ -256,13 +276,7 @@ impl Plan {
                 set |= self.discriminated[word].get(value.as_ref()).copied().unwrap_or(0);
             }
         }
-        std::iter::from_fn(move || {
-            let at = set.trailing_zeros() as usize;
-            (set != 0).then(|| {
-                set &= set - 1;
-                &self.shapes[at]
-            })
-        })
+        Candidates(set)
     }
 
     /// Whether `object` meets `condition`.

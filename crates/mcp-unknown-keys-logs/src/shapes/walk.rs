@@ -227,10 +227,13 @@ impl<H: Handler> Walk<'_, H> {
     /// member is read for what it holds.
     fn record(&mut self, record: &Object<'_>, text: Option<&str>, history: bool) -> bool {
         let plan = self.plan;
+        // The shapes this record may hold, found once for the passes below.
+        let candidates = plan.candidates(record);
         // A gateway's record of a message it relayed is only that, and has
         // a `method` of its own: it is not read as a message itself.
-        let mut candidates = plan.candidates(record);
-        if candidates.any(|shape| matches!(shape.reading, Reads::Relayed) && plan.holds(&shape.when, record))
+        if candidates
+            .shapes(plan)
+            .any(|shape| matches!(shape.reading, Reads::Relayed) && plan.holds(&shape.when, record))
         {
             return relayed::read(plan, record, self.to);
         }
@@ -246,14 +249,14 @@ impl<H: Handler> Walk<'_, H> {
         let cut = !self.truncated && plan.is_truncated(record);
         self.truncated |= cut;
         let mut found = rpc::is_message(plan, record) && self.message(record, text);
-        for shape in plan.candidates(record) {
+        for shape in candidates.shapes(plan) {
             if !shape.shape.reads.is_whole_record() {
                 found |= self.shape(shape, record, text.is_some(), history);
             }
         }
         found = found
-            || plan
-                .candidates(record)
+            || candidates
+                .shapes(plan)
                 .filter(|shape| shape.shape.reads.is_whole_record())
                 .any(|shape| self.shape(shape, record, text.is_some(), history));
         if let Some(outer) = outer {
