@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use mcp_unknown_keys::audit::arguments_text;
 use mcp_unknown_keys::jsonrpc::{Id, Message};
@@ -41,8 +42,6 @@ const MAX_RECORD_DEPTH: u8 = 16;
 pub(crate) struct Reader {
     seen: Seen,
     streams: Streams,
-    /// The calls of the records being read, handed over as each ends.
-    pending: Vec<Pending>,
 }
 
 impl Reader {
@@ -56,7 +55,7 @@ impl Reader {
             if line == "[DONE]" {
                 let mut ended = Vec::new();
                 self.streams.end_chats(&mut ended);
-                self.walk(&mut take).assembled(ended);
+                self.walk("", &mut take).assembled(ended);
                 return Read::Used;
             }
         } else if ["event:", "id:", "retry:", ":"]
@@ -83,12 +82,12 @@ impl Reader {
     pub(crate) fn finish(&mut self, mut take: impl FnMut(Event<'_>) -> bool) {
         let mut ended = Vec::new();
         self.streams.end(&mut ended);
-        self.walk(&mut take).assembled(ended);
+        self.walk("", &mut take).assembled(ended);
     }
 
     fn read_value<T: FnMut(Event<'_>) -> bool>(&mut self, text: &str, document: bool, to: &mut T) -> Read {
         self.seen.new_record();
-        let mut walk = self.walk(to);
+        let mut walk = self.walk(text, to);
         let read = walk.text(text, 0, document);
         if walk.too_deep {
             // Whatever was found above the cut was handed over; what lies
@@ -105,12 +104,18 @@ impl Reader {
         }
     }
 
-    fn walk<'r, T: FnMut(Event<'_>) -> bool>(&'r mut self, to: &'r mut T) -> Walk<'r, T> {
+    /// A walk of `text`.
+    fn walk<'r, 't, T: FnMut(Event<'_>) -> bool>(
+        &'r mut self,
+        text: &'t str,
+        to: &'r mut T,
+    ) -> Walk<'r, 't, T> {
         Walk {
             plan: Plan::get(),
             seen: &mut self.seen,
             streams: &mut self.streams,
-            pending: &mut self.pending,
+            text,
+            pending: Vec::new(),
             to,
             scopes: 0,
             depth: 0,
@@ -121,11 +126,15 @@ impl Reader {
     }
 }
 
-struct Walk<'r, T> {
+struct Walk<'r, 't, T> {
     plan: &'static Plan,
     seen: &'r mut Seen,
     streams: &'r mut Streams,
-    pending: &'r mut Vec<Pending>,
+    /// The text being read (a line, or a document's value): what the calls
+    /// held until their record ends borrow from.
+    text: &'t str,
+    /// The calls of the records being read, handed over as each ends.
+    pending: Vec<Pending<'t>>,
     /// The caller's `take`, each event yielded to it.
     to: &'r mut T,
     /// How many records are open: a call found in one waits for its end.
@@ -136,14 +145,14 @@ struct Walk<'r, T> {
     too_deep: bool,
     /// The model the records being read name ([`Plan::model`]): a record
     /// naming none inherits the one of the record holding it.
-    model: Option<String>,
+    model: Option<Rc<str>>,
     /// Whether a record being read says its response was cut at its
     /// length limit ([`Plan::is_truncated`]): the records it holds inherit
     /// it.
     truncated: bool,
 }
 
-impl<T: FnMut(Event<'_>) -> bool> Walk<'_, T> {
+impl<T: FnMut(Event<'_>) -> bool> Walk<'_, '_, T> {
     /// Yields one event; whether the caller made use of it.
     fn give(&mut self, event: Event<'_>) -> bool {
         (self.to)(event)
@@ -258,7 +267,7 @@ impl<T: FnMut(Event<'_>) -> bool> Walk<'_, T> {
         let named = plan.model.iter().find_map(|path| plan.text(record, path));
         let outer = match named {
             Some(model) if self.model.as_deref() != Some(model.as_ref()) => {
-                Some(self.model.replace(model.into_owned()))
+                Some(self.model.replace(Rc::from(model.as_ref())))
             }
             _ => None,
         };
@@ -459,7 +468,7 @@ impl<T: FnMut(Event<'_>) -> bool> Walk<'_, T> {
         match rpc::read(self.plan, record, text, &mut kept) {
             Some(Message::Call { id, name, arguments }) => {
                 let value = id.as_ref().map(Id::to_value);
-                let model = self.model.take();
+                let model = self.model.clone();
                 let found = Found {
                     tool: &name,
                     server: None,
@@ -471,7 +480,6 @@ impl<T: FnMut(Event<'_>) -> bool> Walk<'_, T> {
                     truncated: self.truncated,
                 };
                 self.emit(found, false, false);
-                self.model = model;
                 true
             }
             Some(Message::Other) | None => false,
@@ -494,7 +502,7 @@ impl<T: FnMut(Event<'_>) -> bool> Walk<'_, T> {
         let arguments = first(&paths.arguments, |p| plan.raw(object, p)).map(|raw| arguments_text(raw.get()));
         let id_raw = first(&paths.id, |p| plan.raw(object, p));
         let id: Option<Value> = id_raw.and_then(|raw| serde_json::from_str(raw.get()).ok());
-        let model = self.model.take();
+        let model = self.model.clone();
         let found = Found {
             tool: &tool,
             server: server.as_deref(),
@@ -506,7 +514,6 @@ impl<T: FnMut(Event<'_>) -> bool> Walk<'_, T> {
             truncated: self.truncated,
         };
         self.emit(found, true, history);
-        self.model = model;
         true
     }
 
@@ -515,7 +522,7 @@ impl<T: FnMut(Event<'_>) -> bool> Walk<'_, T> {
     /// input names none), in a truncated response when the stream said so
     /// or a record around it does.
     fn assembled(&mut self, calls: Vec<Assembled>) {
-        let model = self.model.take();
+        let model = self.model.clone();
         for call in calls {
             let id = Value::String(call.id);
             let found = Found {
@@ -530,7 +537,6 @@ impl<T: FnMut(Event<'_>) -> bool> Walk<'_, T> {
             };
             self.emit(found, true, false);
         }
-        self.model = model;
     }
 
     /// Hands over one call, unless it was read before in this input.
@@ -551,7 +557,10 @@ impl<T: FnMut(Event<'_>) -> bool> Walk<'_, T> {
             }
         }
         if self.scopes > 0 {
-            self.pending.push(Pending::keep(&found));
+            // The call's model is the walk's, shared rather than copied.
+            debug_assert_eq!(found.model, self.model.as_deref());
+            let held = Pending::keep(&found, self.text, self.model.as_ref());
+            self.pending.push(held);
         } else {
             self.give(Event::Call(found));
         }
