@@ -148,15 +148,26 @@ pub(super) struct Plan {
     pub truncated: Vec<(Path, &'static str)>,
 }
 
-/// The shapes a record may hold, as a bit set in table order
-/// ([`Plan::candidates`]).
+/// What one look at a record's members decides ([`Plan::candidates`]): the
+/// shapes it may hold, and whether it is a JSON-RPC message.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Candidates(u128);
+pub(super) struct Candidates {
+    /// The shapes, as a bit set in table order.
+    set: u128,
+    /// It has a `jsonrpc` member, a `method`, or an `id` with a `result`
+    /// or an `error` (read by the core's reader, [`super::rpc`]).
+    message: bool,
+}
 
 impl Candidates {
+    /// Whether the record is a JSON-RPC message.
+    pub(super) fn is_message(self) -> bool {
+        self.message
+    }
+
     /// The shapes, in table order.
     pub(super) fn shapes(self, plan: &Plan) -> impl Iterator<Item = &Compiled> {
-        let mut set = self.0;
+        let mut set = self.set;
         std::iter::from_fn(move || {
             let at = set.trailing_zeros() as usize;
             (set != 0).then(|| {
@@ -263,11 +274,17 @@ impl Plan {
             .any(|(path, value)| self.text(record, path).as_deref() == Some(value))
     }
 
-    /// The shapes `record` may hold: found once per record (one look at
-    /// each member it kept), then read as often as the walker needs.
+    /// The shapes `record` may hold, and whether it is a JSON-RPC message:
+    /// found once per record (one look at each member it kept, for every
+    /// record is asked), then read as often as the walker needs.
     pub(super) fn candidates(&self, record: &Object<'_>) -> Candidates {
+        let words = &self.rpc.words;
+        let (mut rpc, mut id, mut answer) = (false, false, false);
         let mut set = self.unkeyed;
         for (word, node) in record.members() {
+            rpc |= word == words.jsonrpc || word == words.method;
+            id |= word == words.id;
+            answer |= word == words.result || word == words.error;
             let word = usize::from(word);
             set |= self.keyed[word];
             if let (false, Node::Raw(raw)) = (self.discriminated[word].is_empty(), node)
@@ -276,7 +293,10 @@ impl Plan {
                 set |= self.discriminated[word].get(value.as_ref()).copied().unwrap_or(0);
             }
         }
-        Candidates(set)
+        Candidates {
+            set,
+            message: rpc || (id && answer),
+        }
     }
 
     /// Whether `object` meets `condition`.

@@ -273,7 +273,7 @@ impl<T: FnMut(Event<'_>) -> bool> Walk<'_, '_, T> {
         };
         let cut = !self.truncated && plan.is_truncated(record);
         self.truncated |= cut;
-        let mut found = rpc::is_message(plan, record) && self.message(record, text);
+        let mut found = candidates.is_message() && self.message(record, text);
         for shape in candidates.shapes(plan) {
             if !shape.shape.reads.is_whole_record() {
                 found |= self.shape(shape, record, text.is_some(), history);
