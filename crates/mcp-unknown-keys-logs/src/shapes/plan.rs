@@ -119,6 +119,13 @@ pub(super) struct RpcPaths {
 /// At most this many shapes: a record's candidates are a bit set.
 const MAX_SHAPES: usize = 128;
 
+/// A member that makes a record a JSON-RPC message: `jsonrpc`, `method`.
+const RPC_NAMED: u8 = 1;
+/// `id`: a JSON-RPC message with a `result` or an `error`.
+const RPC_ID: u8 = 2;
+/// `result` or `error`: a JSON-RPC message with an `id`.
+const RPC_ANSWER: u8 = 4;
+
 /// Everything the walker reads with.
 #[derive(Debug)]
 pub(super) struct Plan {
@@ -129,6 +136,9 @@ pub(super) struct Plan {
     /// the shapes no one member announces.
     keyed: Vec<u128>,
     unkeyed: u128,
+    /// Per word, what it says of a record being a JSON-RPC message
+    /// ([`RPC_NAMED`], [`RPC_ID`], [`RPC_ANSWER`]): one load per member.
+    rpc_role: Vec<u8>,
     /// Per word, per value of that member, the shapes whose condition the
     /// value settles.
     discriminated: Vec<HashMap<&'static str, u128>>,
@@ -236,6 +246,16 @@ impl Plan {
             .map(|(p, value)| (path(&mut v, p, Keep::Raw), *value))
             .collect();
         let mut keyed = vec![0u128; usize::from(v.len())];
+        let mut rpc_role = vec![0u8; usize::from(v.len())];
+        for (word, role) in [
+            (rpc.words.jsonrpc, RPC_NAMED),
+            (rpc.words.method, RPC_NAMED),
+            (rpc.words.id, RPC_ID),
+            (rpc.words.result, RPC_ANSWER),
+            (rpc.words.error, RPC_ANSWER),
+        ] {
+            rpc_role[usize::from(word)] |= role;
+        }
         let mut discriminated = vec![HashMap::new(); usize::from(v.len())];
         let mut unkeyed = 0;
         for (at, shape) in shapes.iter().enumerate() {
@@ -253,6 +273,7 @@ impl Plan {
             vocabulary: v,
             shapes,
             keyed,
+            rpc_role,
             unkeyed,
             discriminated,
             placeholder,
@@ -278,14 +299,11 @@ impl Plan {
     /// found once per record (one look at each member it kept, for every
     /// record is asked), then read as often as the walker needs.
     pub(super) fn candidates(&self, record: &Object<'_>) -> Candidates {
-        let words = &self.rpc.words;
-        let (mut rpc, mut id, mut answer) = (false, false, false);
+        let mut rpc = 0;
         let mut set = self.unkeyed;
         for (word, node) in record.members() {
-            rpc |= word == words.jsonrpc || word == words.method;
-            id |= word == words.id;
-            answer |= word == words.result || word == words.error;
             let word = usize::from(word);
+            rpc |= self.rpc_role[word];
             set |= self.keyed[word];
             if let (false, Node::Raw(raw)) = (self.discriminated[word].is_empty(), node)
                 && let Some(value) = super::json_string(raw)
@@ -295,7 +313,7 @@ impl Plan {
         }
         Candidates {
             set,
-            message: rpc || (id && answer),
+            message: rpc & RPC_NAMED != 0 || rpc & (RPC_ID | RPC_ANSWER) == RPC_ID | RPC_ANSWER,
         }
     }
 
