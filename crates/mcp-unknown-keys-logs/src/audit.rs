@@ -246,7 +246,7 @@ impl<O: Observer> Audit<O> {
                     last_line = number;
                     self.at.line = number;
                     match std::str::from_utf8(bytes) {
-                        Ok(line) => (Ok(reader.read_line(line, self)), number),
+                        Ok(line) => (Ok(reader.read_line(line, |event| self.take(event))), number),
                         Err(_) => (Err(Unreadable::NotUtf8), number),
                     }
                 }
@@ -258,11 +258,11 @@ impl<O: Observer> Audit<O> {
                     last_line = number;
                     self.at.line = number;
                     match std::str::from_utf8(bytes) {
-                        Ok(text) => (Ok(reader.read_document(text, self)), number),
+                        Ok(text) => (Ok(reader.read_document(text, |event| self.take(event))), number),
                         Err(_) => (Err(Unreadable::NotUtf8), number),
                     }
                 }
-                Event::Document { text } => (Ok(reader.read_document(text, self)), 0),
+                Event::Document { text } => (Ok(reader.read_document(text, |event| self.take(event))), 0),
                 Event::Documents { values } => {
                     let input = name.clone();
                     return self.say(Notice::Document { input, values });
@@ -309,7 +309,7 @@ impl<O: Observer> Audit<O> {
                 error: error.to_string(),
             });
         }
-        reader.finish(self);
+        reader.finish(|event| self.take(event));
         self.end_of_input();
         if named > NAMED_UNREADABLE_LINES {
             let lines = named - NAMED_UNREADABLE_LINES;

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use mcp_unknown_keys::audit::{Catalog, ListedTools, Note, Warning, declarations};
+use mcp_unknown_keys::audit::{Catalog, ListedTools, Note, declarations};
 use mcp_unknown_keys::jsonrpc::{ListingPage, Message};
 use serde_json::Value;
 
@@ -23,7 +23,8 @@ use crate::observe::Notice;
 use crate::options::{Source, Tools};
 use crate::shapes::table::LISTING;
 use crate::shapes::walk::Reader;
-use crate::shapes::{Found, Handler};
+// The reader's events, apart from the input's.
+use crate::shapes::Event as Yielded;
 
 /// The catalogues given in [`Options::tools`](crate::Options::tools).
 #[derive(Default)]
@@ -119,9 +120,9 @@ fn read_file(input: Input, say: &mut impl FnMut(Notice)) -> Result<Vec<Value>, E
             found.first = Some(describe(text));
         }
         if document {
-            reader.read_document(text, &mut found);
+            reader.read_document(text, |event| found.take_yielded(event));
         } else {
-            reader.read_line(text, &mut found);
+            reader.read_line(text, |event| found.take_yielded(event));
         }
     });
     if let Err(source) = read {
@@ -196,18 +197,24 @@ impl Gathered {
     }
 }
 
-impl Handler for Gathered {
-    fn tools(&mut self, tools: &str) {
-        if let Some(listed) = ListedTools::read(tools) {
-            self.take(listed);
+impl Gathered {
+    /// Takes what the reader found: every list of tools, every listing
+    /// page, and a record of no other shape that is a declaration;
+    /// whether it was a page or such a record.
+    fn take_yielded(&mut self, yielded: Yielded<'_>) -> bool {
+        match yielded {
+            Yielded::Tools(tools) | Yielded::ListedTools(tools) => {
+                if let Some(listed) = ListedTools::read(tools) {
+                    self.take(listed);
+                }
+                true
+            }
+            Yielded::Message(message) => self.message(message),
+            Yielded::Unrecognised(record) => self.unrecognised(record),
+            // Calls and a proxy's log lines are nothing to a catalogue.
+            _ => true,
         }
     }
-
-    fn call(&mut self, _: Found<'_>) {}
-
-    fn logged_warning(&mut self, _: Warning) {}
-
-    fn summary(&mut self, _: &str) {}
 
     /// Every listing page is taken: a catalogue file is a listing, whatever
     /// request it answered.

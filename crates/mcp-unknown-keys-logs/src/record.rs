@@ -1,11 +1,9 @@
 //! The recogniser as a pure function: one record in, what it holds out.
 
-use mcp_unknown_keys::audit::{Judged, Note, Warning};
-use mcp_unknown_keys::jsonrpc::Message;
 use serde_json::Value;
 
 use crate::shapes::walk::Reader;
-use crate::shapes::{Found, Handler, Read};
+use crate::shapes::{Event, Read};
 
 /// What [`read_record`] found in one record.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -90,49 +88,37 @@ pub fn read_record(record: &[u8]) -> Recognised {
         return found;
     };
     let mut reader = Reader::default();
-    found.kind = match reader.read_line(line, &mut found) {
+    found.kind = match reader.read_line(line, |event| found.take(event)) {
         Read::Blank => RecordKind::Blank,
         Read::Unreadable => RecordKind::NotJson,
         Read::Nothing => RecordKind::Idle,
         Read::Used => RecordKind::Used,
         Read::TooDeep => RecordKind::TooDeep,
     };
-    reader.finish(&mut found);
+    reader.finish(|event| found.take(event));
     found
 }
 
-impl Handler for Recognised {
-    fn tools(&mut self, tools: &str) {
-        self.catalogues.push(tools.to_owned());
-    }
-
-    fn call(&mut self, call: Found<'_>) {
-        self.calls.push(FoundCall {
-            tool: call.tool.to_owned(),
-            server: call.server.map(str::to_owned),
-            arguments: call.arguments.map(str::to_owned),
-            id: call.id.cloned(),
-        });
-    }
-
-    fn logged_warning(&mut self, _: Warning) {
-        self.logged_warnings += 1;
-    }
-
-    fn summary(&mut self, _: &str) {
-        self.summaries += 1;
-    }
-
-    fn logged_verdict(&mut self, _: Judged) {
-        self.logged_verdicts += 1;
-    }
-
-    fn logged_note(&mut self, _: String, _: Note) {
-        self.logged_notes += 1;
-    }
-
-    fn message(&mut self, _: Message<'_>) -> bool {
-        self.messages += 1;
+impl Recognised {
+    /// Takes one event of the record: what it holds, counted or kept.
+    fn take(&mut self, event: Event<'_>) -> bool {
+        match event {
+            Event::Tools(tools) | Event::ListedTools(tools) => self.catalogues.push(tools.to_owned()),
+            Event::Call(call) => self.calls.push(FoundCall {
+                tool: call.tool.to_owned(),
+                server: call.server.map(str::to_owned),
+                arguments: call.arguments.map(str::to_owned),
+                id: call.id.cloned(),
+            }),
+            Event::LoggedWarning(_) => self.logged_warnings += 1,
+            Event::Summary(_) => self.summaries += 1,
+            Event::LoggedVerdict(_) => self.logged_verdicts += 1,
+            Event::LoggedNote { .. } => self.logged_notes += 1,
+            Event::Message(_) => self.messages += 1,
+            // Of no count here.
+            Event::BeginRecord | Event::EndRecord | Event::Relayed(_) => {}
+            Event::Unrecognised(_) => return false,
+        }
         true
     }
 }

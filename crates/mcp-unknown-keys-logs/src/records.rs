@@ -50,7 +50,7 @@ impl<O: Observer> Audit<O> {
         self.report.groups.start_file(name);
         let mut reader = Reader::default();
         let read = match std::str::from_utf8(record) {
-            Ok(text) => Ok(reader.read_line(text, self)),
+            Ok(text) => Ok(reader.read_line(text, |event| self.take(event))),
             Err(_) => Err(Unreadable::NotUtf8),
         };
         if let Some(why) = self.count(read) {
@@ -64,7 +64,7 @@ impl<O: Observer> Audit<O> {
                 });
             }
         }
-        reader.finish(self);
+        reader.finish(|event| self.take(event));
         self.end_of_input();
         // A listing (or `list_changed`) in the record served its own calls
         // only: the next record meets the catalogue given again. A listing

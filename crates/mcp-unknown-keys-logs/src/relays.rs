@@ -17,7 +17,7 @@ use crate::audit::{Audit, Shelf};
 use crate::gateway::{MAX_RELAYED_SERVERS, Request, Sent};
 use crate::names::Bound;
 use crate::observe::Observer;
-use crate::shapes::{Found, Handler, Relayed, RelayedMessage};
+use crate::shapes::{Found, Relayed, RelayedMessage};
 
 impl<O: Observer> Audit<O> {
     /// Acts on one message a gateway relayed: a call is audited against

@@ -22,9 +22,31 @@ use crate::audit::Audit;
 use crate::groups::CallFacts;
 use crate::names::{self, Naming};
 use crate::observe::{Notice, Observer};
-use crate::shapes::{Found, Handler, Relayed};
+use crate::shapes::{Event, Found};
 
-impl<O: Observer> Handler for Audit<O> {
+impl<O: Observer> Audit<O> {
+    /// Takes one event the log reader yields, as the layer or the proxy
+    /// would have acted on it live; whether it was of any use (read by the
+    /// reader for a JSON-RPC message only).
+    pub(crate) fn take(&mut self, event: Event<'_>) -> bool {
+        match event {
+            Event::BeginRecord => self.record_tools.begin(),
+            Event::EndRecord => self.record_tools.end(),
+            Event::Tools(text) => self.tools(text),
+            Event::ListedTools(text) => self.listed_tools(text),
+            Event::Call(found) => self.call(found),
+            Event::LoggedWarning(warning) => self.logged_warning(warning),
+            Event::Summary(summary) => self.summary(summary),
+            Event::LoggedVerdict(judged) => self.logged_verdict(judged),
+            Event::LoggedNote { tool, note } => self.logged_note(tool, note),
+            Event::Message(message) => return self.message(message),
+            Event::Relayed(relayed) => self.relay(relayed),
+            // A record of no shape is nothing to an audit.
+            Event::Unrecognised(_) => return false,
+        }
+        true
+    }
+
     /// A catalogue a record holds (a request body's `tools`): the
     /// catalogue of that record's calls, and of no other record's. A request
     /// log sends the same tools with every request: the catalogue they make
@@ -61,24 +83,12 @@ impl<O: Observer> Handler for Audit<O> {
         self.unbound_print = Some(print);
     }
 
-    fn relayed(&mut self, relayed: Relayed<'_>) {
-        self.relay(relayed);
-    }
-
-    fn begin_record(&mut self) {
-        self.record_tools.begin();
-    }
-
-    fn end_record(&mut self) {
-        self.record_tools.end();
-    }
-
     /// Audits one call against the catalogue that declares its tool, under
     /// the name the call gave it: its record's own, else one that lasts
     /// (`--tools`, a listing); counts it either way. A JSON-RPC call is a
     /// call of the input's session, handed to it as audited here: one that
     /// carried undeclared keys awaits its answer there, as the proxy's does.
-    fn call(&mut self, found: Found<'_>) {
+    pub(crate) fn call(&mut self, found: Found<'_>) {
         let shown = names::shown(found.tool, found.server);
         // No arguments member is no arguments, as the core reads it.
         let as_shown = Call {
@@ -285,7 +295,7 @@ impl<O: Observer> Audit<O> {
     }
 
     /// Audits one call against the catalogue that declares its tool, as
-    /// [`Handler::call`] says, and counts one to a tool listed as declaring
+    /// [`Audit::call`] says, and counts one to a tool listed as declaring
     /// nothing.
     fn audit_call(&mut self, found: &Found<'_>, as_shown: Call<'_>) -> Outcome {
         let naming = match (found.as_listed, found.server) {

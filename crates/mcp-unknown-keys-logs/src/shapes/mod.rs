@@ -99,50 +99,67 @@ pub(crate) enum RelayedMessage<'a> {
     Failed,
 }
 
-/// What a record carries, handed over as it is recognised.
+/// What a record carries, yielded by the walker as it is recognised and
+/// taken by its caller (the audit's session and report, the recogniser, a
+/// catalogue file's reader), which `match`es on it.
+///
+/// The walker hands each event to one function of its caller's, `take`:
+/// `FnMut(Event<'_>) -> bool`. An event borrows what the walker read it
+/// from (the record's text, or a string the record holds as text, decoded
+/// while the record is read), so nothing is copied to yield it. `take`
+/// answers whether it made use of the event: the walker reads that answer
+/// for a [`Event::Message`] (a message of no use leaves the record to the
+/// shapes of a proxy's log lines, and the record unused) and for a
+/// [`Event::Unrecognised`] record (one used is not searched further);
+/// for every other event it is ignored. That answer is why the events are
+/// yielded to a function rather than gathered for the caller to drain: what
+/// the walker does next depends on it.
 ///
 /// A record (a line, an element of a document, an exchange a record holds
-/// apart) is opened with [`Handler::begin_record`] and closed with
-/// [`Handler::end_record`]; its calls are handed over when it has been read
-/// whole, after every catalogue it holds, so the tools a record declares
-/// meet its calls whichever member comes first.
-pub(crate) trait Handler {
-    /// A whole catalogue held by the record being read: `tools` is the
-    /// JSON text of an array of tools in any declaration form.
-    fn tools(&mut self, tools: &str);
-    /// One call to audit.
-    fn call(&mut self, call: Found<'_>);
-    /// A whole catalogue kept on its own, as a `tools/list` result is
-    /// (`{"tools": […]}`, nothing else): a listing, which lasts.
-    fn listed_tools(&mut self, tools: &str) {
-        self.tools(tools);
-    }
+/// apart) is opened with [`Event::BeginRecord`] and closed with
+/// [`Event::EndRecord`]; its calls are yielded when it has been read whole,
+/// after every catalogue it holds, so the tools a record declares meet its
+/// calls whichever member comes first.
+#[derive(Debug)]
+pub(crate) enum Event<'a> {
     /// A record opens (inside the one open, if any).
-    fn begin_record(&mut self) {}
+    BeginRecord,
     /// The record opened last ends: the catalogues it held no longer apply.
-    fn end_record(&mut self) {}
+    EndRecord,
+    /// A whole catalogue held by the record being read: the JSON text of
+    /// an array of tools in any declaration form.
+    Tools(&'a str),
+    /// A whole catalogue kept on its own, as a `tools/list` result is
+    /// (`{"tools": […]}`, nothing else): a listing, which lasts. A taker
+    /// that tells no listing from a record's tools takes it as
+    /// [`Event::Tools`].
+    ListedTools(&'a str),
+    /// One call to audit.
+    Call(Found<'a>),
     /// A warning a proxy logged with `--log`.
-    fn logged_warning(&mut self, warning: Warning);
+    LoggedWarning(Warning),
     /// The summary a proxy's log ends with, as JSON text.
-    fn summary(&mut self, summary: &str);
-    /// A verdict a proxy logged. Nothing, unless the handler counts them.
-    fn logged_verdict(&mut self, _judged: Judged) {}
-    /// A note a proxy logged on `tool`'s schema. Nothing, unless the
-    /// handler says them.
-    fn logged_note(&mut self, _tool: String, _note: Note) {}
+    Summary(&'a str),
+    /// A verdict a proxy logged.
+    LoggedVerdict(Judged),
+    /// A note a proxy logged on `tool`'s schema.
+    LoggedNote {
+        /// The tool whose schema it is about.
+        tool: String,
+        /// The note.
+        note: Note,
+    },
     /// A JSON-RPC message other than a call ([`Message::ListTools`],
     /// [`Message::Response`], [`Message::Cancelled`],
-    /// [`Message::ListChanged`]): whether it was of any use.
-    fn message(&mut self, message: Message<'_>) -> bool;
+    /// [`Message::ListChanged`]); the taker answers whether it was of any
+    /// use.
+    Message(Message<'a>),
     /// A message an MCP gateway relayed to or from one of its servers.
-    /// Nothing, unless the handler acts on them.
-    fn relayed(&mut self, _relayed: Relayed<'_>) {}
-    /// A record in which no shape was found, as JSON text: `true` when the
-    /// handler makes something of it itself (a catalogue file's lone
-    /// declaration).
-    fn unrecognised(&mut self, _record: &str) -> bool {
-        false
-    }
+    Relayed(Relayed<'a>),
+    /// A record in which no shape was found, as JSON text; the taker
+    /// answers `true` when it makes something of it itself (a catalogue
+    /// file's lone declaration), and the record is searched no further.
+    Unrecognised(&'a str),
 }
 
 /// What became of a line or a JSON value.

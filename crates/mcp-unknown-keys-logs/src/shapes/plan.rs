@@ -119,6 +119,13 @@ pub(super) struct RpcPaths {
 /// At most this many shapes: a record's candidates are a bit set.
 const MAX_SHAPES: usize = 128;
 
+/// A member that makes a record a JSON-RPC message: `jsonrpc`, `method`.
+const RPC_NAMED: u8 = 1;
+/// `id`: a JSON-RPC message with a `result` or an `error`.
+const RPC_ID: u8 = 2;
+/// `result` or `error`: a JSON-RPC message with an `id`.
+const RPC_ANSWER: u8 = 4;
+
 /// Everything the walker reads with.
 #[derive(Debug)]
 pub(super) struct Plan {
@@ -129,6 +136,9 @@ pub(super) struct Plan {
     /// the shapes no one member announces.
     keyed: Vec<u128>,
     unkeyed: u128,
+    /// Per word, what it says of a record being a JSON-RPC message
+    /// ([`RPC_NAMED`], [`RPC_ID`], [`RPC_ANSWER`]): one load per member.
+    rpc_role: Vec<u8>,
     /// Per word, per value of that member, the shapes whose condition the
     /// value settles.
     discriminated: Vec<HashMap<&'static str, u128>>,
@@ -146,6 +156,36 @@ pub(super) struct Plan {
     /// Where a record says its response was cut, and the value that says
     /// so ([`table::TRUNCATED`]).
     pub truncated: Vec<(Path, &'static str)>,
+}
+
+/// What one look at a record's members decides ([`Plan::candidates`]): the
+/// shapes it may hold, and whether it is a JSON-RPC message.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Candidates {
+    /// The shapes, as a bit set in table order.
+    set: u128,
+    /// It has a `jsonrpc` member, a `method`, or an `id` with a `result`
+    /// or an `error` (read by the core's reader, [`super::rpc`]).
+    message: bool,
+}
+
+impl Candidates {
+    /// Whether the record is a JSON-RPC message.
+    pub(super) fn is_message(self) -> bool {
+        self.message
+    }
+
+    /// The shapes, in table order.
+    pub(super) fn shapes(self, plan: &Plan) -> impl Iterator<Item = &Compiled> {
+        let mut set = self.set;
+        std::iter::from_fn(move || {
+            let at = set.trailing_zeros() as usize;
+            (set != 0).then(|| {
+                set &= set - 1;
+                &plan.shapes[at]
+            })
+        })
+    }
 }
 
 impl Plan {
@@ -206,6 +246,16 @@ impl Plan {
             .map(|(p, value)| (path(&mut v, p, Keep::Raw), *value))
             .collect();
         let mut keyed = vec![0u128; usize::from(v.len())];
+        let mut rpc_role = vec![0u8; usize::from(v.len())];
+        for (word, role) in [
+            (rpc.words.jsonrpc, RPC_NAMED),
+            (rpc.words.method, RPC_NAMED),
+            (rpc.words.id, RPC_ID),
+            (rpc.words.result, RPC_ANSWER),
+            (rpc.words.error, RPC_ANSWER),
+        ] {
+            rpc_role[usize::from(word)] |= role;
+        }
         let mut discriminated = vec![HashMap::new(); usize::from(v.len())];
         let mut unkeyed = 0;
         for (at, shape) in shapes.iter().enumerate() {
@@ -223,6 +273,7 @@ impl Plan {
             vocabulary: v,
             shapes,
             keyed,
+            rpc_role,
             unkeyed,
             discriminated,
             placeholder,
@@ -244,11 +295,15 @@ impl Plan {
             .any(|(path, value)| self.text(record, path).as_deref() == Some(value))
     }
 
-    /// The shapes `record` may hold, in table order.
-    pub(super) fn candidates<'p>(&'p self, record: &Object<'_>) -> impl Iterator<Item = &'p Compiled> + 'p {
+    /// The shapes `record` may hold, and whether it is a JSON-RPC message:
+    /// found once per record (one look at each member it kept, for every
+    /// record is asked), then read as often as the walker needs.
+    pub(super) fn candidates(&self, record: &Object<'_>) -> Candidates {
+        let mut rpc = 0;
         let mut set = self.unkeyed;
         for (word, node) in record.members() {
             let word = usize::from(word);
+            rpc |= self.rpc_role[word];
             set |= self.keyed[word];
             if let (false, Node::Raw(raw)) = (self.discriminated[word].is_empty(), node)
                 && let Some(value) = super::json_string(raw)
@@ -256,13 +311,10 @@ impl Plan {
                 set |= self.discriminated[word].get(value.as_ref()).copied().unwrap_or(0);
             }
         }
-        std::iter::from_fn(move || {
-            let at = set.trailing_zeros() as usize;
-            (set != 0).then(|| {
-                set &= set - 1;
-                &self.shapes[at]
-            })
-        })
+        Candidates {
+            set,
+            message: rpc & RPC_NAMED != 0 || rpc & (RPC_ID | RPC_ANSWER) == RPC_ID | RPC_ANSWER,
+        }
     }
 
     /// Whether `object` meets `condition`.

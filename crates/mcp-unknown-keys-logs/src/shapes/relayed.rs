@@ -19,7 +19,7 @@ use mcp_unknown_keys::jsonrpc::Id;
 use super::capture::{Node, Object};
 use super::plan::Plan;
 use super::table::{RELAYED_REQUEST, RELAYED_RESPONSE};
-use super::{Handler, Relayed, RelayedMessage};
+use super::{Relayed, RelayedMessage};
 
 /// What the gateway's sanitiser writes in place of a member's value, which
 /// leaves the text no JSON.
@@ -27,9 +27,10 @@ const REDACTED: &str = "\"=[REDACTED]";
 /// The same member, given a value again.
 const REDACTED_AS_JSON: &str = "\":\"[REDACTED]\"";
 
-/// Reads one record of a gateway's log and hands its message over; whether
-/// it was a request or a response.
-pub(super) fn read(plan: &Plan, record: &Object<'_>, to: &mut impl Handler) -> bool {
+/// Reads one record of a gateway's log and yields its message to `to`
+/// (which the walker turns into its event: the message borrows text decoded
+/// here); whether it was a request or a response.
+pub(super) fn read(plan: &Plan, record: &Object<'_>, to: impl FnOnce(Relayed<'_>)) -> bool {
     let paths = &plan.relayed;
     let Some(server) = plan.text(record, &paths.server) else {
         return false;
@@ -87,7 +88,7 @@ pub(super) fn read(plan: &Plan, record: &Object<'_>, to: &mut impl Handler) -> b
         RelayedMessage::Response { .. } if failed => RelayedMessage::Failed,
         other => other,
     };
-    to.relayed(Relayed {
+    to(Relayed {
         server: &server,
         id: relayed.id,
         message,

@@ -5,9 +5,10 @@
 //! value).
 //!
 //! A record is a JSON-RPC message when it has a `jsonrpc` member, a
-//! `method`, or an `id` with a `result` or an `error`. A record the walker
-//! holds as text (a line, an element of a batch or a document) is handed to
-//! the reader as it is. A message nested in another record (a traffic log's
+//! `method`, or an `id` with a `result` or an `error`: the same look at its
+//! members that finds the shapes it may hold says so
+//! ([`Plan::candidates`]). A record the walker holds as text (a line, an
+//! element of a batch or a document) is handed to the reader as it is. A message nested in another record (a traffic log's
 //! `{"direction":…,"message":{…}}`) was read in the record's one pass, and
 //! only the members kept of it remain: the reader is handed those members,
 //! written out again as a JSON object, each as the record held it (the
@@ -22,21 +23,6 @@ use serde_json::value::RawValue;
 
 use super::capture::{Node, Object};
 use super::plan::{Path, Plan};
-
-/// Whether `record` is a JSON-RPC message: one look at each member kept,
-/// for every record is asked.
-pub(super) fn is_message(plan: &Plan, record: &Object<'_>) -> bool {
-    let words = &plan.rpc.words;
-    let (mut id, mut answer) = (false, false);
-    for (word, _) in record.members() {
-        if word == words.jsonrpc || word == words.method {
-            return true;
-        }
-        id |= word == words.id;
-        answer |= word == words.result || word == words.error;
-    }
-    id && answer
-}
 
 /// The message a record holds: read from `text` when the record's text is
 /// at hand, else from the members kept of it.

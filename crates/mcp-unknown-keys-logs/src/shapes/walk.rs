@@ -1,8 +1,15 @@
 //! The one walker: reads a record against every shape of the table, in
-//! order, and hands what it finds to a [`Handler`].
+//! order, and yields what it finds as [`Event`]s to its caller's `take`.
+//!
+//! A record goes down in one pass: its members are read once (the
+//! capture), the shapes it may hold are found once ([`Plan::candidates`]),
+//! and each shape's reading is one arm of the walk's `read`, which yields
+//! what it found to the caller there and then: nothing found is handed back
+//! up through the walker to be handed on.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use mcp_unknown_keys::audit::arguments_text;
 use mcp_unknown_keys::jsonrpc::{Id, Message};
@@ -16,7 +23,7 @@ use super::scope::Pending;
 use super::seen::{Print, Seen};
 use super::streams::{Assembled, Streams};
 use super::table::Reads;
-use super::{Found, Handler, Read, json_string, proxy_lines, relayed, rpc};
+use super::{Event, Found, Read, json_string, proxy_lines, relayed, rpc};
 
 /// How many levels down a record of no known shape is searched for records
 /// (`{"loglines":[…]}`, a results file whose entries hold trajectories).
@@ -35,22 +42,20 @@ const MAX_RECORD_DEPTH: u8 = 16;
 pub(crate) struct Reader {
     seen: Seen,
     streams: Streams,
-    /// The calls of the records being read, handed over as each ends.
-    pending: Vec<Pending>,
 }
 
 impl Reader {
     /// Reads one line of JSON Lines. A line of server-sent events is read
     /// by its `data:`, and `data: [DONE]` ends the chat streams; the other
     /// lines of that framing are blank.
-    pub(crate) fn read_line(&mut self, line: &str, to: &mut impl Handler) -> Read {
+    pub(crate) fn read_line(&mut self, line: &str, mut take: impl FnMut(Event<'_>) -> bool) -> Read {
         let mut line = line.trim_ascii();
         if let Some(data) = line.strip_prefix("data:") {
             line = data.trim_ascii();
             if line == "[DONE]" {
                 let mut ended = Vec::new();
                 self.streams.end_chats(&mut ended);
-                self.walk(to).assembled(ended);
+                self.walk("", &mut take).assembled(ended);
                 return Read::Used;
             }
         } else if ["event:", "id:", "retry:", ":"]
@@ -62,27 +67,27 @@ impl Reader {
         if line.is_empty() {
             return Read::Blank;
         }
-        self.read_value(line, false, to)
+        self.read_value(line, false, &mut take)
     }
 
     /// Reads one JSON value of a file that is not JSON Lines: each element
     /// of an array, or an object as a record; an object of no known shape is
     /// searched for records in its members, arrays and objects alike.
-    pub(crate) fn read_document(&mut self, text: &str, to: &mut impl Handler) -> Read {
-        self.read_value(text.trim_ascii(), true, to)
+    pub(crate) fn read_document(&mut self, text: &str, mut take: impl FnMut(Event<'_>) -> bool) -> Read {
+        self.read_value(text.trim_ascii(), true, &mut take)
     }
 
     /// The input ends: the calls of streams cut short are handed over as
     /// they stand.
-    pub(crate) fn finish(&mut self, to: &mut impl Handler) {
+    pub(crate) fn finish(&mut self, mut take: impl FnMut(Event<'_>) -> bool) {
         let mut ended = Vec::new();
         self.streams.end(&mut ended);
-        self.walk(to).assembled(ended);
+        self.walk("", &mut take).assembled(ended);
     }
 
-    fn read_value(&mut self, text: &str, document: bool, to: &mut impl Handler) -> Read {
+    fn read_value<T: FnMut(Event<'_>) -> bool>(&mut self, text: &str, document: bool, to: &mut T) -> Read {
         self.seen.new_record();
-        let mut walk = self.walk(to);
+        let mut walk = self.walk(text, to);
         let read = walk.text(text, 0, document);
         if walk.too_deep {
             // Whatever was found above the cut was handed over; what lies
@@ -99,12 +104,18 @@ impl Reader {
         }
     }
 
-    fn walk<'r, H: Handler>(&'r mut self, to: &'r mut H) -> Walk<'r, H> {
+    /// A walk of `text`.
+    fn walk<'r, 't, T: FnMut(Event<'_>) -> bool>(
+        &'r mut self,
+        text: &'t str,
+        to: &'r mut T,
+    ) -> Walk<'r, 't, T> {
         Walk {
             plan: Plan::get(),
             seen: &mut self.seen,
             streams: &mut self.streams,
-            pending: &mut self.pending,
+            text,
+            pending: Vec::new(),
             to,
             scopes: 0,
             depth: 0,
@@ -115,12 +126,17 @@ impl Reader {
     }
 }
 
-struct Walk<'r, H> {
+struct Walk<'r, 't, T> {
     plan: &'static Plan,
     seen: &'r mut Seen,
     streams: &'r mut Streams,
-    pending: &'r mut Vec<Pending>,
-    to: &'r mut H,
+    /// The text being read (a line, or a document's value): what the calls
+    /// held until their record ends borrow from.
+    text: &'t str,
+    /// The calls of the records being read, handed over as each ends.
+    pending: Vec<Pending<'t>>,
+    /// The caller's `take`, each event yielded to it.
+    to: &'r mut T,
     /// How many records are open: a call found in one waits for its end.
     scopes: u8,
     /// How many records deep the walk is.
@@ -129,19 +145,24 @@ struct Walk<'r, H> {
     too_deep: bool,
     /// The model the records being read name ([`Plan::model`]): a record
     /// naming none inherits the one of the record holding it.
-    model: Option<String>,
+    model: Option<Rc<str>>,
     /// Whether a record being read says its response was cut at its
     /// length limit ([`Plan::is_truncated`]): the records it holds inherit
     /// it.
     truncated: bool,
 }
 
-impl<H: Handler> Walk<'_, H> {
+impl<T: FnMut(Event<'_>) -> bool> Walk<'_, '_, T> {
+    /// Yields one event; whether the caller made use of it.
+    fn give(&mut self, event: Event<'_>) -> bool {
+        (self.to)(event)
+    }
+
     /// Reads a JSON text: `None` when it does not read; else whether it
     /// held anything used.
     fn text(&mut self, text: &str, depth: u8, document: bool) -> Option<bool> {
         if text.starts_with('[') {
-            // Each element on its own, so a handler can be given its text.
+            // Each element on its own, so the caller can be given its text.
             let elements: Vec<&RawValue> = serde_json::from_str(text).ok()?;
             if !self.deeper() {
                 return Some(false);
@@ -161,7 +182,7 @@ impl<H: Handler> Walk<'_, H> {
             return Some(false);
         };
         let found = self.scoped(|walk| {
-            let mut found = walk.record(&record, Some(text), false) || walk.to.unrecognised(text);
+            let mut found = walk.record(&record, Some(text), false) || walk.give(Event::Unrecognised(text));
             if !found && depth < MAX_SEARCH_DEPTH {
                 for array in &record.other_arrays {
                     found |= walk.text(array.get(), depth + 1, false).unwrap_or(false);
@@ -178,16 +199,17 @@ impl<H: Handler> Walk<'_, H> {
     /// Reads one record with `read`: the calls found meanwhile are handed
     /// over when it has been read whole, after every catalogue it holds,
     /// then the record ends.
-    fn scoped<T>(&mut self, read: impl FnOnce(&mut Self) -> T) -> T {
+    fn scoped<R>(&mut self, read: impl FnOnce(&mut Self) -> R) -> R {
         let start = self.pending.len();
-        self.to.begin_record();
+        self.give(Event::BeginRecord);
         self.scopes += 1;
         let out = read(self);
         self.scopes -= 1;
+        let take = &mut *self.to;
         for call in self.pending.drain(start..) {
-            self.to.call(call.found());
+            take(Event::Call(call.found()));
         }
-        self.to.end_record();
+        self.give(Event::EndRecord);
         out
     }
 
@@ -227,33 +249,39 @@ impl<H: Handler> Walk<'_, H> {
     /// member is read for what it holds.
     fn record(&mut self, record: &Object<'_>, text: Option<&str>, history: bool) -> bool {
         let plan = self.plan;
+        // The shapes this record may hold, found once for the passes below.
+        let candidates = plan.candidates(record);
         // A gateway's record of a message it relayed is only that, and has
         // a `method` of its own: it is not read as a message itself.
-        let mut candidates = plan.candidates(record);
-        if candidates.any(|shape| matches!(shape.reading, Reads::Relayed) && plan.holds(&shape.when, record))
+        if candidates
+            .shapes(plan)
+            .any(|shape| matches!(shape.reading, Reads::Relayed) && plan.holds(&shape.when, record))
         {
-            return relayed::read(plan, record, self.to);
+            let take = &mut *self.to;
+            return relayed::read(plan, record, |relayed| {
+                take(Event::Relayed(relayed));
+            });
         }
         // The model this record names holds for the records it holds, and
         // the one around it again once it is read.
         let named = plan.model.iter().find_map(|path| plan.text(record, path));
         let outer = match named {
             Some(model) if self.model.as_deref() != Some(model.as_ref()) => {
-                Some(self.model.replace(model.into_owned()))
+                Some(self.model.replace(Rc::from(model.as_ref())))
             }
             _ => None,
         };
         let cut = !self.truncated && plan.is_truncated(record);
         self.truncated |= cut;
-        let mut found = rpc::is_message(plan, record) && self.message(record, text);
-        for shape in plan.candidates(record) {
+        let mut found = candidates.is_message() && self.message(record, text);
+        for shape in candidates.shapes(plan) {
             if !shape.shape.reads.is_whole_record() {
                 found |= self.shape(shape, record, text.is_some(), history);
             }
         }
         found = found
-            || plan
-                .candidates(record)
+            || candidates
+                .shapes(plan)
                 .filter(|shape| shape.shape.reads.is_whole_record())
                 .any(|shape| self.shape(shape, record, text.is_some(), history));
         if let Some(outer) = outer {
@@ -322,7 +350,7 @@ impl<H: Handler> Walk<'_, H> {
             Reads::Catalogue | Reads::Embedded | Reads::Relayed => false,
             Reads::LoggedWarning => match proxy_lines::warning(self.plan, object) {
                 Some(warning) => {
-                    self.to.logged_warning(warning);
+                    self.give(Event::LoggedWarning(warning));
                     true
                 }
                 None => false,
@@ -333,21 +361,21 @@ impl<H: Handler> Walk<'_, H> {
                 .filter(|raw| crate::logged::is_summary(raw.get()))
             {
                 Some(summary) => {
-                    self.to.summary(summary.get());
+                    self.give(Event::Summary(summary.get()));
                     true
                 }
                 None => false,
             },
             Reads::Verdict => match proxy_lines::verdict(self.plan, object) {
                 Some(judged) => {
-                    self.to.logged_verdict(judged);
+                    self.give(Event::LoggedVerdict(judged));
                     true
                 }
                 None => false,
             },
             Reads::LoggedNote => match proxy_lines::note(self.plan, object) {
                 Some(proxy_lines::LoggedNote { tool, note }) => {
-                    self.to.logged_note(tool, note);
+                    self.give(Event::LoggedNote { tool, note });
                     true
                 }
                 None => false,
@@ -384,9 +412,9 @@ impl<H: Handler> Walk<'_, H> {
         let listing = &self.plan.bare_listing;
         let bare = root && !record.unnamed && record.members().all(|(word, _)| listing.contains(&word));
         if bare && matches!(at, Path::Members(words) if words[..] == listing[..1]) {
-            self.to.listed_tools(&text);
+            self.give(Event::ListedTools(&text));
         } else {
-            self.to.tools(&text);
+            self.give(Event::Tools(&text));
         }
         true
     }
@@ -442,7 +470,7 @@ impl<H: Handler> Walk<'_, H> {
                 id, name, arguments, ..
             }) => {
                 let value = id.as_ref().map(Id::to_value);
-                let model = self.model.take();
+                let model = self.model.clone();
                 let found = Found {
                     tool: &name,
                     server: None,
@@ -454,11 +482,10 @@ impl<H: Handler> Walk<'_, H> {
                     truncated: self.truncated,
                 };
                 self.emit(found, false, false);
-                self.model = model;
                 true
             }
             Some(Message::Other) | None => false,
-            Some(message) => self.to.message(message),
+            Some(message) => self.give(Event::Message(message)),
         }
     }
 
@@ -477,7 +504,7 @@ impl<H: Handler> Walk<'_, H> {
         let arguments = first(&paths.arguments, |p| plan.raw(object, p)).map(|raw| arguments_text(raw.get()));
         let id_raw = first(&paths.id, |p| plan.raw(object, p));
         let id: Option<Value> = id_raw.and_then(|raw| serde_json::from_str(raw.get()).ok());
-        let model = self.model.take();
+        let model = self.model.clone();
         let found = Found {
             tool: &tool,
             server: server.as_deref(),
@@ -489,7 +516,6 @@ impl<H: Handler> Walk<'_, H> {
             truncated: self.truncated,
         };
         self.emit(found, true, history);
-        self.model = model;
         true
     }
 
@@ -498,7 +524,7 @@ impl<H: Handler> Walk<'_, H> {
     /// input names none), in a truncated response when the stream said so
     /// or a record around it does.
     fn assembled(&mut self, calls: Vec<Assembled>) {
-        let model = self.model.take();
+        let model = self.model.clone();
         for call in calls {
             let id = Value::String(call.id);
             let found = Found {
@@ -513,7 +539,6 @@ impl<H: Handler> Walk<'_, H> {
             };
             self.emit(found, true, false);
         }
-        self.model = model;
     }
 
     /// Hands over one call, unless it was read before in this input.
@@ -534,9 +559,12 @@ impl<H: Handler> Walk<'_, H> {
             }
         }
         if self.scopes > 0 {
-            self.pending.push(Pending::keep(&found));
+            // The call's model is the walk's, shared rather than copied.
+            debug_assert_eq!(found.model, self.model.as_deref());
+            let held = Pending::keep(&found, self.text, self.model.as_ref());
+            self.pending.push(held);
         } else {
-            self.to.call(found);
+            self.give(Event::Call(found));
         }
     }
 }

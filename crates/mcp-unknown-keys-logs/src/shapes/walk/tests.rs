@@ -1,44 +1,34 @@
 //! The walker, on records of each kind.
 
 use super::*;
-use mcp_unknown_keys::audit::Warning;
 
 /// What a walk handed over, as text.
 #[derive(Default)]
 struct Seen(Vec<String>);
 
-impl Handler for Seen {
-    fn tools(&mut self, tools: &str) {
-        self.0.push(format!("tools {tools}"));
-    }
-
-    fn call(&mut self, call: Found<'_>) {
-        let id = call.id.map(Value::to_string).unwrap_or_default();
-        self.0.push(format!(
-            "call {} {} {id}",
-            call.tool,
-            call.arguments.unwrap_or("-")
-        ));
-    }
-
-    fn logged_warning(&mut self, warning: Warning) {
-        self.0.push(format!("logged {}", warning.tool));
-    }
-
-    fn summary(&mut self, summary: &str) {
-        self.0.push(format!("summary {summary}"));
-    }
-
-    fn message(&mut self, message: Message<'_>) -> bool {
-        self.0.push(format!("message {message:?}"));
+impl Seen {
+    fn take(&mut self, event: Event<'_>) -> bool {
+        match event {
+            Event::Tools(tools) | Event::ListedTools(tools) => self.0.push(format!("tools {tools}")),
+            Event::Call(call) => {
+                let id = call.id.map(Value::to_string).unwrap_or_default();
+                self.0.push(format!(
+                    "call {} {} {id}",
+                    call.tool,
+                    call.arguments.unwrap_or("-")
+                ));
+            }
+            Event::LoggedWarning(warning) => self.0.push(format!("logged {}", warning.tool)),
+            Event::Summary(summary) => self.0.push(format!("summary {summary}")),
+            Event::Message(message) => self.0.push(format!("message {message:?}")),
+            Event::Relayed(relayed) => self.0.push(format!(
+                "relayed {} {:?} {:?}",
+                relayed.server, relayed.id, relayed.message
+            )),
+            Event::BeginRecord | Event::EndRecord | Event::LoggedVerdict(_) | Event::LoggedNote { .. } => {}
+            Event::Unrecognised(_) => return false,
+        }
         true
-    }
-
-    fn relayed(&mut self, relayed: super::super::Relayed<'_>) {
-        self.0.push(format!(
-            "relayed {} {:?} {:?}",
-            relayed.server, relayed.id, relayed.message
-        ));
     }
 }
 
@@ -47,9 +37,9 @@ fn read(lines: &[&str]) -> (Vec<Read>, Vec<String>) {
     let mut seen = Seen::default();
     let reads = lines
         .iter()
-        .map(|line| reader.read_line(line, &mut seen))
+        .map(|line| reader.read_line(line, |event| seen.take(event)))
         .collect();
-    reader.finish(&mut seen);
+    reader.finish(|event| seen.take(event));
     (reads, seen.0)
 }
 
@@ -81,11 +71,20 @@ fn sse_framing_is_blank_and_done_ends_the_chat_streams() {
     let chunk = r#"data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"f","arguments":"{}"}}]},"finish_reason":null}]}"#;
     let mut reader = Reader::default();
     let mut seen = Seen::default();
-    assert_eq!(reader.read_line("event: message", &mut seen), Read::Blank);
-    assert_eq!(reader.read_line(": keep-alive", &mut seen), Read::Blank);
-    assert_eq!(reader.read_line(chunk, &mut seen), Read::Used);
+    assert_eq!(
+        reader.read_line("event: message", |event| seen.take(event)),
+        Read::Blank
+    );
+    assert_eq!(
+        reader.read_line(": keep-alive", |event| seen.take(event)),
+        Read::Blank
+    );
+    assert_eq!(reader.read_line(chunk, |event| seen.take(event)), Read::Used);
     assert!(seen.0.is_empty());
-    assert_eq!(reader.read_line("data: [DONE]", &mut seen), Read::Used);
+    assert_eq!(
+        reader.read_line("data: [DONE]", |event| seen.take(event)),
+        Read::Used
+    );
     assert_eq!(seen.0, [r#"call f {} "call_1""#]);
 }
 
