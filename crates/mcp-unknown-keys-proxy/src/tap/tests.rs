@@ -459,7 +459,7 @@ fn calls_queued_when_the_session_ends_are_counted_once_read() {
 #[test]
 fn a_server_line_shaped_as_a_call_is_no_call_when_the_session_ends() {
     let (held, release, held_now) = held();
-    let tap = Tap::new(Auditor::new().with_sink(())).with_report(held.clone());
+    let tap = Held::tap(&held);
     listed(&tap);
     // The first call's warning holds the worker; behind it, a call and the
     // same call written back by a server that echoes what it is sent.
