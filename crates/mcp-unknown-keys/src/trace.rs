@@ -6,6 +6,10 @@
 
 use crate::jsonrpc::members;
 
+/// The longest JSON string a `traceparent` header can be written as: its
+/// 55 characters each escaped as `\uXXXX`, and the quotes.
+const MAX_TRACEPARENT_JSON: usize = 55 * 6 + 2;
+
 /// A call's trace context: `00-<trace id>-<parent span id>-<flags>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TraceContext {
@@ -40,7 +44,14 @@ impl TraceContext {
     /// reads members (the last of a repeated one, names decoded).
     pub fn of_meta(meta: &str) -> Option<TraceContext> {
         let [traceparent] = members(meta, ["traceparent"])?;
-        let text: String = serde_json::from_str(traceparent?.get()).ok()?;
+        let raw = traceparent?.get();
+        // A header is 55 characters; written with every one escaped
+        // (`\u0030`), 332 bytes of JSON. Longer text is no header, and is
+        // not copied to find that out.
+        if raw.len() > MAX_TRACEPARENT_JSON {
+            return None;
+        }
+        let text: String = serde_json::from_str(raw).ok()?;
         TraceContext::parse(&text)
     }
 }
@@ -78,6 +89,14 @@ mod tests {
         assert_eq!(context.flags, 1);
         assert_eq!(TraceContext::of_meta(r#"{"traceparent":1}"#), None);
         assert_eq!(TraceContext::of_meta("[]"), None);
+        // Every character escaped is still the header; longer is not.
+        let escaped: String = PARENT.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
+        assert_eq!(
+            TraceContext::of_meta(&format!(r#"{{"traceparent":"{escaped}"}}"#)),
+            Some(context)
+        );
+        let padded = format!(r#"{{"traceparent":"{PARENT}{}"}}"#, " ".repeat(1000));
+        assert_eq!(TraceContext::of_meta(&padded), None);
     }
 
     #[test]

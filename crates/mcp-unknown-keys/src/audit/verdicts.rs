@@ -397,6 +397,8 @@ struct Awaited {
     missing_required: Vec<String>,
     /// Another request in flight shared its id.
     ambiguous: bool,
+    /// The trace context the call carried, for its verdict.
+    trace: Option<TraceContext>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -474,12 +476,27 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
             unknown_paths: undeclared_paths.clone(),
             missing_required: missing_required.clone(),
             ambiguous,
+            trace: None,
         };
         self.awaited.entry(id.clone()).or_default().push_back(awaited);
         self.count += 1;
         self.order.push_back((id, sequence));
         self.compact();
         judged
+    }
+
+    /// The call [`Verdicts::call`] just awaited under `id` carried `trace`:
+    /// its verdict will carry it too. Kept with the awaited call, so it
+    /// goes wherever the call goes (judged, replaced by its retry, dropped
+    /// at a bound) and is never given to another call under the same id.
+    /// Nothing, unless the call awaited last is that one.
+    pub fn trace_newest(&mut self, id: &K, trace: TraceContext) {
+        let newest = self.next.checked_sub(1);
+        if let Some(awaited) = self.awaited.get_mut(id).and_then(VecDeque::back_mut)
+            && Some(awaited.sequence) == newest
+        {
+            awaited.trace = Some(trace);
+        }
     }
 
     /// Another request in flight shares `id` (a call that carried nothing
@@ -673,7 +690,7 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
             unknown_keys: awaited.unknown_keys,
             unknown_paths: awaited.unknown_paths,
             missing_required: awaited.missing_required,
-            trace: None,
+            trace: awaited.trace,
         }
     }
 

@@ -74,7 +74,6 @@
 //! # let _ = Skip::NoCatalogue;
 //! ```
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -200,9 +199,6 @@ pub struct Session {
     /// A response answering no awaited request is a listing page all the
     /// same ([`Session::take_unrequested_listings`]).
     unrequested_listings: bool,
-    /// The trace context of each awaited call that carried one, by its id
-    /// as verdicts write it: handed to the call's verdict, then forgotten.
-    traces: HashMap<String, TraceContext>,
 }
 
 impl Session {
@@ -275,7 +271,6 @@ impl Session {
             }
             _ => {}
         }
-        self.trace_verdicts(&mut step.verdicts);
         step
     }
 
@@ -356,9 +351,7 @@ impl Session {
     /// The session ended: every call still awaiting its answer is
     /// `unanswered`.
     pub fn finish(&mut self) -> Vec<Judged> {
-        let mut judged = self.verdicts.finish();
-        self.trace_verdicts(&mut judged);
-        judged
+        self.verdicts.finish()
     }
 
     /// Every call read so far, audited or skipped and why.
@@ -467,27 +460,10 @@ impl Session {
         {
             warning.trace = Some(trace);
         }
-        if let Some(key) = traced_key.filter(|key| self.verdicts.awaits(key)) {
-            // Keyed as verdicts write the id: as it came.
-            self.traces.insert(key.to_string(), trace);
+        if let Some(key) = traced_key {
+            self.verdicts.trace_newest(&key, trace);
         }
-        // A verdict the call settled (the oldest awaited, given up) may be
-        // one of a traced call.
-        self.trace_verdicts(&mut step.verdicts);
         step
-    }
-
-    /// Gives each verdict the trace context its call carried, and forgets
-    /// it: a call is judged once.
-    fn trace_verdicts(&mut self, judged: &mut [Judged]) {
-        if self.traces.is_empty() {
-            return;
-        }
-        for judged in judged {
-            if let Some(trace) = self.traces.remove(&judged.id) {
-                judged.trace = Some(trace);
-            }
-        }
     }
 }
 

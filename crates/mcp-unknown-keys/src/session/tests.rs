@@ -446,8 +446,32 @@ fn a_flagged_call_s_trace_context_goes_with_its_warning_and_its_verdict() {
     let step = run.call("4", "read", r#"{"path":"a","ffset":1,"x":2}"#);
     assert_eq!(step.warning().unwrap().trace, None);
     assert_eq!(run.session.finish()[0].trace, None);
-    assert!(
-        run.session.traces.is_empty(),
-        "a judged call's context is forgotten"
-    );
+}
+
+/// A trace context stays with the call that carried it: not given to
+/// another call under the same id, nor to a number id written as the
+/// string's text.
+#[test]
+fn a_trace_context_goes_to_its_own_call_s_verdict_only() {
+    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let mut run = Run::new();
+    run.list("1", None);
+    run.page("1", &[("read", "path")], None);
+    let traced = |id: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read","arguments":{{"ffset":1}},"_meta":{{"traceparent":"{PARENT}"}}}}}}"#
+        )
+    };
+    // Two calls under id 5, the second traced: each verdict its own.
+    run.call("5", "read", r#"{"ffset":1}"#);
+    run.read(Side::Host, &traced("5"));
+    // The string "7" traced, the number 7 not.
+    run.read(Side::Host, &traced(r#""7""#));
+    run.call("7", "read", r#"{"ffset":1}"#);
+    let judged = run.session.finish();
+    let traces: Vec<(&str, bool)> = judged
+        .iter()
+        .map(|judged| (judged.id.as_str(), judged.trace.is_some()))
+        .collect();
+    assert_eq!(traces, [("5", false), ("5", true), ("7", true), ("7", false)]);
 }
