@@ -211,8 +211,16 @@ impl Gathered {
             }
             Yielded::Message(message) => self.message(message),
             Yielded::Unrecognised(record) => self.unrecognised(record),
-            // Calls and a proxy's log lines are nothing to a catalogue.
-            _ => true,
+            // Calls, records' bounds and a proxy's log lines are nothing
+            // to a catalogue. Named, so that a new event is decided here.
+            Yielded::BeginRecord
+            | Yielded::EndRecord
+            | Yielded::Call(_)
+            | Yielded::LoggedWarning(_)
+            | Yielded::Summary(_)
+            | Yielded::LoggedVerdict(_)
+            | Yielded::LoggedNote { .. }
+            | Yielded::Relayed(_) => true,
         }
     }
 

@@ -104,9 +104,11 @@ pub(crate) enum RelayedMessage<'a> {
 /// catalogue file's reader), which `match`es on it.
 ///
 /// The walker hands each event to one function of its caller's, `take`:
-/// `FnMut(Event<'_>) -> bool`. An event borrows what the walker read it
-/// from (the record's text, or a string the record holds as text, decoded
-/// while the record is read), so nothing is copied to yield it. `take`
+/// `FnMut(Event<'_>) -> bool`. A call, a catalogue, a message borrows
+/// what the walker read it from (the record's text, or a string the record
+/// holds as text, decoded while the record is read), so none is copied to
+/// yield it; a proxy's logged warning, verdict and note are read into the
+/// core's owned types, as its sinks take them. `take`
 /// answers whether it made use of the event: the walker reads that answer
 /// for a [`Event::Message`] (a message of no use leaves the record to the
 /// shapes of a proxy's log lines, and the record unused) and for a
