@@ -71,7 +71,12 @@ fn agrees(value: &Value, message: &Message<'_>) {
     let param = |name: &str| params.and_then(|params| params.get(name));
     let method = value.get("method");
     match message {
-        Message::Call { id, name, arguments } => {
+        Message::Call {
+            id,
+            name,
+            arguments,
+            meta,
+        } => {
             assert_eq!(method.and_then(Value::as_str), Some("tools/call"));
             // A call naming no tool is a call to the empty name.
             assert_eq!(param("name").and_then(Value::as_str).unwrap_or(""), &**name);
@@ -87,6 +92,15 @@ fn agrees(value: &Value, message: &Message<'_>) {
                     assert_eq!(&reread, other);
                 }
                 (expected, read) => panic!("arguments {expected:?} read as {read:?}"),
+            }
+            // `_meta` is kept as written, whatever it holds.
+            match (param("_meta"), meta) {
+                (None, None) => {}
+                (Some(expected), Some(read)) => {
+                    let reread: Value = serde_json::from_str(read.get()).expect("_meta's own text");
+                    assert_eq!(&reread, expected);
+                }
+                (expected, read) => panic!("_meta {expected:?} read as {read:?}"),
             }
         }
         Message::ListTools { id, first } => {
