@@ -415,20 +415,24 @@ fn an_interim_answer_and_a_task_are_followed_to_the_final_one() {
     assert!(run.session.finish().is_empty());
 }
 
+/// A `traceparent` header, as a host propagating its trace sends it.
+const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+/// A call to `read` carrying [`PARENT`] in its `_meta`.
+fn traced(id: &str, arguments: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read","arguments":{arguments},"_meta":{{"traceparent":"{PARENT}"}}}}}}"#
+    )
+}
+
 /// A call that raised a finding hands its trace context to its warning and
 /// to its verdict; a clean call's `_meta` is not read, and the JSON lines
 /// never show the context.
 #[test]
 fn a_flagged_call_s_trace_context_goes_with_its_warning_and_its_verdict() {
-    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     let mut run = Run::new();
     run.list("1", None);
     run.page("1", &[("read", "path")], None);
-    let traced = |id: &str, arguments: &str| {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read","arguments":{arguments},"_meta":{{"traceparent":"{PARENT}"}}}}}}"#
-        )
-    };
     let step = run.read(Side::Host, &traced("2", r#"{"path":"a","ffset":1}"#));
     let warning = step.warning().unwrap();
     assert_eq!(warning.trace, TraceContext::parse(PARENT));
@@ -453,20 +457,14 @@ fn a_flagged_call_s_trace_context_goes_with_its_warning_and_its_verdict() {
 /// string's text.
 #[test]
 fn a_trace_context_goes_to_its_own_call_s_verdict_only() {
-    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     let mut run = Run::new();
     run.list("1", None);
     run.page("1", &[("read", "path")], None);
-    let traced = |id: &str| {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read","arguments":{{"ffset":1}},"_meta":{{"traceparent":"{PARENT}"}}}}}}"#
-        )
-    };
     // Two calls under id 5, the second traced: each verdict its own.
     run.call("5", "read", r#"{"ffset":1}"#);
-    run.read(Side::Host, &traced("5"));
+    run.read(Side::Host, &traced("5", r#"{"ffset":1}"#));
     // The string "7" traced, the number 7 not.
-    run.read(Side::Host, &traced(r#""7""#));
+    run.read(Side::Host, &traced(r#""7""#, r#"{"ffset":1}"#));
     run.call("7", "read", r#"{"ffset":1}"#);
     let judged = run.session.finish();
     let traces: Vec<(&str, bool)> = judged
