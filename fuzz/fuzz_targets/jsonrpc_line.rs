@@ -11,7 +11,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mcp_unknown_keys::audit::Auditor;
+use mcp_unknown_keys::audit::{Auditor, Summary};
 use mcp_unknown_keys::jsonrpc::{Id, Line, ListingPage, Message, read_line};
 use mcp_unknown_keys::session::{Session, Side};
 use serde_json::Value;
@@ -33,7 +33,12 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     session.finish();
-    let _ = session.verdicts().counts().count();
+    // The session's summary, in words and as a JSON line, whatever the
+    // keys and names a line held.
+    let summary = Summary::new(session.coverage(), session.findings(), session.verdicts().tally());
+    let line: Value = serde_json::from_str(&summary.to_json_line()).expect("the summary is JSON");
+    assert!(line["summary"]["coverage"].is_object());
+    assert!(summary.to_text("").ends_with('\n'));
 });
 
 /// The side that sends a message of this kind: one stream holds both.

@@ -275,7 +275,7 @@ impl Report {
     /// Adds the verdicts of a session's calls, per pair, to those of the
     /// sessions before.
     pub(crate) fn count_verdicts(&mut self, verdicts: &Verdicts<Id>) {
-        for (tool, key, nested, missing, counts) in verdicts.counts() {
+        for (tool, key, nested, missing, counts) in verdicts.tally().counts() {
             let pair = (tool.to_owned(), missing, nested, key.to_owned());
             add_counts(self.paired.entry(pair).or_default(), counts);
         }

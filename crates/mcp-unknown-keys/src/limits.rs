@@ -92,3 +92,11 @@ pub const MAX_LISTED: usize = 20;
 
 /// The most characters of one key shown in a human-readable line.
 pub const MAX_SHOWN_CHARS: usize = 64;
+
+/// The most findings a session's summary lists in its text
+/// ([`Summary::to_text`](crate::audit::Summary::to_text)); its JSON line
+/// has them all.
+pub const MAX_SHOWN_FINDINGS: usize = 50;
+
+/// The most unlisted tool names a session's summary names in its text.
+pub const MAX_SHOWN_UNLISTED: usize = 20;

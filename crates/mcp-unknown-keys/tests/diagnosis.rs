@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
 use mcp_unknown_keys::audit::{
-    Arguments, Auditor, Call, Catalog, Cause, Hint, MissingKey, Outcome, Sink, Skip, StderrSink, TracingSink,
-    Warning,
+    Arguments, Auditor, Call, Catalog, Cause, Coverage, Findings, Hint, MissingKey, Outcome, Sink, Skip,
+    StderrSink, Summary, TracingSink, VerdictTally, Warning,
 };
 use mcp_unknown_keys::limits::MAX_UNDECLARED_PER_CALL;
 use proptest::prelude::*;
@@ -391,6 +391,24 @@ fn the_stderr_and_tracing_sinks_carry_the_diagnosis() {
     );
     // The stderr sink writes the Display line; it must not panic either.
     StderrSink.warn(&warning);
+}
+
+#[test]
+fn the_tracing_sink_says_a_session_s_summary_as_one_event() {
+    let mut coverage = Coverage::default();
+    coverage.count_audited();
+    coverage.count_unaudited("write", Skip::UnlistedTool);
+    let (findings, verdicts) = (Findings::default(), VerdictTally::default());
+    let recorder = Recorder::default();
+    let fields = recorder.fields.clone();
+    tracing::subscriber::with_default(recorder, || {
+        TracingSink.summary(&Summary::new(&coverage, &findings, &verdicts))
+    });
+    assert_eq!(
+        *fields.lock().unwrap(),
+        "message=session ended\ncalls=2\naudited=1\nunaudited=1\n\
+         coverage=2 call(s): 1 audited, 1 unaudited (1 unlisted_tool)\nfindings=0\n"
+    );
 }
 
 /// What a warning shows in every output: its line, its JSON line and the

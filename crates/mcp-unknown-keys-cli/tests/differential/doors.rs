@@ -76,10 +76,7 @@ fn logged_findings(core: &Core) -> Value {
         if members["cause"].is_null() {
             members.remove("cause");
         }
-        if let Some(counts) =
-            core.verdicts()
-                .counts_of(finding.tool, finding.key, finding.nested, finding.missing)
-        {
+        if let Some(counts) = core.verdicts().tally().of_finding(&finding) {
             members.insert("verdicts".into(), serde_json::to_value(counts).unwrap());
         }
         logged

@@ -20,6 +20,7 @@ use super::keys::Arguments;
 use super::keys::nested::{Found, Present};
 use super::notice::Notice;
 use super::sink::{Sink, StderrSink};
+use super::summary::Summary;
 use super::verdicts::Judged;
 use super::warning::Warning;
 use crate::limits::{MAX_SAID_NOTES, MAX_SAID_PAIRS, MAX_UNDECLARED_PER_CALL};
@@ -568,6 +569,12 @@ impl Auditor {
     /// page's text.
     pub fn say_installed(&self, page: Option<&str>, catalog: &Catalog) {
         let _ = catch_unwind(AssertUnwindSafe(|| self.sink.installed(page, catalog)));
+    }
+
+    /// Delivers a session's summary to the sink ([`Sink::summary`]),
+    /// shielded as [`Auditor::warn`] is: for a door whose session ended.
+    pub fn summarise(&self, summary: &Summary<'_>) {
+        let _ = catch_unwind(AssertUnwindSafe(|| self.sink.summary(summary)));
     }
 
     /// Claims nested keys a warning read back from a log reported (paths

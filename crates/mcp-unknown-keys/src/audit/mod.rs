@@ -18,7 +18,9 @@
 //!   server's answer ([`Verdict`]: ignored, rejected, unanswered);
 //! - [`Notice`]: what the alarm says of itself (a gap, an ambiguity, a
 //!   bound met);
-//! - [`Sink`]: where warnings, notes, notices and verdicts go
+//! - [`Summary`]: what a session ended with (coverage, findings and
+//!   their verdicts, lines passed over unread), in words or as a JSON line;
+//! - [`Sink`]: where warnings, notes, notices, verdicts and summaries go
 //!   ([`StderrSink`], [`TracingSink`], a closure).
 //!
 //! The [`UnknownKeys`](crate::UnknownKeys) layer, the `mcp-unknown-keys proxy`
@@ -40,6 +42,7 @@ pub(crate) mod notice;
 mod path;
 mod printable;
 pub(crate) mod sink;
+pub(crate) mod summary;
 pub(crate) mod verdicts;
 pub(crate) mod warning;
 mod words;
@@ -58,5 +61,6 @@ pub use listing::Listing;
 pub use notice::Notice;
 pub use printable::Printable;
 pub use sink::{Sink, StderrSink, TRACING_TARGET, TracingSink};
-pub use verdicts::{Answer, Judged, Verdict, VerdictCounts, Verdicts, verdicts_text};
+pub use summary::{Summary, Unread};
+pub use verdicts::{Answer, Judged, Verdict, VerdictCounts, VerdictTally, Verdicts, verdicts_text};
 pub use warning::Warning;

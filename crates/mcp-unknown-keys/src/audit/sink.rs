@@ -1,6 +1,6 @@
 //! Where what the alarm says goes: stderr by default, `tracing`, or a
 //! closure of yours. One trait for every door: warnings, catalogue notes,
-//! notices, verdicts and the catalogues installed.
+//! notices, verdicts, the catalogues installed and a session's summary.
 
 use std::fmt;
 use std::io::Write;
@@ -10,6 +10,7 @@ use super::catalog::note::Note;
 use super::notice::Notice;
 use super::printable::Printable;
 use super::printable::write_each;
+use super::summary::Summary;
 use super::verdicts::Judged;
 use super::warning::Warning;
 
@@ -74,6 +75,16 @@ pub trait Sink: Send + Sync {
     fn installed(&self, page: Option<&str>, catalog: &Catalog) {
         let _ = (page, catalog);
     }
+
+    /// Takes what a session ended with ([`Summary`]: its coverage, its
+    /// findings and their verdicts, the lines passed over unread), once,
+    /// when it ends: from a door whose sessions end (the proxy, for each
+    /// session it relays). [`StderrSink`] says it in words, when there is
+    /// anything to say, and [`TracingSink`] as one event; the default
+    /// discards it.
+    fn summary(&self, summary: &Summary<'_>) {
+        let _ = summary;
+    }
 }
 
 impl<F: Fn(&Warning) + Send + Sync + 'static> Sink for F {
@@ -112,6 +123,11 @@ impl<A: Sink, B: Sink> Sink for (A, B) {
     fn installed(&self, page: Option<&str>, catalog: &Catalog) {
         self.0.installed(page, catalog);
         self.1.installed(page, catalog);
+    }
+
+    fn summary(&self, summary: &Summary<'_>) {
+        self.0.summary(summary);
+        self.1.summary(summary);
     }
 }
 
@@ -165,6 +181,12 @@ impl Sink for StderrSink {
 
     fn notice(&self, notice: &Notice) {
         write_line(&StderrSink::notice_line(notice));
+    }
+
+    fn summary(&self, summary: &Summary<'_>) {
+        if !summary.is_empty() {
+            write_line(&summary.to_text(""));
+        }
     }
 }
 
@@ -249,6 +271,19 @@ impl Sink for TracingSink {
             unknown_keys = ?judged.unknown_keys,
             unknown_paths = ?judged.unknown_paths,
             "server answered a call that carried undeclared argument(s)"
+        );
+    }
+
+    fn summary(&self, summary: &Summary<'_>) {
+        let coverage = summary.coverage;
+        tracing::info!(
+            target: TRACING_TARGET,
+            calls = coverage.calls,
+            audited = coverage.audited,
+            unaudited = coverage.unaudited_calls(),
+            coverage = %coverage,
+            findings = summary.findings.len(),
+            "session ended"
         );
     }
 }

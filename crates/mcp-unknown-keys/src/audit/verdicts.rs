@@ -13,6 +13,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::call::{Call, Outcome};
+use super::findings::Finding;
 use crate::limits::MAX_AWAITED;
 use crate::trace::TraceContext;
 use crate::wire::id_text;
@@ -356,7 +357,7 @@ pub fn verdicts_text(counts: &VerdictCounts) -> String {
 /// assert_eq!(judged.to_json_line(), r#"{"verdict":"ignored","tool":"fs_read","id":"1","unknown_keys":["ffset"]}"#);
 /// let left = verdicts.finish();
 /// assert_eq!((left.len(), left[0].verdict), (1, Verdict::Unanswered));
-/// let (tool, key, nested, missing, counts) = verdicts.counts().next().unwrap();
+/// let (tool, key, nested, missing, counts) = verdicts.tally().counts().next().unwrap();
 /// assert_eq!((tool, key, nested, missing), ("fs_read", "ffset", false, false));
 /// assert_eq!((counts[&Verdict::Ignored], counts[&Verdict::Unanswered]), (1, 1));
 /// ```
@@ -380,10 +381,7 @@ pub struct Verdicts<K> {
     /// The `tasks/result` requests awaiting their answer: the task each
     /// asks for.
     task_results: HashMap<K, String>,
-    counted: BTreeMap<String, ToolVerdicts>,
-    /// How many distinct pairs `counted` holds, against
-    /// [`MAX_SAID_PAIRS`](crate::limits::MAX_SAID_PAIRS).
-    pairs_counted: usize,
+    tally: VerdictTally,
 }
 
 #[derive(Clone, Debug)]
@@ -399,6 +397,20 @@ struct Awaited {
     ambiguous: bool,
     /// The trace context the call carried, for its verdict.
     trace: Option<TraceContext>,
+}
+
+/// The verdicts counted per pair: per (tool, key), per (tool, path), and
+/// per (tool, required key lacked), as [`Findings`](super::findings::Findings)
+/// lists the pairs. What a session's [`Summary`](super::summary::Summary)
+/// shows beside each finding, whatever the door compares ids by.
+///
+/// At most [`MAX_SAID_PAIRS`](crate::limits::MAX_SAID_PAIRS) pairs are
+/// counted; a new pair's verdict past that is said, not counted.
+#[derive(Clone, Debug, Default)]
+pub struct VerdictTally {
+    counted: BTreeMap<String, ToolVerdicts>,
+    /// How many distinct pairs `counted` holds.
+    pairs: usize,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -431,8 +443,7 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
             interim: VecDeque::new(),
             tasks: VecDeque::new(),
             task_results: HashMap::new(),
-            counted: BTreeMap::new(),
-            pairs_counted: 0,
+            tally: VerdictTally::default(),
         }
     }
 
@@ -596,37 +607,9 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
         judged
     }
 
-    /// Every pair judged, sorted by tool, then keys, paths and the required
-    /// keys lacked, as [`Findings`](super::findings::Findings) lists them:
-    /// `(tool, key or path, nested, missing, counts)`.
-    pub fn counts(&self) -> impl Iterator<Item = (&str, &str, bool, bool, &VerdictCounts)> {
-        self.counted.iter().flat_map(|(tool, found)| {
-            let keys = found.keys.iter().map(|(key, counts)| (key, false, false, counts));
-            let paths = found
-                .paths
-                .iter()
-                .map(|(path, counts)| (path, true, false, counts));
-            let missing = found
-                .missing
-                .iter()
-                .map(|(path, counts)| (path, false, true, counts));
-            keys.chain(paths)
-                .chain(missing)
-                .map(move |(key, nested, missing, counts)| {
-                    (tool.as_str(), key.as_str(), nested, missing, counts)
-                })
-        })
-    }
-
-    /// The counts of one pair, if any call carrying it (or, `missing`,
-    /// lacking it) was judged.
-    pub fn counts_of(&self, tool: &str, key: &str, nested: bool, missing: bool) -> Option<&VerdictCounts> {
-        let found = self.counted.get(tool)?;
-        match (nested, missing) {
-            (_, true) => found.missing.get(key),
-            (true, false) => found.paths.get(key),
-            (false, false) => found.keys.get(key),
-        }
+    /// The verdicts counted so far, per pair.
+    pub fn tally(&self) -> &VerdictTally {
+        &self.tally
     }
 
     /// Judges the oldest call awaited under `id`.
@@ -664,25 +647,7 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
         } else {
             verdict
         };
-        let full = self.pairs_counted >= crate::limits::MAX_SAID_PAIRS;
-        let counted = self.counted.entry(awaited.tool.clone()).or_default();
-        for (pairs, items) in [
-            (&mut counted.keys, &awaited.unknown_keys),
-            (&mut counted.paths, &awaited.unknown_paths),
-            (&mut counted.missing, &awaited.missing_required),
-        ] {
-            for item in items {
-                match pairs.get_mut(item.as_str()) {
-                    Some(counts) => *counts.entry(verdict).or_default() += 1,
-                    // Past the bound, a new pair's verdict is said, not counted.
-                    None if full => {}
-                    None => {
-                        self.pairs_counted += 1;
-                        pairs.insert(item.clone(), VerdictCounts::from([(verdict, 1)]));
-                    }
-                }
-            }
-        }
+        self.tally.count(&awaited, verdict);
         Judged {
             verdict,
             tool: awaited.tool,
@@ -707,6 +672,69 @@ impl<K: Eq + Hash + Clone> Verdicts<K> {
                     .and_then(VecDeque::front)
                     .is_some_and(|oldest| oldest.sequence <= *sequence)
             });
+        }
+    }
+}
+
+impl VerdictTally {
+    /// Every pair judged, sorted by tool, then keys, paths and the required
+    /// keys lacked, as [`Findings`](super::findings::Findings) lists them:
+    /// `(tool, key or path, nested, missing, counts)`.
+    pub fn counts(&self) -> impl Iterator<Item = (&str, &str, bool, bool, &VerdictCounts)> {
+        self.counted.iter().flat_map(|(tool, found)| {
+            let keys = found.keys.iter().map(|(key, counts)| (key, false, false, counts));
+            let paths = found
+                .paths
+                .iter()
+                .map(|(path, counts)| (path, true, false, counts));
+            let missing = found
+                .missing
+                .iter()
+                .map(|(path, counts)| (path, false, true, counts));
+            keys.chain(paths)
+                .chain(missing)
+                .map(move |(key, nested, missing, counts)| {
+                    (tool.as_str(), key.as_str(), nested, missing, counts)
+                })
+        })
+    }
+
+    /// The counts of one pair, if any call carrying it (or, `missing`,
+    /// lacking it) was judged.
+    pub fn counts_of(&self, tool: &str, key: &str, nested: bool, missing: bool) -> Option<&VerdictCounts> {
+        let found = self.counted.get(tool)?;
+        match (nested, missing) {
+            (_, true) => found.missing.get(key),
+            (true, false) => found.paths.get(key),
+            (false, false) => found.keys.get(key),
+        }
+    }
+
+    /// The counts of the pair `finding` names, if any call was judged.
+    pub fn of_finding(&self, finding: &Finding<'_>) -> Option<&VerdictCounts> {
+        self.counts_of(finding.tool, finding.key, finding.nested, finding.missing)
+    }
+
+    /// Counts `verdict` on each pair `awaited` carried (or lacked).
+    fn count(&mut self, awaited: &Awaited, verdict: Verdict) {
+        let full = self.pairs >= crate::limits::MAX_SAID_PAIRS;
+        let counted = self.counted.entry(awaited.tool.clone()).or_default();
+        for (pairs, items) in [
+            (&mut counted.keys, &awaited.unknown_keys),
+            (&mut counted.paths, &awaited.unknown_paths),
+            (&mut counted.missing, &awaited.missing_required),
+        ] {
+            for item in items {
+                match pairs.get_mut(item.as_str()) {
+                    Some(counts) => *counts.entry(verdict).or_default() += 1,
+                    // Past the bound, a new pair's verdict is said, not counted.
+                    None if full => {}
+                    None => {
+                        self.pairs += 1;
+                        pairs.insert(item.clone(), VerdictCounts::from([(verdict, 1)]));
+                    }
+                }
+            }
         }
     }
 }
@@ -758,6 +786,7 @@ mod tests {
         assert!(verdicts.finish().is_empty());
         let ignored = |key: &str, nested: bool| {
             verdicts
+                .tally()
                 .counts_of("t", key, nested, false)
                 .map(|counts| counts.iter().map(|(v, n)| (*v, *n)).collect::<Vec<_>>())
         };
@@ -767,7 +796,7 @@ mod tests {
         );
         assert_eq!(ignored("o.y", true), Some(vec![(Verdict::Rejected, 1)]));
         assert_eq!(ignored("o.y", false), None);
-        assert_eq!(verdicts.counts().count(), 2);
+        assert_eq!(verdicts.tally().counts().count(), 2);
     }
 
     #[test]
@@ -831,7 +860,7 @@ mod tests {
         assert_eq!(keys(&[second]), [one("1", "c", Verdict::Ambiguous)]);
         assert!(!verdicts.awaits(&1));
         assert_eq!(
-            verdicts.counts_of("t", "b", false, false).unwrap()[&Verdict::Ambiguous],
+            verdicts.tally().counts_of("t", "b", false, false).unwrap()[&Verdict::Ambiguous],
             1
         );
 
@@ -873,7 +902,7 @@ mod tests {
         assert_eq!(keys(&[judged]), [one("2", "b", Verdict::Ignored)]);
         assert!(verdicts.finish().is_empty());
         assert_eq!(
-            verdicts.counts_of("t", "b", false, false).unwrap()[&Verdict::Ignored],
+            verdicts.tally().counts_of("t", "b", false, false).unwrap()[&Verdict::Ignored],
             1
         );
 
