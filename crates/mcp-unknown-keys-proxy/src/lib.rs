@@ -17,8 +17,8 @@
 //!
 //! Inside: `relay` copies bytes and shows whole lines to a `tap`, which
 //! queues copies for an audit worker driving the core's
-//! `mcp_unknown_keys::session::Session`; `report` sends what it finds to
-//! stderr, the log and OTLP; `summary` says what a session audited.
+//! `mcp_unknown_keys::session::Session`; `report` sends what it finds, and
+//! each session's summary, to stderr, the log and OTLP.
 //! `docs/proxy.md` tells the life of a session and every limit.
 //!
 //! ```no_run
@@ -42,7 +42,6 @@ mod report;
 mod signals;
 pub mod state;
 mod stdio;
-mod summary;
 mod tap;
 
 pub use self::door::{Door, run};

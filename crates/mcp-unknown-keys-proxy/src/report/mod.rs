@@ -9,9 +9,8 @@
 //! knows which upstream session it speaks for. A `SessionReport` is its
 //! tap's auditor's sink, the core's `Sink`, and nothing else delivers:
 //! each warning and verdict carries its call's trace context for
-//! `--otlp`, each catalogue installed its listing page for `--state-dir`.
-//! Only the summary, the tap's own record, reaches it otherwise
-//! ([`Tap::at_end`]).
+//! `--otlp`, each catalogue installed its listing page for `--state-dir`,
+//! and the session's summary, once it ends, what `--otlp` sent.
 //!
 //! The log's lines, each one JSON object ending with the attribution
 //! members `"ts"`, `"server"`, `"session"` (and, from the reverse proxy,
@@ -21,7 +20,9 @@
 //! - a verdict: `{"verdict":"ignored","tool":…,"id":…,"unknown_keys":[…]}`,
 //!   with `"unknown_paths":[…]` when nested keys were undeclared;
 //! - a note: `{"note":{"tool":…,"at":…,"problem":…,…,"text":…}}`;
-//! - the summary, last: `{"summary":{…}}` (see `summary`).
+//! - the summary, last: `{"summary":{…}}` (the core's `Summary`), with
+//!   `"otlp":{"collector":…,"sent":…,"dropped":…}` after its members when
+//!   `--otlp` is given.
 
 pub(crate) mod attribution;
 mod log;
@@ -31,13 +32,12 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use mcp_unknown_keys::audit::{Auditor, Catalog, Judged, Note, Notice, Printable, Sink, Warning};
+use mcp_unknown_keys::audit::{Auditor, Catalog, Judged, Note, Notice, Printable, Sink, Summary, Warning};
 use serde::Serialize;
 
 use self::attribution::Attribution;
 use self::log::Log;
 use super::state::CatalogState;
-use super::summary::Summary;
 use super::tap::Tap;
 use super::{LOG_AT_EXIT, SETTLE_AT_EXIT};
 use crate::failure::Failure;
@@ -130,11 +130,11 @@ impl Reports {
             upstream,
         });
         let auditor = Auditor::new()
-            .with_shared_sink(session.clone())
+            .with_shared_sink(session)
             .allow_all(self.allow.iter().cloned())
             .top_level_only(self.top_level_only)
             .check_required(!self.no_missing);
-        Tap::new(auditor).at_end(move |summary| session.summary(summary))
+        Tap::new(auditor)
     }
 
     /// The summary of what `tap` audited and found, once its session has
@@ -184,34 +184,9 @@ impl SessionReport {
     }
 }
 
-impl SessionReport {
-    /// The session's summary, once it ended: last on stderr and in the
-    /// log.
-    fn summary(&self, summary: &Summary<'_>) {
-        // The stdio proxy's and the bridge's session (no upstream session)
-        // is the run's only one: its summary is the run's last word, so
-        // `--otlp` is flushed first. A reverse-proxy session's end leaves
-        // the queue, which other sessions share, to the exporter.
-        let counts = self.reports.otlp.as_ref().map(|otlp| match self.upstream {
-            None => otlp.flush(),
-            Some(_) => otlp.counts(),
-        });
-        let summary = Summary {
-            otlp: counts.as_ref(),
-            ..summary.clone()
-        };
-        let reports = &self.reports;
-        if reports.stderr && !summary.is_empty() {
-            let text = summary.to_text(&reports.tag);
-            let _ = io::stderr().lock().write_all(text.as_bytes());
-        }
-        self.log(&summary.to_json_line(), false);
-    }
-}
-
-/// Everything the tap says of a session, but its summary: stderr, the log,
-/// `--otlp` (each warning and verdict joined to its call's trace, when the
-/// call carried one) and `--state-dir`.
+/// Everything the tap says of a session: stderr, the log, `--otlp` (each
+/// warning and verdict joined to its call's trace, when the call carried
+/// one) and `--state-dir`.
 impl Sink for SessionReport {
     fn warn(&self, warning: &Warning) {
         self.reports.say("", &warning.to_string());
@@ -259,5 +234,50 @@ impl Sink for SessionReport {
 
     fn notice(&self, notice: &Notice) {
         self.reports.say("", &notice.to_string());
+    }
+
+    /// The session's summary, once it ended: last on stderr and in the
+    /// log, with what `--otlp` sent.
+    fn summary(&self, summary: &Summary<'_>) {
+        // The stdio proxy's and the bridge's session (no upstream session)
+        // is the run's only one: its summary is the run's last word, so
+        // `--otlp` is flushed first. A reverse-proxy session's end leaves
+        // the queue, which other sessions share, to the exporter.
+        let otlp = self.reports.otlp.as_ref().map(|otlp| match self.upstream {
+            None => otlp.flush(),
+            Some(_) => otlp.counts(),
+        });
+        let reports = &self.reports;
+        if reports.stderr && !summary.is_empty() {
+            let mut text = summary.to_text(&reports.tag);
+            if let Some(otlp) = otlp.as_ref().filter(|otlp| otlp.dropped > 0) {
+                text.push_str(&format!(
+                    "  {} OTLP record(s) dropped: the collector at {} did not take them ({} sent)\n",
+                    otlp.dropped, otlp.collector, otlp.sent
+                ));
+            }
+            let _ = io::stderr().lock().write_all(text.as_bytes());
+        }
+        #[derive(Serialize)]
+        struct Line<'a> {
+            summary: Logged<'a>,
+        }
+        #[derive(Serialize)]
+        struct Logged<'a> {
+            #[serde(flatten)]
+            summary: &'a Summary<'a>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            otlp: Option<&'a otlp::Counts>,
+        }
+        let line = Line {
+            summary: Logged {
+                summary,
+                otlp: otlp.as_ref(),
+            },
+        };
+        self.log(
+            &serde_json::to_string(&line).expect("a summary serialises"),
+            false,
+        );
     }
 }

@@ -30,14 +30,13 @@ use std::sync::{Arc, LazyLock};
 use std::thread;
 use std::time::Duration;
 
-use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Notice, Skip, Verdicts};
+use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Notice, Skip, Summary, Unread, Verdicts};
 use memchr::memmem;
 
 use self::queue::{Queue, Source};
 use self::worker::{Gates, Worker};
 use super::MAX_TAPPED_LINE;
 use super::relay::LineTap;
-use super::summary::{Summary, Unread};
 use mcp_unknown_keys::jsonrpc::Id;
 
 /// The most line bytes queued for the audit worker (and held while it reads
@@ -54,16 +53,9 @@ pub(crate) const COUNT_AT_EXIT: Duration = Duration::from_millis(500);
 /// longer lines, tool results among them, need no look.
 pub(crate) const MAX_NOTIFICATION_LINE: usize = 1024;
 
-/// Where a session's summary goes when it ends. The summary is the tap's
-/// own record (it counts the lines the relays passed over unread, which
-/// no other door has), so it is no event of the core's `Sink`; everything
-/// else the tap says goes to its auditor's sink.
-type AtEnd = Box<dyn Fn(&Summary<'_>) + Send + Sync>;
-
 /// Shared by both directions of one proxy.
 pub struct Tap {
     shared: Arc<Shared>,
-    at_end: Option<AtEnd>,
 }
 
 /// What the relays and the worker share.
@@ -110,7 +102,8 @@ struct UnreadCounts {
 impl Tap {
     /// A tap that audits through `auditor`, on a worker thread of its own,
     /// and says what it finds (warnings, notes, notices, verdicts, the
-    /// catalogues installed) through the auditor's sink.
+    /// catalogues installed, the session's summary) through the auditor's
+    /// sink.
     pub fn new(auditor: Auditor) -> Tap {
         let shared = Arc::new(Shared {
             queue: Queue::new(MAX_QUEUED_BYTES),
@@ -132,14 +125,7 @@ impl Tap {
                 }
             })
             .expect("the audit thread starts");
-        Tap { shared, at_end: None }
-    }
-
-    /// Where the session's summary goes once it ends
-    /// ([`Tap::summarise`]). Without it, the summary is not made.
-    pub fn at_end(mut self, at_end: impl Fn(&Summary<'_>) + Send + Sync + 'static) -> Tap {
-        self.at_end = Some(Box::new(at_end));
-        self
+        Tap { shared }
     }
 
     /// The client-to-server direction's view of the tap.
@@ -171,16 +157,7 @@ impl Tap {
     /// unread that may have been calls count as calls not audited, under
     /// `unreadable_arguments`.
     pub fn coverage(&self) -> Coverage {
-        self.with_unread(self.shared.worker.coverage())
-    }
-
-    /// `coverage`, with the client lines passed over unread that may have
-    /// been calls.
-    fn with_unread(&self, mut coverage: Coverage) -> Coverage {
-        for _ in 0..self.unread().calls() {
-            coverage.count_unaudited("", Skip::UnreadableArguments);
-        }
-        coverage
+        with_unread(self.shared.worker.coverage(), &self.unread())
     }
 
     /// What the server did with each call that carried undeclared keys,
@@ -212,7 +189,8 @@ impl Tap {
     /// The session ended: the worker gets `within` to read what is queued,
     /// then [`COUNT_AT_EXIT`] to count the calls in what is left without
     /// auditing them; the calls still awaiting an answer are judged
-    /// unanswered, and the summary goes where [`Tap::at_end`] says. Every
+    /// unanswered, and the summary goes to the auditor's sink
+    /// ([`Sink::summary`](mcp_unknown_keys::audit::Sink::summary)). Every
     /// call the tap read is in the summary's coverage: those it could not
     /// audit in time as not audited (`unreadable_arguments`, as lines
     /// passed over are).
@@ -224,31 +202,28 @@ impl Tap {
         }
         let (coverage, unsettled_calls) = self.shared.worker.end(&self.shared.gates);
         self.shared.worker.finish(&self.shared.gates);
-        let Some(at_end) = &self.at_end else {
-            return;
-        };
-        at_end(&Summary {
-            coverage: &self.with_unread(coverage),
-            findings: &self.findings(),
-            verdicts: &self.verdicts(),
-            unread: self.unread(),
-            unsettled,
-            unsettled_calls,
-            otlp: None,
-        });
+        let mut unread = self.unread();
+        unread.unsettled = unsettled;
+        unread.unsettled_calls = unsettled_calls;
+        let coverage = with_unread(coverage, &unread);
+        let (findings, verdicts) = (self.findings(), self.verdicts());
+        self.shared
+            .worker
+            .summarise(&Summary::new(&coverage, &findings, verdicts.tally()).with_unread(unread));
     }
 
     /// The lines passed over unread so far.
     pub fn unread(&self) -> Unread {
         let count = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        let unread = &self.shared.unread;
-        Unread {
-            too_long: count(&unread.too_long),
-            too_long_calls: count(&unread.too_long_calls),
-            behind: count(&unread.behind),
-            behind_calls: count(&unread.behind_calls),
-            server_behind: count(&unread.server_behind),
-        }
+        let counts = &self.shared.unread;
+        let mut unread = Unread::default();
+        unread.limit = MAX_TAPPED_LINE;
+        unread.too_long = count(&counts.too_long);
+        unread.too_long_calls = count(&counts.too_long_calls);
+        unread.behind = count(&counts.behind);
+        unread.behind_calls = count(&counts.behind_calls);
+        unread.server_behind = count(&counts.server_behind);
+        unread
     }
 
     /// The tools of the catalogue currently audited against.
@@ -257,6 +232,15 @@ impl Tap {
         self.settle(None);
         self.shared.worker.audited_tools()
     }
+}
+
+/// `coverage`, with the client lines passed over unread that may have been
+/// calls, as calls not audited.
+fn with_unread(mut coverage: Coverage, unread: &Unread) -> Coverage {
+    for _ in 0..unread.calls() {
+        coverage.count_unaudited("", Skip::UnreadableArguments);
+    }
+    coverage
 }
 
 impl Drop for Tap {

@@ -6,8 +6,6 @@ use std::sync::Mutex;
 use mcp_unknown_keys::audit::{Judged, Sink, Warning};
 use mcp_unknown_keys::trace::TraceContext;
 
-use crate::summary::Summary;
-
 fn tap() -> (Tap, Arc<Mutex<Vec<Warning>>>) {
     let said = Arc::new(Mutex::new(Vec::new()));
     let record = said.clone();
@@ -398,19 +396,17 @@ impl Sink for Held {
         let _ = self.holding.lock().unwrap().send(());
         let _ = self.release.lock().unwrap().recv();
     }
+
+    fn summary(&self, summary: &Summary<'_>) {
+        *self.coverage.lock().unwrap() = Some(summary.coverage.clone());
+        *self.unsettled_calls.lock().unwrap() = Some(summary.unread.unsettled_calls);
+    }
 }
 
 impl Held {
-    fn summary(&self, summary: &Summary<'_>) {
-        *self.coverage.lock().unwrap() = Some(summary.coverage.clone());
-        *self.unsettled_calls.lock().unwrap() = Some(summary.unsettled_calls);
-    }
-
     /// A tap that says everything to `held`.
     fn tap(held: &Arc<Held>) -> Tap {
-        let summarised = held.clone();
         Tap::new(Auditor::new().with_shared_sink(held.clone()))
-            .at_end(move |summary| summarised.summary(summary))
     }
 }
 

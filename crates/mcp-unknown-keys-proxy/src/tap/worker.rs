@@ -9,7 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Notice, Skip, Verdicts};
+use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Notice, Skip, Summary, Verdicts};
 use mcp_unknown_keys::jsonrpc::{Id, Line, Message, read_line};
 use mcp_unknown_keys::session::{Session, Side};
 
@@ -256,6 +256,11 @@ impl Worker {
         for judged in &judged {
             self.auditor.verdict(judged);
         }
+    }
+
+    /// The session's summary, to the auditor's sink.
+    pub(super) fn summarise(&self, summary: &Summary<'_>) {
+        self.auditor.summarise(summary);
     }
 
     /// Says `notice` unless it was said before.

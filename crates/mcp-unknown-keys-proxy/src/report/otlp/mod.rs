@@ -31,13 +31,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mcp_unknown_keys::audit::{Judged, Warning};
+use serde::Serialize;
 use serde_json::Value;
 
 use self::encode::Encoded;
 pub(crate) use self::encode::Origin;
 use self::metrics::CallCounter;
 use super::attribution::Attribution;
-use crate::summary::OtlpCounts as Counts;
 use mcp_unknown_keys::trace::TraceContext;
 
 /// The most records waiting for the exporter; beyond it a record is
@@ -58,6 +58,18 @@ pub(crate) const SEND_TIMEOUT: Duration = Duration::from_secs(5);
 /// second keeps (waiting for it anew let a stuck collector hold the exit
 /// until its send timed out, 5 s).
 pub(crate) const FLUSH_WITHIN: Duration = Duration::from_secs(3);
+
+/// What the exporter sent and dropped, as a session's summary reports it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub(crate) struct Counts {
+    /// The collector, as given (without userinfo or query).
+    pub(crate) collector: String,
+    /// Records the collector took.
+    pub(crate) sent: u64,
+    /// Records dropped: the queue was full, or the collector did not take
+    /// them.
+    pub(crate) dropped: u64,
+}
 
 /// The exporter of one run.
 pub(crate) struct Exporter {
