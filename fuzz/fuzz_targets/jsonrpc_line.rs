@@ -81,6 +81,7 @@ fn agrees(value: &Value, message: &Message<'_>) {
             name,
             arguments,
             meta,
+            ..
         } => {
             assert_eq!(method.and_then(Value::as_str), Some("tools/call"));
             // A call naming no tool is a call to the empty name.

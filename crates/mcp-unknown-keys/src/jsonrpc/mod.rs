@@ -76,7 +76,9 @@ pub enum Message<'a> {
         /// It has no cursor: its response opens a new listing.
         first: bool,
     },
-    /// A `tools/call` request.
+    /// A `tools/call` request. More of its members may be read in time:
+    /// match it with `..`.
+    #[non_exhaustive]
     Call {
         /// Its id, read exactly ([`Id`]: a number of any size keeps every
         /// digit), so the response that answers it is paired with it;
