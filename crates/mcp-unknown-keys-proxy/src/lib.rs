@@ -17,8 +17,9 @@
 //!
 //! Inside: `relay` copies bytes and shows whole lines to a `tap`, which
 //! queues copies for an audit worker driving the core's
-//! `mcp_unknown_keys::session::Session`; `report` sends what it finds, and
-//! each session's summary, to stderr, the log and OTLP.
+//! `mcp_unknown_keys::session::Session`; `report` sends what it finds to
+//! stderr, the log and OTLP, and each session's summary to stderr and the
+//! log (with what `--otlp` sent).
 //! `docs/proxy.md` tells the life of a session and every limit.
 //!
 //! ```no_run

@@ -28,6 +28,7 @@ pub(crate) mod attribution;
 mod log;
 pub(crate) mod otlp;
 
+use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -249,35 +250,121 @@ impl Sink for SessionReport {
         });
         let reports = &self.reports;
         if reports.stderr && !summary.is_empty() {
-            let mut text = summary.to_text(&reports.tag);
-            if let Some(otlp) = otlp.as_ref().filter(|otlp| otlp.dropped > 0) {
-                text.push_str(&format!(
-                    "  {} OTLP record(s) dropped: the collector at {} did not take them ({} sent)\n",
-                    otlp.dropped, otlp.collector, otlp.sent
-                ));
-            }
+            let text = summary_text(summary, &reports.tag, otlp.as_ref());
             let _ = io::stderr().lock().write_all(text.as_bytes());
         }
-        #[derive(Serialize)]
-        struct Line<'a> {
-            summary: Logged<'a>,
-        }
-        #[derive(Serialize)]
-        struct Logged<'a> {
-            #[serde(flatten)]
-            summary: &'a Summary<'a>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            otlp: Option<&'a otlp::Counts>,
-        }
-        let line = Line {
-            summary: Logged {
-                summary,
-                otlp: otlp.as_ref(),
-            },
-        };
-        self.log(
-            &serde_json::to_string(&line).expect("a summary serialises"),
-            false,
+        self.log(&summary_line(summary, otlp.as_ref()), false);
+    }
+}
+
+/// The summary's words, then, when `--otlp` dropped records, a line that
+/// says so.
+fn summary_text(summary: &Summary<'_>, tag: &str, otlp: Option<&otlp::Counts>) -> String {
+    let mut text = summary.to_text(tag);
+    if let Some(otlp) = otlp.filter(|otlp| otlp.dropped > 0) {
+        let _ = writeln!(
+            text,
+            "  {} OTLP record(s) dropped: the collector at {} did not take them ({} sent)",
+            otlp.dropped, otlp.collector, otlp.sent
         );
+    }
+    text
+}
+
+/// The summary's JSON line, with `"otlp":{…}` after the core's members
+/// when `--otlp` is given.
+fn summary_line(summary: &Summary<'_>, otlp: Option<&otlp::Counts>) -> String {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        summary: Logged<'a>,
+    }
+    #[derive(Serialize)]
+    struct Logged<'a> {
+        #[serde(flatten)]
+        summary: &'a Summary<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        otlp: Option<&'a otlp::Counts>,
+    }
+    let line = Line {
+        summary: Logged { summary, otlp },
+    };
+    serde_json::to_string(&line).expect("a summary serialises")
+}
+
+#[cfg(test)]
+mod tests {
+    use mcp_unknown_keys::audit::Auditor;
+    use mcp_unknown_keys::jsonrpc::{Line, read_line};
+    use mcp_unknown_keys::session::{Session, Side};
+
+    use super::*;
+
+    /// A session that listed `read` and called it once with `ffset`, which
+    /// the server ignored.
+    fn session() -> Session {
+        let auditor = Auditor::new().with_sink(());
+        let mut session = Session::new();
+        for (from, line) in [
+            (Side::Host, r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+            (
+                Side::Server,
+                r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"read","inputSchema":{"properties":{"path":{}}}}]}}"#,
+            ),
+            (
+                Side::Host,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"a","ffset":1}}}"#,
+            ),
+            (
+                Side::Server,
+                r#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#,
+            ),
+        ] {
+            let Line::Message(message) = read_line(line.as_bytes()) else {
+                panic!("{line}")
+            };
+            session.read(&auditor, from, message);
+        }
+        session
+    }
+
+    fn counts(dropped: u64) -> otlp::Counts {
+        otlp::Counts {
+            collector: "http://collector:4318".into(),
+            sent: 3,
+            dropped,
+        }
+    }
+
+    #[test]
+    fn the_log_line_is_the_core_s_summary_with_what_otlp_sent_last() {
+        let session = session();
+        let summary = Summary::new(session.coverage(), session.findings(), session.verdicts().tally());
+        let core = summary.to_json_line();
+        assert_eq!(summary_line(&summary, None), core);
+        let with_otlp = summary_line(&summary, Some(&counts(1)));
+        assert_eq!(
+            with_otlp,
+            format!(
+                r#"{},"otlp":{{"collector":"http://collector:4318","sent":3,"dropped":1}}}}}}"#,
+                &core[..core.len() - 2]
+            )
+        );
+        assert!(with_otlp.contains(r#""findings":[{"tool":"read","key":"ffset","calls":1"#));
+    }
+
+    #[test]
+    fn the_words_say_dropped_otlp_records_after_the_findings_and_only_then() {
+        let session = session();
+        let summary = Summary::new(session.coverage(), session.findings(), session.verdicts().tally());
+        let words = summary.to_text(" [fs]");
+        assert_eq!(summary_text(&summary, " [fs]", None), words);
+        assert_eq!(summary_text(&summary, " [fs]", Some(&counts(0))), words);
+        assert_eq!(
+            summary_text(&summary, " [fs]", Some(&counts(2))),
+            format!(
+                "{words}  2 OTLP record(s) dropped: the collector at http://collector:4318 did not take them (3 sent)\n"
+            )
+        );
+        assert!(words.contains("read `ffset`: 1 call"), "{words}");
     }
 }

@@ -216,8 +216,7 @@ impl Tap {
     pub fn unread(&self) -> Unread {
         let count = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         let counts = &self.shared.unread;
-        let mut unread = Unread::default();
-        unread.limit = MAX_TAPPED_LINE;
+        let mut unread = Unread::with_limit(MAX_TAPPED_LINE);
         unread.too_long = count(&counts.too_long);
         unread.too_long_calls = count(&counts.too_long_calls);
         unread.behind = count(&counts.behind);

@@ -141,6 +141,11 @@ impl<A: Sink, B: Sink> Sink for (A, B) {
 ///
 /// `mcp-unknown-keys note: fetch: the $ref "https://example.com/fetch.json" is not local and is not fetched: the tool's arguments are not audited`
 ///
+/// A session's end, if it said anything, is the summary's words
+/// ([`Summary::to_text`]): a `mcp-unknown-keys summary:` heading and
+/// indented lines under it, written at once. Verdicts and the catalogues
+/// installed are not written.
+///
 /// Right for a script; a host with a log should pass its own sink.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StderrSink;
@@ -204,7 +209,12 @@ fn write_line(line: &str) {
 /// of each unknown key, in order) and `missing_keys`
 /// (`offset was not sent: the server will use its default, 0`). Each
 /// catalogue note is an event at WARN level too, with the fields `tool`,
-/// `at` and `note`. A library never installs a subscriber: the host's subscriber decides where the
+/// `at` and `note`; each notice one with the field `notice`. A server's
+/// answer to a call that carried undeclared keys is an INFO event
+/// (`verdict`, `tool`, `id`, `unknown_keys`, `unknown_paths`), and so is the
+/// end of a session that said anything (`session ended`: `calls`,
+/// `audited`, `unaudited`, `coverage` in words, `findings`, the number of
+/// pairs found); a `=warn` filter hides both. A library never installs a subscriber: the host's subscriber decides where the
 /// events go (`RUST_LOG=mcp_unknown_keys=warn`).
 ///
 /// **On your OpenTelemetry traces.** With `tracing-opentelemetry`'s layer in
@@ -275,6 +285,9 @@ impl Sink for TracingSink {
     }
 
     fn summary(&self, summary: &Summary<'_>) {
+        if summary.is_empty() {
+            return;
+        }
         let coverage = summary.coverage;
         tracing::info!(
             target: TRACING_TARGET,

@@ -87,8 +87,20 @@ pub struct Unread {
 }
 
 impl Unread {
-    /// Client lines passed over unread (too long, or while the audit was
-    /// behind) that may have been calls: each is a call not audited.
+    /// Nothing passed over yet, by a door that reads lines of at most
+    /// `limit` bytes.
+    pub fn with_limit(limit: usize) -> Unread {
+        Unread {
+            limit,
+            ..Unread::default()
+        }
+    }
+
+    /// Client lines passed over unread on the way (too long, or while the
+    /// audit was behind) that may have been calls: each is a call not
+    /// audited. The lines still unread when the session ended
+    /// (`unsettled_calls`) are not among them: the door counts those when
+    /// it ends.
     pub fn calls(&self) -> u64 {
         self.too_long_calls.saturating_add(self.behind_calls)
     }
@@ -111,7 +123,8 @@ impl<'a> Summary<'a> {
     }
 
     /// Whether there is anything to say in words: no call, no finding and
-    /// no line left unread is nothing.
+    /// no line still waiting for the audit when the session ended is
+    /// nothing.
     pub fn is_empty(&self) -> bool {
         self.coverage.calls == 0 && self.findings.is_empty() && self.unread.unsettled == 0
     }
@@ -256,6 +269,8 @@ impl Serialize for Summary<'_> {
     }
 }
 
+/// The `summary` object as written, members in the order the `audit`
+/// command and the README show them.
 #[derive(Serialize)]
 struct Object<'a> {
     coverage: &'a Coverage,
