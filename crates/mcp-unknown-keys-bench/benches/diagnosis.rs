@@ -37,7 +37,7 @@
 //!
 //! At the end, the ratios of this run are printed. Quote them, never
 //! absolute times. Run with
-//! `cargo bench -p mcp-unknown-keys --bench diagnosis -- --warm-up-time 1 --measurement-time 3`.
+//! `cargo bench -p mcp-unknown-keys-bench --bench diagnosis -- --warm-up-time 1 --measurement-time 3`.
 
 use std::hint::black_box;
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 //! times at 100 B move by tens of percent from run to run.
 //!
 //! ```text
-//! cargo build --release -p mcp-unknown-keys --example instructions
+//! cargo build --release -p mcp-unknown-keys-bench --example instructions
 //! target/release/examples/instructions
 //! ```
 //!
@@ -30,10 +30,8 @@ use std::env;
 use std::hint::black_box;
 use std::process::{Command, ExitCode};
 
-#[path = "../benches/support/calls.rs"]
-mod calls;
-
 use mcp_unknown_keys::audit::{Auditor, Catalog};
+use mcp_unknown_keys_bench::calls;
 
 /// The cases: `floor/<input>`, `audit/<input>` and `unchecked/<input>`
 /// (required keys not checked) for each input of the `per_call`

@@ -1,18 +1,18 @@
 //! The time the check of `required` keys costs per call, measured so that
 //! a shared machine's load meets both sides alike: batches of the
-//! benchmark's clean calls (`benches/support/calls.rs`) audited with the
+//! benchmark's clean calls (`crates/mcp-unknown-keys-bench/src/calls.rs`) audited with the
 //! check on (the default) and off ([`Auditor::check_required`]`(false)`)
 //! take turns, and the ratio of each pair of batches is kept. Prints, per
 //! input, the median ratio with its quartiles and extremes, and the median
 //! time per call of each side.
 //!
 //! ```text
-//! cargo build --release -p mcp-unknown-keys --example required_time
+//! cargo build --release -p mcp-unknown-keys-bench --example required_time
 //! target/release/examples/required_time          # 300 pairs of batches per input
 //! target/release/examples/required_time 1000     # more pairs
 //! ```
 //!
-//! Criterion's `required` group (`cargo bench -p mcp-unknown-keys --bench
+//! Criterion's `required` group (`cargo bench -p mcp-unknown-keys-bench --bench
 //! audit -- required`) times the two sides one after the other, seconds
 //! apart, so the load between them moves its ratio; the instruction counts
 //! (`examples/instructions.rs`) are the figures that decide.
@@ -21,11 +21,8 @@ use std::env;
 use std::hint::black_box;
 use std::time::Instant;
 
-#[path = "../benches/support/calls.rs"]
-#[allow(dead_code)] // the floor is not timed here
-mod calls;
-
 use mcp_unknown_keys::audit::{Auditor, Catalog};
+use mcp_unknown_keys_bench::calls;
 
 /// Nanoseconds per call taken by `calls` audits of `text`.
 fn batch(auditor: &Auditor, catalog: &Catalog, text: &str, calls: usize) -> f64 {

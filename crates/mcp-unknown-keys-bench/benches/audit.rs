@@ -13,7 +13,7 @@
 //! check of `required` keys on (the default) and off, one after the other
 //! (`required`).
 //!
-//! Run `cargo bench -p mcp-unknown-keys --bench audit`, then
+//! Run `cargo bench -p mcp-unknown-keys-bench --bench audit`, then
 //! `scripts/bench-ratios` prints the ratios recorded in BENCHMARKS.md
 //! (`scripts/bench-required` those of the `required` group).
 
@@ -21,12 +21,9 @@ use std::hint::black_box;
 use std::thread;
 use std::time::{Duration, Instant};
 
-#[path = "support/calls.rs"]
-mod calls;
-
-use calls::{TOOL, arguments_of_size, audit, catalogue_of, floor, inputs, schema};
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use mcp_unknown_keys::audit::{Auditor, Catalog, Declared};
+use mcp_unknown_keys_bench::calls::{TOOL, arguments_of_size, audit, catalogue_of, floor, inputs, schema};
 use serde_json::{Value, json};
 
 fn strict_validator() -> jsonschema::Validator {

@@ -1,7 +1,7 @@
 //! What a `Registry` adds to a batch: routing, renaming and putting results
 //! back, against the same batch sent straight to the provider.
 //!
-//! `cargo bench -p mcp-unknown-keys --bench registry`
+//! `cargo bench -p mcp-unknown-keys-bench --bench registry`
 
 use std::hint::black_box;
 
