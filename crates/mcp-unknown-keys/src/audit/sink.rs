@@ -33,8 +33,9 @@ use super::warning::Warning;
 /// ```
 ///
 /// Every door hands what it has to say to a sink, and nothing else: the
-/// words are the core's ([`Warning`], [`Note`] and [`Notice`] say
-/// themselves), and a door delivers a
+/// words are the core's ([`Warning`], [`Note`], [`Notice`] and
+/// [`Summary`] say themselves; a sink adds only what is its own, as the
+/// proxy's `--otlp` report says what it sent), and a door delivers a
 /// [`Step`](crate::session::Step) of its session with
 /// [`Step::deliver`](crate::session::Step::deliver). A door adds a sink,
 /// never a way of saying.

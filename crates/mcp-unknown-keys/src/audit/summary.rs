@@ -171,17 +171,17 @@ impl<'a> Summary<'a> {
         if unread.too_long > 0 {
             let _ = writeln!(
                 text,
-                "  {} client line(s) over {} MiB forwarded unread ({} that may be calls counted as calls not audited)",
+                "  {} client line(s) over {} forwarded unread ({} that may be calls counted as calls not audited)",
                 unread.too_long,
-                unread.limit >> 20,
+                Size(unread.limit),
                 unread.too_long_calls
             );
         }
-        if unread.behind + unread.server_behind > 0 {
+        let behind = unread.behind.saturating_add(unread.server_behind);
+        if behind > 0 {
             let _ = writeln!(
                 text,
-                "  {} line(s) forwarded unread while the audit was behind ({} counted as calls not audited)",
-                unread.behind + unread.server_behind,
+                "  {behind} line(s) forwarded unread while the audit was behind ({} counted as calls not audited)",
                 unread.behind_calls
             );
         }
@@ -241,6 +241,18 @@ impl<'a> Summary<'a> {
                 "  {} more occurrence(s) of pairs found past the {MAX_SAID_PAIRS} kept, counted only",
                 findings.unkept(),
             );
+        }
+    }
+}
+
+/// A line limit in words: whole MiB when it is some, bytes otherwise.
+struct Size(usize);
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            bytes if bytes >= 1 << 20 && bytes % (1 << 20) == 0 => write!(f, "{} MiB", bytes >> 20),
+            bytes => write!(f, "{bytes} bytes"),
         }
     }
 }
@@ -406,6 +418,29 @@ mod tests {
         assert_eq!(
             summary.to_json_line(),
             r#"{"summary":{"coverage":{"calls":3,"audited":2,"unaudited":{"unlisted_tool":1},"unlisted_tools":{"write":1}},"findings":[{"tool":"read","key":"ffset","calls":2,"first_id":"2","cause":"truncated","verdicts":{"ignored":1,"unanswered":1}}],"declared_keys":{"read":["offset","path"]}}}"#
+        );
+    }
+
+    #[test]
+    fn a_limit_under_a_mib_is_said_in_bytes_and_counts_near_the_top_do_not_overflow() {
+        let coverage = Coverage::default();
+        let (findings, verdicts) = (Findings::default(), VerdictTally::default());
+        let unread = Unread {
+            too_long: 1,
+            behind: u64::MAX,
+            server_behind: 1,
+            ..Unread::with_limit(1000)
+        };
+        let text = Summary::new(&coverage, &findings, &verdicts)
+            .with_unread(unread)
+            .to_text("");
+        assert!(
+            text.contains("1 client line(s) over 1000 bytes forwarded unread"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("  {} line(s) forwarded unread while", u64::MAX)),
+            "{text}"
         );
     }
 
