@@ -99,9 +99,9 @@ impl fmt::Display for Notice {
             ),
             Notice::LineTooLong { limit } => write!(
                 f,
-                "a client line over {} MiB was forwarded unread; each such line that may be a tools/call \
+                "a client line over {} was forwarded unread; each such line that may be a tools/call \
                  is counted as a call not audited ({})",
-                limit >> 20,
+                Size(*limit),
                 Skip::UnreadableArguments
             ),
             Notice::FellBehind => f.write_str(
@@ -124,6 +124,19 @@ fn unaudited_because(skip: Skip) -> &'static str {
             "its tool declares no argument and its schema is open (or could not be read)"
         }
         Skip::UnreadableArguments => "its arguments are not a JSON object",
+    }
+}
+
+/// A line limit in words, as the notice and the summary say it: whole MiB
+/// when it is some, bytes otherwise.
+pub(super) struct Size(pub(super) usize);
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            bytes if bytes >= 1 << 20 && bytes % (1 << 20) == 0 => write!(f, "{} MiB", bytes >> 20),
+            bytes => write!(f, "{bytes} bytes"),
+        }
     }
 }
 

@@ -26,6 +26,7 @@ use serde::{Serialize, Serializer};
 use super::coverage::Coverage;
 use super::diagnosis::hint::Cause;
 use super::findings::{Finding, Findings};
+use super::notice::Size;
 use super::printable::Printable;
 use super::verdicts::{VerdictCounts, VerdictTally, verdicts_text};
 use crate::limits::{MAX_SAID_PAIRS, MAX_SHOWN_FINDINGS, MAX_SHOWN_UNLISTED};
@@ -241,18 +242,6 @@ impl<'a> Summary<'a> {
                 "  {} more occurrence(s) of pairs found past the {MAX_SAID_PAIRS} kept, counted only",
                 findings.unkept(),
             );
-        }
-    }
-}
-
-/// A line limit in words: whole MiB when it is some, bytes otherwise.
-struct Size(usize);
-
-impl std::fmt::Display for Size {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.0 {
-            bytes if bytes >= 1 << 20 && bytes % (1 << 20) == 0 => write!(f, "{} MiB", bytes >> 20),
-            bytes => write!(f, "{bytes} bytes"),
         }
     }
 }
