@@ -376,7 +376,7 @@ impl<O: Observer> Audit<O> {
         self.judged(unanswered);
         self.relays = Relays::default();
         let ended = std::mem::replace(&mut self.session, recorded_session());
-        self.report.count_verdicts(ended.verdicts());
+        self.report.count_verdicts(ended.verdicts().tally());
     }
 
     /// An auditor as every auditor of this audit is: saying its notes to

@@ -3,8 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use mcp_unknown_keys::audit::{Catalog, Cause, Coverage, Findings, VerdictCounts, Verdicts, Warning};
-use mcp_unknown_keys::jsonrpc::Id;
+use mcp_unknown_keys::audit::{Catalog, Cause, Coverage, Findings, VerdictCounts, VerdictTally, Warning};
 
 use crate::groups::{Dimension, Group, Groups};
 use crate::logged::{LogCounts, add_counts};
@@ -274,8 +273,8 @@ impl Report {
 
     /// Adds the verdicts of a session's calls, per pair, to those of the
     /// sessions before.
-    pub(crate) fn count_verdicts(&mut self, verdicts: &Verdicts<Id>) {
-        for (tool, key, nested, missing, counts) in verdicts.tally().counts() {
+    pub(crate) fn count_verdicts(&mut self, tally: &VerdictTally) {
+        for (tool, key, nested, missing, counts) in tally.counts() {
             let pair = (tool.to_owned(), missing, nested, key.to_owned());
             add_counts(self.paired.entry(pair).or_default(), counts);
         }

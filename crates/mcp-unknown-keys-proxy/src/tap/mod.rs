@@ -206,10 +206,10 @@ impl Tap {
         unread.unsettled = unsettled;
         unread.unsettled_calls = unsettled_calls;
         let coverage = with_unread(coverage, &unread);
-        let (findings, verdicts) = (self.findings(), self.verdicts());
+        let (findings, tally) = (self.findings(), self.shared.worker.tally());
         self.shared
             .worker
-            .summarise(&Summary::new(&coverage, &findings, verdicts.tally()).with_unread(unread));
+            .summarise(&Summary::new(&coverage, &findings, &tally).with_unread(unread));
     }
 
     /// The lines passed over unread so far.

@@ -9,7 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Notice, Skip, Summary, Verdicts};
+use mcp_unknown_keys::audit::{Auditor, Coverage, Findings, Notice, Skip, Summary, VerdictTally, Verdicts};
 use mcp_unknown_keys::jsonrpc::{Id, Line, Message, read_line};
 use mcp_unknown_keys::session::{Session, Side};
 
@@ -106,6 +106,12 @@ impl Worker {
 
     pub(super) fn verdicts(&self) -> Verdicts<Id> {
         self.state().session.verdicts().clone()
+    }
+
+    /// The verdicts' counts alone, for the summary: not the calls still
+    /// awaited, which a clone of the verdicts would copy too.
+    pub(super) fn tally(&self) -> VerdictTally {
+        self.state().session.verdicts().tally().clone()
     }
 
     #[cfg(test)]
