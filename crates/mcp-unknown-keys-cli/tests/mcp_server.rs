@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use mcp_unknown_keys::{McpServer, Provider, StdioServer, ToolCall};
 use serde_json::{Value, json};
-use support::{ScratchDir, block_on, is_running, stderr_of};
+use support::{ScratchDir, alive, block_on, stderr_of};
 
 const BINARY: &str = env!("CARGO_BIN_EXE_mcp-unknown-keys");
 
@@ -313,9 +313,9 @@ fn close_shuts_the_child_down() {
     block_on(async {
         let server = example(&root).connect().await.unwrap();
         let pid = server.process_id().unwrap();
-        assert!(is_running(pid));
+        assert!(alive(pid));
         server.close().await;
-        assert!(!is_running(pid), "the example server outlived close()");
+        assert!(!alive(pid), "the example server outlived close()");
 
         let results = server
             .execute_tool_calls(vec![call("1", "list", "")])
@@ -336,10 +336,10 @@ fn dropping_without_close_leaves_no_process_behind() {
         // dropped here, then the runtime goes away
     });
     let deadline = Instant::now() + Duration::from_secs(5);
-    while is_running(pid) && Instant::now() < deadline {
+    while alive(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(!is_running(pid), "the example server outlived its McpServer");
+    assert!(!alive(pid), "the example server outlived its McpServer");
 }
 
 #[test]

@@ -16,7 +16,7 @@ pub mod servers;
 pub mod transcript;
 
 #[allow(unused_imports)] // each test binary uses its own part
-pub use servers::{ScratchDir, block_on, is_running, stderr_of};
+pub use servers::{ScratchDir, block_on, stderr_of};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -296,7 +296,10 @@ impl Finished {
     }
 }
 
-/// Whether a process exists and is not a zombie (Linux: from /proc).
+/// Whether a process exists and is not a zombie (Linux: from /proc). A
+/// child killed as its runtime goes away is reaped by tokio only when a
+/// runtime next handles a SIGCHLD or spawns a process, which, in a test
+/// run alone, never comes: until then it is a zombie.
 pub fn alive(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()

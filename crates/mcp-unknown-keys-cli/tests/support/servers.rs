@@ -60,28 +60,6 @@ pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
         .block_on(future)
 }
 
-/// Whether a process with this id is alive. A zombie, dead but not yet
-/// reaped, is not: a child killed as its runtime goes away is reaped by
-/// tokio only when a runtime next handles a SIGCHLD or spawns a process,
-/// which, in a test run alone, never comes.
-pub fn is_running(pid: u32) -> bool {
-    if let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the command's name, which is in parentheses
-        // and may itself hold any character.
-        let state = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next());
-        return state != Some("Z");
-    }
-    // No /proc (or no such process): ask kill.
-    std::process::Command::new("kill")
-        .args(["-0", &pid.to_string()])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .map(|status| status.success())
-        .unwrap_or(false)
-}
-
 /// The server's stderr so far, once it has written at least one line (a
 /// reader task collects it, so allow it a moment).
 pub async fn stderr_of(server: &mcp_unknown_keys::McpServer) -> Vec<String> {
